@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUDA driver and runtime declarations gpuspy needs.
+ *
+ * With the real toolkit headers (GPUSPY_HAVE_CUDA_H) every hook and every
+ * function of the fake driver is compiled against NVIDIA's own prototypes,
+ * so a signature that drifts fails to compile.  Without them, this file
+ * declares the small subset used, with the same names, layouts and values
+ * as CUDA 13's cuda.h / cuda_runtime_api.h.  Nothing here links anything:
+ * the preload library never has a NEEDED entry on a CUDA library.
+ */
+#ifndef GPUSPY_CUDA_ABI_H
+#define GPUSPY_CUDA_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef GPUSPY_HAVE_CUDA_H
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+/* cuda.h renames the legacy 4-argument lookup to the _v2 form. */
+#undef cuGetProcAddress
+
+#else /* built-in subset */
+
+typedef int CUresult;
+enum {
+	CUDA_SUCCESS = 0,
+	CUDA_ERROR_INVALID_VALUE = 1,
+	CUDA_ERROR_OUT_OF_MEMORY = 2,
+	CUDA_ERROR_NOT_INITIALIZED = 3,
+	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_NOT_FOUND = 500,
+};
+
+typedef uint64_t cuuint64_t;
+typedef unsigned long long CUdeviceptr;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+typedef enum CUmemAllocationType_enum {
+	CU_MEM_ALLOCATION_TYPE_INVALID = 0,
+	CU_MEM_ALLOCATION_TYPE_PINNED = 1,
+} CUmemAllocationType;
+
+typedef enum CUmemAllocationHandleType_enum {
+	CU_MEM_HANDLE_TYPE_NONE = 0,
+} CUmemAllocationHandleType;
+
+typedef enum CUmemLocationType_enum {
+	CU_MEM_LOCATION_TYPE_INVALID = 0,
+	CU_MEM_LOCATION_TYPE_DEVICE = 1,
+} CUmemLocationType;
+
+typedef struct CUmemLocation_st {
+	CUmemLocationType type;
+	int id;
+} CUmemLocation;
+
+typedef struct CUmemAllocationProp_st {
+	CUmemAllocationType type;
+	CUmemAllocationHandleType requestedHandleTypes;
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+
+typedef enum CUdriverProcAddressQueryResult_enum {
+	CU_GET_PROC_ADDRESS_SUCCESS = 0,
+	CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+	CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
+} CUdriverProcAddressQueryResult;
+
+enum {
+	CU_GET_PROC_ADDRESS_DEFAULT = 0,
+	CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1 << 0,
+	CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 1 << 1,
+};
+
+enum { CU_MEMHOSTALLOC_PORTABLE = 0x01 };
+enum { CU_MEM_ATTACH_GLOBAL = 0x1 };
+
+typedef enum cudaError {
+	cudaSuccess = 0,
+	cudaErrorInvalidValue = 1,
+	cudaErrorMemoryAllocation = 2,
+} cudaError_t;
+
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUmemPoolHandle_st *cudaMemPool_t;
+
+#define cudaMemAttachGlobal 0x01
+#define cudaHostAllocDefault 0x00
+
+#endif /* GPUSPY_HAVE_CUDA_H */
+
+/*
+ * Declarations cuda.h does not make in an ordinary build: the per-thread
+ * default stream (_ptsz) entry points and the legacy cuGetProcAddress.
+ * They share the signature of their plain twins.
+ */
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+				      CUstream hStream);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
+cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+					 cudaStream_t stream);
+cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
+
+#ifndef GPUSPY_HAVE_CUDA_H
+CUresult cuInit(unsigned int Flags);
+CUresult cuDriverGetVersion(int *driverVersion);
+CUresult cuDeviceGet(CUdevice *device, int ordinal);
+CUresult cuDeviceGetCount(int *count);
+CUresult cuCtxGetDevice(CUdevice *device);
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total);
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *symbolStatus);
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+			    unsigned int ElementSizeBytes);
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+				 CUstream hStream);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
+CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);
+CUresult cuMemFreeHost(void *p);
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+		     const CUmemAllocationProp *prop, unsigned long long flags);
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+			     unsigned long long flags);
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+		  unsigned long long flags);
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
+
+cudaError_t cudaMalloc(void **devPtr, size_t size);
+cudaError_t cudaFree(void *devPtr);
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);
+cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream);
+cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
+				    cudaStream_t stream);
+cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags);
+cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height);
+cudaError_t cudaMallocHost(void **ptr, size_t size);
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags);
+cudaError_t cudaFreeHost(void *ptr);
+cudaError_t cudaGetDevice(int *device);
+cudaError_t cudaDeviceSynchronize(void);
+#endif
+
+#endif /* GPUSPY_CUDA_ABI_H */

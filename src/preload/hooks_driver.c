@@ -1,0 +1,614 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Driver entry points, and the doors through which programs reach them:
+ *
+ *  - exported cu* symbols (programs linked with -lcuda call these by PLT);
+ *  - dlsym(handle, "cu...") on a libcuda handle (JAX/XLA, cuDNN, ...): a
+ *    handle-scoped lookup never sees preloaded symbols, so the dlsym hook
+ *    hands out a wrapper instead of the real pointer;
+ *  - cuGetProcAddress / cuGetProcAddress_v2 (every CUDA 13 cudart, static
+ *    or shared): the real lookup runs first, then the *returned pointer*
+ *    is mapped to the wrapper of the exported symbol at that address.
+ *    This follows cudaVersion ("cuMemAlloc" at 3020 is cuMemAlloc_v2) and
+ *    the per-thread flag (_ptsz) without re-implementing the driver's
+ *    rules, and it also catches cudart fetching cuGetProcAddress through
+ *    itself, which it then uses for every other lookup.
+ *
+ * Each wrapper exists three times, one entry point per door, so that the
+ * report can say how allocations arrived.  Hooks are three steps: call the
+ * real function, record on success, return its result unchanged.
+ */
+#include <dlfcn.h>
+#include <string.h>
+
+#include "cuda_abi.h"
+#include "gpuspy_int.h"
+
+#define DRIVER_WRAPPED(X)                                                                          \
+	X(cuMemAlloc_v2)                                                                           \
+	X(cuMemFree_v2)                                                                            \
+	X(cuMemAllocAsync)                                                                         \
+	X(cuMemAllocAsync_ptsz)                                                                    \
+	X(cuMemAllocFromPoolAsync)                                                                 \
+	X(cuMemAllocFromPoolAsync_ptsz)                                                            \
+	X(cuMemFreeAsync)                                                                          \
+	X(cuMemFreeAsync_ptsz)                                                                     \
+	X(cuMemAllocManaged)                                                                       \
+	X(cuMemAllocPitch_v2)                                                                      \
+	X(cuMemCreate)                                                                             \
+	X(cuMemRelease)                                                                            \
+	X(cuMemMap)                                                                                \
+	X(cuMemUnmap)                                                                              \
+	X(cuMemAddressReserve)                                                                     \
+	X(cuMemAddressFree)                                                                        \
+	X(cuMemHostAlloc)                                                                          \
+	X(cuMemAllocHost_v2)                                                                       \
+	X(cuMemFreeHost)                                                                           \
+	X(cuGetProcAddress)                                                                        \
+	X(cuGetProcAddress_v2)
+
+/* Used, never wrapped. */
+#define DRIVER_USED(X) X(cuCtxGetDevice)
+
+enum drv_fn {
+#define DRV_ENUM(n) D_##n,
+	DRIVER_WRAPPED(DRV_ENUM) DRIVER_USED(DRV_ENUM)
+#undef DRV_ENUM
+	D_COUNT,
+	D_WRAPPED = D_cuCtxGetDevice,
+};
+
+static const char *const drv_names[D_COUNT] = {
+#define DRV_NAME(n) [D_##n] = #n,
+	DRIVER_WRAPPED(DRV_NAME) DRIVER_USED(DRV_NAME)
+#undef DRV_NAME
+};
+
+static _Atomic(void *) drv_real_fn[D_COUNT];
+static atomic_bool drv_bound;
+
+/*
+ * Bind every real driver function from one libcuda handle.  Idempotent;
+ * racing callers store the same values.
+ */
+static void drv_bind_handle(void *h)
+{
+	for (unsigned i = 0; i < D_COUNT; i++) {
+		void *p;
+
+		if (atomic_load_explicit(&drv_real_fn[i], memory_order_acquire))
+			continue;
+		p = real_dlsym(h, drv_names[i]);
+		if (p)
+			atomic_store_explicit(&drv_real_fn[i], p, memory_order_release);
+	}
+	/* Only a handle that really was libcuda counts as bound. */
+	if (atomic_load(&drv_real_fn[D_cuGetProcAddress_v2]))
+		atomic_store(&drv_bound, true);
+}
+
+/*
+ * The real function for an exported wrapper.  libcuda is in the global
+ * scope when the program links it; when only a runtime dlopen()ed it
+ * (RTLD_LOCAL), RTLD_NEXT misses it and its handle is used instead.
+ */
+static void *drv_real(enum drv_fn f)
+{
+	void *p = atomic_load_explicit(&drv_real_fn[f], memory_order_acquire);
+	void *h;
+
+	if (GS_LIKELY(p))
+		return p;
+	p = real_dlsym(RTLD_NEXT, drv_names[f]);
+	if (p) {
+		atomic_store_explicit(&drv_real_fn[f], p, memory_order_release);
+		return p;
+	}
+	h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	drv_bind_handle(h);
+	dlclose(h); /* NOLOAD took a reference; the library stays loaded */
+	return atomic_load_explicit(&drv_real_fn[f], memory_order_acquire);
+}
+
+#define REAL(name) ((__typeof__(&name))drv_real(D_##name))
+
+int driver_current_device(void)
+{
+	CUresult (*get)(CUdevice *) = REAL(cuCtxGetDevice);
+	CUdevice dev;
+
+	/* Fails (201) on a thread without a current context. */
+	if (get && get(&dev) == CUDA_SUCCESS)
+		return (int)dev;
+	return -1;
+}
+
+/* ---- the wrappers, once, with the door as a parameter ---- */
+
+static inline CUresult alloc_common(CUresult r, enum gs_api api, enum gs_door door,
+				    enum gs_kind kind, bool outer, CUdeviceptr *dptr, size_t size)
+{
+	if (outer && r == CUDA_SUCCESS && dptr && *dptr)
+		record_alloc(api, door, kind, GS_SPACE_DEVPTR, *dptr, size, GS_DEVICE_CURRENT);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuMemAlloc_v2(enum gs_door door, CUdeviceptr *dptr, size_t size)
+{
+	CUresult (*real)(CUdeviceptr *, size_t) = REAL(cuMemAlloc_v2);
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	return alloc_common(real(dptr, size), GS_API_cuMemAlloc_v2, door, GS_KIND_DEVICE, outer,
+			    dptr, size);
+}
+
+static inline CUresult w_cuMemAllocManaged(enum gs_door door, CUdeviceptr *dptr, size_t size,
+					   unsigned int flags)
+{
+	CUresult (*real)(CUdeviceptr *, size_t, unsigned int) = REAL(cuMemAllocManaged);
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	return alloc_common(real(dptr, size, flags), GS_API_cuMemAllocManaged, door,
+			    GS_KIND_MANAGED, outer, dptr, size);
+}
+
+static inline CUresult w_cuMemAllocPitch_v2(enum gs_door door, CUdeviceptr *dptr, size_t *pitch,
+					    size_t width, size_t height, unsigned int elem)
+{
+	CUresult (*real)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int) =
+		REAL(cuMemAllocPitch_v2);
+	CUresult r;
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	r = real(dptr, pitch, width, height, elem);
+	return alloc_common(r, GS_API_cuMemAllocPitch_v2, door, GS_KIND_DEVICE, outer, dptr,
+			    r == CUDA_SUCCESS && pitch ? *pitch * height : 0);
+}
+
+static inline CUresult async_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUstream),
+				   enum gs_door door, CUdeviceptr *dptr, size_t size, CUstream s)
+{
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	return alloc_common(real(dptr, size, s), GS_API_cuMemAllocAsync, door, GS_KIND_DEVICE,
+			    outer, dptr, size);
+}
+
+static inline CUresult w_cuMemAllocAsync(enum gs_door door, CUdeviceptr *dptr, size_t size,
+					 CUstream s)
+{
+	return async_alloc(REAL(cuMemAllocAsync), door, dptr, size, s);
+}
+
+static inline CUresult w_cuMemAllocAsync_ptsz(enum gs_door door, CUdeviceptr *dptr, size_t size,
+					      CUstream s)
+{
+	return async_alloc(REAL(cuMemAllocAsync_ptsz), door, dptr, size, s);
+}
+
+static inline CUresult pool_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, CUstream),
+				  enum gs_door door, CUdeviceptr *dptr, size_t size,
+				  CUmemoryPool pool, CUstream s)
+{
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	return alloc_common(real(dptr, size, pool, s), GS_API_cuMemAllocFromPoolAsync, door,
+			    GS_KIND_DEVICE, outer, dptr, size);
+}
+
+static inline CUresult w_cuMemAllocFromPoolAsync(enum gs_door door, CUdeviceptr *dptr,
+						 size_t size, CUmemoryPool pool, CUstream s)
+{
+	return pool_alloc(REAL(cuMemAllocFromPoolAsync), door, dptr, size, pool, s);
+}
+
+static inline CUresult w_cuMemAllocFromPoolAsync_ptsz(enum gs_door door, CUdeviceptr *dptr,
+						      size_t size, CUmemoryPool pool, CUstream s)
+{
+	return pool_alloc(REAL(cuMemAllocFromPoolAsync_ptsz), door, dptr, size, pool, s);
+}
+
+/* Record the free before the real call hands the address back to the
+ * driver, where another thread could be given it and record it first. */
+static inline CUresult w_cuMemFree_v2(enum gs_door door, CUdeviceptr p)
+{
+	CUresult (*real)(CUdeviceptr) = REAL(cuMemFree_v2);
+	struct gs_alloc *a = NULL;
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	if (outer && p)
+		a = record_free_begin(GS_SPACE_DEVPTR, p);
+	r = real(p);
+	if (outer && p)
+		record_free_end(a, p, r == CUDA_SUCCESS);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult async_free(CUresult (*real)(CUdeviceptr, CUstream), CUdeviceptr p,
+				  CUstream s)
+{
+	struct gs_alloc *a = NULL;
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	if (outer && p)
+		a = record_free_begin(GS_SPACE_DEVPTR, p);
+	r = real(p, s);
+	if (outer && p)
+		record_free_end(a, p, r == CUDA_SUCCESS);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuMemFreeAsync(enum gs_door door, CUdeviceptr p, CUstream s)
+{
+	return async_free(REAL(cuMemFreeAsync), p, s);
+}
+
+static inline CUresult w_cuMemFreeAsync_ptsz(enum gs_door door, CUdeviceptr p, CUstream s)
+{
+	return async_free(REAL(cuMemFreeAsync_ptsz), p, s);
+}
+
+static inline CUresult host_alloc(CUresult r, enum gs_api api, enum gs_door door, bool outer,
+				  void **pp, size_t size)
+{
+	if (outer && r == CUDA_SUCCESS && pp && *pp)
+		record_alloc(api, door, GS_KIND_PINNED, GS_SPACE_HOSTPTR, (uintptr_t)*pp, size, -1);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuMemHostAlloc(enum gs_door door, void **pp, size_t size,
+					unsigned int flags)
+{
+	CUresult (*real)(void **, size_t, unsigned int) = REAL(cuMemHostAlloc);
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	return host_alloc(real(pp, size, flags), GS_API_cuMemHostAlloc, door, outer, pp, size);
+}
+
+static inline CUresult w_cuMemAllocHost_v2(enum gs_door door, void **pp, size_t size)
+{
+	CUresult (*real)(void **, size_t) = REAL(cuMemAllocHost_v2);
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	return host_alloc(real(pp, size), GS_API_cuMemAllocHost_v2, door, outer, pp, size);
+}
+
+static inline CUresult w_cuMemFreeHost(enum gs_door door, void *p)
+{
+	CUresult (*real)(void *) = REAL(cuMemFreeHost);
+	struct gs_alloc *a = NULL;
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	if (outer && p)
+		a = record_free_begin(GS_SPACE_HOSTPTR, (uintptr_t)p);
+	r = real(p);
+	if (outer && p)
+		record_free_end(a, (uintptr_t)p, r == CUDA_SUCCESS);
+	hook_leave();
+	return r;
+}
+
+/*
+ * Virtual memory management.  Physical memory is what cuMemCreate makes;
+ * reserving and mapping address space costs no memory, so those calls are
+ * only followed (vmm.c) to know when released physical memory really goes.
+ */
+static inline CUresult w_cuMemCreate(enum gs_door door, CUmemGenericAllocationHandle *handle,
+				     size_t size, const CUmemAllocationProp *prop,
+				     unsigned long long flags)
+{
+	CUresult (*real)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+			 unsigned long long) = REAL(cuMemCreate);
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	r = real(handle, size, prop, flags);
+	if (outer && r == CUDA_SUCCESS && handle) {
+		bool on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
+
+		record_alloc(GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED,
+			     GS_SPACE_HANDLE, *handle, size, on_device ? prop->location.id : -1);
+	}
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuMemRelease(enum gs_door door, CUmemGenericAllocationHandle handle)
+{
+	CUresult (*real)(CUmemGenericAllocationHandle) = REAL(cuMemRelease);
+	struct gs_alloc *a = NULL;
+	bool outer, deferred = false;
+	uint64_t orphan = 0;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	if (outer)
+		a = vmm_release_begin(handle, &deferred, &orphan);
+	r = real(handle);
+	if (outer)
+		vmm_release_end(handle, a, deferred, orphan, r == CUDA_SUCCESS);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuMemMap(enum gs_door door, CUdeviceptr ptr, size_t size, size_t offset,
+				  CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+	CUresult (*real)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+			 unsigned long long) = REAL(cuMemMap);
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	r = real(ptr, size, offset, handle, flags);
+	if (outer && r == CUDA_SUCCESS)
+		vmm_on_map(ptr, size, handle);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuMemUnmap(enum gs_door door, CUdeviceptr ptr, size_t size)
+{
+	CUresult (*real)(CUdeviceptr, size_t) = REAL(cuMemUnmap);
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	outer = hook_enter();
+	/* Before the real call, for the same reason as a free: once unmapped,
+	 * the range may be mapped again by another thread. */
+	if (outer)
+		vmm_on_unmap(ptr, size);
+	r = real(ptr, size);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuMemAddressReserve(enum gs_door door, CUdeviceptr *ptr, size_t size,
+					     size_t align, CUdeviceptr addr,
+					     unsigned long long flags)
+{
+	CUresult (*real)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long) =
+		REAL(cuMemAddressReserve);
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(ptr, size, align, addr, flags);
+	if (r == CUDA_SUCCESS)
+		atomic_fetch_add(&gs_totals.vmm_reserved_bytes, (long long)size);
+	return r;
+}
+
+static inline CUresult w_cuMemAddressFree(enum gs_door door, CUdeviceptr ptr, size_t size)
+{
+	CUresult (*real)(CUdeviceptr, size_t) = REAL(cuMemAddressFree);
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(ptr, size);
+	if (r == CUDA_SUCCESS)
+		atomic_fetch_sub(&gs_totals.vmm_reserved_bytes, (long long)size);
+	return r;
+}
+
+static void *drv_wrap_pointer(void *p);
+
+static inline CUresult w_cuGetProcAddress_v2(enum gs_door door, const char *symbol, void **pfn,
+					     int version, cuuint64_t flags,
+					     CUdriverProcAddressQueryResult *status)
+{
+	CUresult (*real)(const char *, void **, int, cuuint64_t,
+			 CUdriverProcAddressQueryResult *) = REAL(cuGetProcAddress_v2);
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(symbol, pfn, version, flags, status);
+	if (r == CUDA_SUCCESS && pfn && *pfn)
+		*pfn = drv_wrap_pointer(*pfn);
+	return r;
+}
+
+static inline CUresult w_cuGetProcAddress(enum gs_door door, const char *symbol, void **pfn,
+					  int version, cuuint64_t flags)
+{
+	CUresult (*real)(const char *, void **, int, cuuint64_t) = REAL(cuGetProcAddress);
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(symbol, pfn, version, flags);
+	if (r == CUDA_SUCCESS && pfn && *pfn)
+		*pfn = drv_wrap_pointer(*pfn);
+	return r;
+}
+
+/* ---- three entry points per wrapper ---- */
+
+#define DOORS(ret, name, params, ...)                                                              \
+	GS_EXPORT ret name params                                                                  \
+	{                                                                                          \
+		return w_##name(GS_DOOR_DRIVER, __VA_ARGS__);                                      \
+	}                                                                                          \
+	static ret name##__dlsym params                                                            \
+	{                                                                                          \
+		return w_##name(GS_DOOR_DLSYM, __VA_ARGS__);                                       \
+	}                                                                                          \
+	static ret name##__getproc params                                                          \
+	{                                                                                          \
+		return w_##name(GS_DOOR_GETPROC, __VA_ARGS__);                                     \
+	}
+
+DOORS(CUresult, cuMemAlloc_v2, (CUdeviceptr * dptr, size_t size), dptr, size)
+DOORS(CUresult, cuMemFree_v2, (CUdeviceptr p), p)
+DOORS(CUresult, cuMemAllocAsync, (CUdeviceptr * dptr, size_t size, CUstream s), dptr, size, s)
+DOORS(CUresult, cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t size, CUstream s), dptr, size,
+      s)
+DOORS(CUresult, cuMemAllocFromPoolAsync,
+      (CUdeviceptr * dptr, size_t size, CUmemoryPool pool, CUstream s), dptr, size, pool, s)
+DOORS(CUresult, cuMemAllocFromPoolAsync_ptsz,
+      (CUdeviceptr * dptr, size_t size, CUmemoryPool pool, CUstream s), dptr, size, pool, s)
+DOORS(CUresult, cuMemFreeAsync, (CUdeviceptr p, CUstream s), p, s)
+DOORS(CUresult, cuMemFreeAsync_ptsz, (CUdeviceptr p, CUstream s), p, s)
+DOORS(CUresult, cuMemAllocManaged, (CUdeviceptr * dptr, size_t size, unsigned int flags), dptr,
+      size, flags)
+DOORS(CUresult, cuMemAllocPitch_v2,
+      (CUdeviceptr * dptr, size_t *pitch, size_t width, size_t height, unsigned int elem), dptr,
+      pitch, width, height, elem)
+DOORS(CUresult, cuMemCreate,
+      (CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp *prop,
+       unsigned long long flags),
+      handle, size, prop, flags)
+DOORS(CUresult, cuMemRelease, (CUmemGenericAllocationHandle handle), handle)
+DOORS(CUresult, cuMemMap,
+      (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+       unsigned long long flags),
+      ptr, size, offset, handle, flags)
+DOORS(CUresult, cuMemUnmap, (CUdeviceptr ptr, size_t size), ptr, size)
+DOORS(CUresult, cuMemAddressReserve,
+      (CUdeviceptr * ptr, size_t size, size_t align, CUdeviceptr addr, unsigned long long flags),
+      ptr, size, align, addr, flags)
+DOORS(CUresult, cuMemAddressFree, (CUdeviceptr ptr, size_t size), ptr, size)
+DOORS(CUresult, cuMemHostAlloc, (void **pp, size_t size, unsigned int flags), pp, size, flags)
+DOORS(CUresult, cuMemAllocHost_v2, (void **pp, size_t size), pp, size)
+DOORS(CUresult, cuMemFreeHost, (void *p), p)
+DOORS(CUresult, cuGetProcAddress,
+      (const char *symbol, void **pfn, int version, cuuint64_t flags), symbol, pfn, version,
+      flags)
+DOORS(CUresult, cuGetProcAddress_v2,
+      (const char *symbol, void **pfn, int version, cuuint64_t flags,
+       CUdriverProcAddressQueryResult *status),
+      symbol, pfn, version, flags, status)
+
+struct drv_wrappers {
+	void *exported, *dlsym, *getproc;
+};
+
+static const struct drv_wrappers drv_wrap[D_WRAPPED] = {
+#define DRV_WRAP(n) [D_##n] = { (void *)n, (void *)n##__dlsym, (void *)n##__getproc },
+	DRIVER_WRAPPED(DRV_WRAP)
+#undef DRV_WRAP
+};
+
+/* Is p one of gpuspy's own entry points?  (dlsym(RTLD_DEFAULT) finds the
+ * exported ones, since the preload library comes first.) */
+static bool is_wrapper(void *p)
+{
+	for (unsigned i = 0; i < D_WRAPPED; i++)
+		if (p == drv_wrap[i].exported || p == drv_wrap[i].dlsym || p == drv_wrap[i].getproc)
+			return true;
+	return false;
+}
+
+/*
+ * A pointer the real cuGetProcAddress returned: every one is the address
+ * of an exported libcuda symbol, so first bind the real functions from
+ * the library that pointer lives in, then swap in the matching wrapper.
+ */
+static void *drv_wrap_pointer(void *p)
+{
+	if (GS_UNLIKELY(!atomic_load_explicit(&drv_bound, memory_order_acquire))) {
+		Dl_info info;
+		void *h;
+
+		if (dladdr(p, &info) && info.dli_fname &&
+		    (h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) {
+			drv_bind_handle(h);
+			dlclose(h);
+		}
+	}
+	for (unsigned i = 0; i < D_WRAPPED; i++)
+		if (atomic_load_explicit(&drv_real_fn[i], memory_order_relaxed) == p)
+			return drv_wrap[i].getproc;
+	return p;
+}
+
+/*
+ * Called by the exported dlsym (real.c) for names starting with "cu",
+ * after the real lookup.  Exact names only: cuDNN's cudnn* and the rest
+ * must pass untouched, and this runs for every library's lookups.
+ */
+void *driver_dlsym_hook(void *handle, const char *name, void *found)
+{
+	void *cur;
+
+	if (!found)
+		return found;
+	for (unsigned i = 0; i < D_WRAPPED; i++) {
+		if (strcmp(name, drv_names[i]) != 0)
+			continue;
+		if (is_wrapper(found))
+			return found;
+		cur = atomic_load_explicit(&drv_real_fn[i], memory_order_acquire);
+		if (!cur) {
+			drv_bind_handle(handle == RTLD_DEFAULT ? RTLD_NEXT : handle);
+			if (!atomic_load(&drv_real_fn[i]))
+				atomic_store(&drv_real_fn[i], found);
+			cur = atomic_load(&drv_real_fn[i]);
+		}
+		/* A second, different libcuda: leave its functions alone rather
+		 * than route them to the first one. */
+		return cur == found ? drv_wrap[i].dlsym : found;
+	}
+	return found;
+}
+
+/* The _ptsz forms share their plain twins' signatures. */
+_Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemAllocAsync),
+					   __typeof__(&cuMemAllocAsync_ptsz)),
+	       "cuMemAllocAsync_ptsz");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemFreeAsync),
+					   __typeof__(&cuMemFreeAsync_ptsz)),
+	       "cuMemFreeAsync_ptsz");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemAllocFromPoolAsync),
+					   __typeof__(&cuMemAllocFromPoolAsync_ptsz)),
+	       "cuMemAllocFromPoolAsync_ptsz");

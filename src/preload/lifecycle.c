@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start, fork and exit.
+ *
+ * Loading gpuspy costs nearly nothing: the constructor reads the
+ * configuration and registers fork handlers.  Children that inherit
+ * LD_PRELOAD (a shell, ptxas, /bin/true) and never allocate device memory
+ * start no thread and write no file.  The first allocation activates
+ * gpuspy: the run directory is created and checked then, so a bad one is
+ * reported at once rather than at exit.  The report is written by the
+ * library destructor, which glibc runs after the program's atexit
+ * handlers, so whatever the runtime frees on its way out is not a leak.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuspy_int.h"
+
+struct gs_state gs_state = {
+	.tracking = true,
+	.complete = true,
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t activate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+double gs_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * fork() keeps only the calling thread, so no gpuspy lock may be held
+ * across it: take them all, in one fixed order, and release them on both
+ * sides.  vmm before the table shards, as vmm.c nests them.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&activate_lock);
+	vmm_lock();
+	unwind_lock();
+	sites_lock_all();
+	table_lock_all();
+}
+
+static void fork_parent(void)
+{
+	table_unlock_all();
+	sites_unlock_all();
+	unwind_unlock();
+	vmm_unlock();
+	pthread_mutex_unlock(&activate_lock);
+}
+
+static void fork_child(void)
+{
+	table_reset_locks();
+	sites_reset_locks();
+	unwind_reset_lock();
+	vmm_reset_lock();
+	pthread_mutex_init(&activate_lock, NULL);
+	/* CUDA is unusable in a child forked after it was initialised, and
+	 * the table describes the parent's memory: the child goes silent
+	 * rather than report its parent's allocations as its own leaks. */
+	if (atomic_load(&gs_state.active)) {
+		atomic_store(&gs_state.tracking, false);
+		atomic_store(&gs_state.silent, true);
+	}
+}
+
+static void init_once_fn(void)
+{
+	config_load();
+	if (gs_config.disabled)
+		atomic_store(&gs_state.tracking, false);
+	gs_state.start_time = gs_now();
+	unwind_init();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void gs_init(void)
+{
+	pthread_once(&init_once, init_once_fn);
+}
+
+static int mkdir_p(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0777) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+bool gs_activate(void)
+{
+	const char *dir;
+	char cwd[2048];
+	int err;
+
+	gs_init();
+	pthread_mutex_lock(&activate_lock);
+	if (atomic_load(&gs_state.active) || !atomic_load(&gs_state.tracking)) {
+		pthread_mutex_unlock(&activate_lock);
+		return atomic_load(&gs_state.tracking);
+	}
+
+	dir = gs_config.output_dir;
+	if (dir[0] == '/') {
+		snprintf(gs_state.run_dir, sizeof(gs_state.run_dir), "%s", dir);
+	} else if (getcwd(cwd, sizeof(cwd))) {
+		snprintf(gs_state.run_dir, sizeof(gs_state.run_dir), "%s/%s", cwd, dir);
+	} else {
+		pthread_mutex_unlock(&activate_lock);
+		gs_fail("cannot resolve the output directory %s: %s", dir, strerror(errno));
+		return false;
+	}
+	err = mkdir_p(gs_state.run_dir);
+	if (err == 0 && access(gs_state.run_dir, W_OK | X_OK) < 0)
+		err = -errno;
+	if (err) {
+		pthread_mutex_unlock(&activate_lock);
+		gs_fail("cannot write to %s: %s", gs_state.run_dir, strerror(-err));
+		return false;
+	}
+	unwind_warm();
+	atomic_store_explicit(&gs_state.active, true, memory_order_release);
+	pthread_mutex_unlock(&activate_lock);
+	return true;
+}
+
+__attribute__((constructor)) static void gpuspy_ctor(void)
+{
+	gs_init();
+}
+
+__attribute__((destructor)) static void gpuspy_dtor(void)
+{
+	if (atomic_load(&gs_state.active) && !atomic_load(&gs_state.silent))
+		report_write_exit();
+}

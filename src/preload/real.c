@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The real dlsym.  gpuspy exports its own dlsym, so every call of dlsym
+ * inside gpuspy must go through real_dlsym().  dlvsym is not wrapped and
+ * reaches glibc's dlsym by version: GLIBC_2.34 since libdl was merged into
+ * libc, GLIBC_2.2.5 before that.
+ */
+#include <dlfcn.h>
+#include <stddef.h>
+
+#include "gpuspy_int.h"
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+static dlsym_fn glibc_dlsym(void)
+{
+	static _Atomic(dlsym_fn) fn;
+	dlsym_fn f = atomic_load_explicit(&fn, memory_order_acquire);
+
+	if (GS_LIKELY(f))
+		return f;
+	f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!f)
+		f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	atomic_store_explicit(&fn, f, memory_order_release);
+	return f;
+}
+
+void *real_dlsym(void *handle, const char *name)
+{
+	dlsym_fn f = glibc_dlsym();
+
+	return f ? f(handle, name) : NULL;
+}
+
+void *real_dlvsym(void *handle, const char *name, const char *version)
+{
+	return dlvsym(handle, name, version);
+}
+
+/*
+ * The exported dlsym.  glibc resolves RTLD_NEXT relative to the object
+ * that *called* dlsym, found from the return address: for that case this
+ * function must leave nothing on the stack and jump to glibc, so the
+ * pass-through is a sibling call (the library is always built with
+ * optimisation, see meson.build).  Every other lookup is checked against
+ * the driver entry points gpuspy wraps.
+ */
+GS_EXPORT void *dlsym(void *handle, const char *name)
+{
+	dlsym_fn f = glibc_dlsym();
+
+	if (handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u')
+		return f(handle, name);
+	return driver_dlsym_hook(handle, name, f(handle, name));
+}

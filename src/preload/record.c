@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one place where an allocation or a free becomes an event: call
+ * site, live table, per-kind and per-site counters.  Called by the hooks
+ * only after the real call succeeded (allocations) or around it (frees).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "gpuspy_int.h"
+
+GS_TLS unsigned gs_hook_depth;
+__thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
+struct gs_totals gs_totals;
+
+const char *const gs_api_names[GS_API_COUNT] = {
+#define GS_API_NAME(n) [GS_API_##n] = #n,
+	GS_API_LIST(GS_API_NAME)
+#undef GS_API_NAME
+};
+const char *const gs_kind_names[GS_KIND_COUNT] = { "device", "managed", "vmm", "pinned" };
+const char *const gs_door_names[GS_DOOR_COUNT] = { "runtime", "driver", "dlsym", "getproc" };
+
+static bool on_gpu(enum gs_kind k)
+{
+	return k != GS_KIND_PINNED;
+}
+
+static void totals_alloc(enum gs_kind kind, uint64_t size)
+{
+	struct gs_kind_stats *ks = &gs_totals.kind[kind];
+	long long sz = (long long)size;
+
+	gs_max(&ks->peak_bytes, atomic_fetch_add(&ks->live_bytes, sz) + sz);
+	atomic_fetch_add(&ks->live_allocs, 1);
+	atomic_fetch_add(&ks->alloc_bytes, sz);
+	atomic_fetch_add(&ks->allocs, 1);
+	if (on_gpu(kind))
+		gs_max(&gs_totals.gpu_peak_bytes, atomic_fetch_add(&gs_totals.gpu_live_bytes, sz) + sz);
+}
+
+static void totals_free(enum gs_kind kind, uint64_t size)
+{
+	struct gs_kind_stats *ks = &gs_totals.kind[kind];
+	long long sz = (long long)size;
+
+	atomic_fetch_sub(&ks->live_bytes, sz);
+	atomic_fetch_sub(&ks->live_allocs, 1);
+	atomic_fetch_add(&ks->freed_bytes, sz);
+	atomic_fetch_add(&ks->frees, 1);
+	if (on_gpu(kind))
+		atomic_fetch_sub(&gs_totals.gpu_live_bytes, sz);
+}
+
+static void account_free(struct gs_alloc *a)
+{
+	if (a->site)
+		site_account_free(a->site, a->size);
+	totals_free((enum gs_kind)a->kind, a->size);
+}
+
+void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs_space space,
+		  uint64_t addr, uint64_t size, int device)
+{
+	uintptr_t pcs[GS_MAX_DEPTH];
+	struct gs_alloc *a, *old;
+	unsigned depth;
+	int err;
+
+	if (GS_UNLIKELY(!atomic_load_explicit(&gs_state.active, memory_order_acquire)) &&
+	    !gs_activate())
+		return;
+
+	depth = unwind_capture(pcs, gs_config.depth);
+	a = malloc(sizeof(*a));
+	if (!a) {
+		gs_fail("out of memory while recording an allocation");
+		return;
+	}
+	a->addr = addr;
+	a->space = space;
+	a->size = size;
+	a->kind = (uint8_t)kind;
+	a->device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
+	a->seq = atomic_fetch_add_explicit(&gs_totals.seq, 1, memory_order_relaxed);
+	a->site = site_intern(api, kind, door, pcs, depth);
+	if (!a->site) {
+		free(a);
+		gs_fail("out of memory while recording a call site");
+		return;
+	}
+
+	/* Counters first: once the entry is in the table another thread may
+	 * free it, and its free must find the counters already raised. */
+	site_account_alloc(a->site, size);
+	totals_alloc(kind, size);
+	atomic_fetch_add_explicit(&gs_totals.doors[door], 1, memory_order_relaxed);
+
+	old = table_insert(a, &err);
+	if (old) {
+		/* The same address came back while we still held it: its free
+		 * went through a door gpuspy does not see. */
+		atomic_fetch_add(&gs_totals.replaced, 1);
+		account_free(old);
+		free(old);
+	}
+	if (err) {
+		account_free(a);
+		free(a);
+		gs_fail("out of memory in the allocation table");
+	}
+}
+
+struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr)
+{
+	return table_remove(space, addr);
+}
+
+void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok)
+{
+	int err;
+
+	if (!a) {
+		/* Counted whatever the driver said: a garbage pointer fails, one
+		 * allocated before gpuspy was loaded succeeds; both are news. */
+		(void)ok;
+		if (addr && atomic_load_explicit(&gs_state.tracking, memory_order_relaxed))
+			atomic_fetch_add_explicit(&gs_totals.untracked_frees, 1,
+						  memory_order_relaxed);
+		return;
+	}
+	if (ok) {
+		account_free(a);
+		free(a);
+		return;
+	}
+	/* The free failed, so the memory is still live: put it back.  No one
+	 * else can have been given this address in between. */
+	table_insert(a, &err);
+	if (err) {
+		account_free(a);
+		free(a);
+		gs_fail("out of memory in the allocation table");
+	}
+}

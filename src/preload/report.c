@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The exit report: report.json (format gpuspy-process/1, docs/format.md),
+ * report.txt, and a few lines on stderr.  Written into
+ * <run dir>/<host>-<pid>/ through a temporary name and rename(), so a
+ * reader never sees half a file.  Any failure (full disk, say) is one
+ * line on stderr; the host program's exit is never disturbed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gpuspy_int.h"
+
+extern char **environ;
+
+#define MAX_DEVICES 64
+
+/* Variables that explain a run's memory behaviour, kept in the report. */
+static const char *const env_prefixes[] = {
+	"PYTORCH_", "CUDA_", "XLA_", "TF_", "JAX_", "FLAGS_", "NCCL_", "CUPY_",
+	"GPUSPY_", "RANK=", "LOCAL_RANK=", "WORLD_SIZE=", "LD_PRELOAD=",
+};
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void human(char *buf, size_t len, long long b)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	unsigned u = 0;
+
+	while ((v >= 1024.0 || v <= -1024.0) && u < 4) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%lld B", b);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+static void write_command(FILE *f)
+{
+	char buf[8192];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	bool first = true;
+
+	if (fd >= 0)
+		close(fd);
+	fputc('[', f);
+	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(buf + i) + 1) {
+		buf[n] = '\0';
+		if (!first)
+			fputs(", ", f);
+		json_str(f, buf + i);
+		first = false;
+	}
+	fputc(']', f);
+}
+
+static void write_env(FILE *f)
+{
+	bool first = true;
+
+	fputc('{', f);
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[256];
+		bool keep = false;
+
+		if (!eq || (size_t)(eq - *e) >= sizeof(name))
+			continue;
+		for (size_t i = 0; i < sizeof(env_prefixes) / sizeof(env_prefixes[0]); i++)
+			if (strncmp(*e, env_prefixes[i], strlen(env_prefixes[i])) == 0)
+				keep = true;
+		if (!keep)
+			continue;
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		fputs(first ? "" : ", ", f);
+		json_str(f, name);
+		fputs(": ", f);
+		json_str(f, eq + 1);
+		first = false;
+	}
+	fputc('}', f);
+}
+
+static void write_kind(FILE *f, const struct gs_kind_stats *k)
+{
+	fprintf(f,
+		"{\"live_bytes\": %lld, \"live_allocations\": %lld, \"peak_bytes\": %lld, "
+		"\"allocated_bytes\": %lld, \"allocations\": %lld, \"freed_bytes\": %lld, "
+		"\"frees\": %lld}",
+		atomic_load(&k->live_bytes), atomic_load(&k->live_allocs),
+		atomic_load(&k->peak_bytes), atomic_load(&k->alloc_bytes), atomic_load(&k->allocs),
+		atomic_load(&k->freed_bytes), atomic_load(&k->frees));
+}
+
+struct dev_live {
+	long long bytes[MAX_DEVICES + 1];
+	long long allocs[MAX_DEVICES + 1];
+};
+
+static void count_device(const struct gs_alloc *a, void *ctx)
+{
+	struct dev_live *d = ctx;
+	int i = a->device + 1;
+
+	if (a->kind == GS_KIND_PINNED)
+		return;
+	if (i < 0 || i > MAX_DEVICES)
+		i = 0;
+	d->bytes[i] += (long long)a->size;
+	d->allocs[i]++;
+}
+
+static void write_site(FILE *f, const struct gs_site *s)
+{
+	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
+		gs_kind_names[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
+	fprintf(f,
+		"\"live_bytes\": %lld, \"live_allocations\": %lld, \"peak_bytes\": %lld, "
+		"\"allocated_bytes\": %lld, \"allocations\": %lld, \"freed_bytes\": %lld, "
+		"\"frees\": %lld, \"first_seq\": %llu,\n     \"frames\": [",
+		atomic_load(&s->live_bytes), atomic_load(&s->live_allocs),
+		atomic_load(&s->peak_bytes), atomic_load(&s->alloc_bytes), atomic_load(&s->allocs),
+		atomic_load(&s->freed_bytes), atomic_load(&s->frees),
+		(unsigned long long)s->first_seq);
+	for (unsigned i = 0; i < s->depth; i++) {
+		const struct gs_frame *fr = &s->frames[i];
+
+		fprintf(f, "%s{\"module\": %d, \"offset\": %llu", i ? ", " : "", fr->module,
+			(unsigned long long)fr->offset);
+		if (fr->symbol) {
+			fputs(", \"symbol\": ", f);
+			json_str(f, fr->symbol);
+		}
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+static int write_json(FILE *f, struct gs_site **sites, unsigned n, const char *host)
+{
+	struct dev_live dev = { 0 };
+	char hostq[256];
+	bool first;
+
+	table_visit(count_device, &dev);
+	snprintf(hostq, sizeof(hostq), "%s", host);
+
+	fprintf(f, "{\n  \"format\": \"gpuspy-process/1\",\n  \"gpuspy_version\": \"%s\",\n",
+		GPUSPY_VERSION);
+	fputs("  \"host\": ", f);
+	json_str(f, hostq);
+	fprintf(f, ",\n  \"pid\": %d,\n  \"ppid\": %d,\n  \"exe\": ", (int)getpid(),
+		(int)getppid());
+	{
+		char exe[4096];
+		ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[k > 0 ? k : 0] = '\0';
+		json_str(f, exe);
+	}
+	fputs(",\n  \"command\": ", f);
+	write_command(f);
+	fputs(",\n  \"environment\": ", f);
+	write_env(f);
+	fprintf(f, ",\n  \"start_time\": %.3f,\n  \"end_time\": %.3f,\n", gs_state.start_time,
+		gs_now());
+	fprintf(f, "  \"complete\": %s,\n  \"depth\": %u,\n",
+		atomic_load(&gs_state.complete) ? "true" : "false", gs_config.depth);
+	{
+		long long bytes = 0, allocs = 0;
+
+		for (int k = 0; k < GS_KIND_COUNT; k++) {
+			if (k == GS_KIND_PINNED)
+				continue;
+			bytes += atomic_load(&gs_totals.kind[k].live_bytes);
+			allocs += atomic_load(&gs_totals.kind[k].live_allocs);
+		}
+		fprintf(f, "  \"leaked\": {\"bytes\": %lld, \"allocations\": %lld},\n", bytes,
+			allocs);
+	}
+	fprintf(f, "  \"peak\": {\"bytes\": %lld},\n  \"kinds\": {\n",
+		atomic_load(&gs_totals.gpu_peak_bytes));
+	for (int k = 0; k < GS_KIND_COUNT; k++) {
+		fprintf(f, "    \"%s\": ", gs_kind_names[k]);
+		write_kind(f, &gs_totals.kind[k]);
+		fputs(k + 1 < GS_KIND_COUNT ? ",\n" : "\n  },\n", f);
+	}
+	fprintf(f,
+		"  \"vmm_address_space\": {\"reserved_bytes\": %lld, \"mapped_bytes\": %lld},\n"
+		"  \"untracked_frees\": %lld,\n  \"replaced\": %lld,\n",
+		atomic_load(&gs_totals.vmm_reserved_bytes), atomic_load(&gs_totals.vmm_mapped_bytes),
+		atomic_load(&gs_totals.untracked_frees), atomic_load(&gs_totals.replaced));
+	fputs("  \"doors\": {", f);
+	for (int d = 0; d < GS_DOOR_COUNT; d++)
+		fprintf(f, "%s\"%s\": %lld", d ? ", " : "", gs_door_names[d],
+			atomic_load(&gs_totals.doors[d]));
+	fputs("},\n  \"devices\": [", f);
+	first = true;
+	for (int i = 0; i <= MAX_DEVICES; i++) {
+		if (!dev.allocs[i])
+			continue;
+		fprintf(f, "%s{\"device\": %d, \"live_bytes\": %lld, \"live_allocations\": %lld}",
+			first ? "" : ", ", i - 1, dev.bytes[i], dev.allocs[i]);
+		first = false;
+	}
+	fputs("],\n  \"modules\": [\n", f);
+	for (unsigned i = 0, nm = unwind_module_count(); i < nm; i++) {
+		const struct gs_module *m = unwind_module(i);
+
+		fputs("    {\"path\": ", f);
+		json_str(f, m->path);
+		fprintf(f, ", \"build_id\": \"%s\", \"base\": %llu}%s\n", m->build_id,
+			(unsigned long long)m->base, i + 1 < nm ? "," : "");
+	}
+	fputs("  ],\n  \"sites\": [\n", f);
+	for (unsigned i = 0; i < n; i++) {
+		write_site(f, sites[i]);
+		fputs(i + 1 < n ? ",\n" : "\n", f);
+	}
+	fputs("  ]\n}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* The frame a person recognises: the first named one outside CUDA's own
+ * libraries. */
+static const struct gs_frame *useful_frame(const struct gs_site *s)
+{
+	for (unsigned i = 0; i < s->depth; i++) {
+		const struct gs_frame *fr = &s->frames[i];
+		const char *mod = fr->module >= 0 ? basename_of(unwind_module(
+							    (unsigned)fr->module)->path) :
+						    "";
+
+		if (fr->symbol && strncmp(mod, "libcuda", 7) != 0)
+			return fr;
+	}
+	return s->depth ? &s->frames[0] : NULL;
+}
+
+static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
+{
+	const char *mod = fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) :
+					    "?";
+
+	snprintf(buf, len, "%s (%s+0x%llx)", fr->symbol ? fr->symbol : "??", mod,
+		 (unsigned long long)fr->offset);
+}
+
+static int cmp_live(const void *a, const void *b)
+{
+	const struct gs_site *x = *(struct gs_site *const *)a, *y = *(struct gs_site *const *)b;
+	long long lx = atomic_load(&x->live_bytes), ly = atomic_load(&y->live_bytes);
+	long long px = atomic_load(&x->peak_bytes), py = atomic_load(&y->peak_bytes);
+
+	if (lx != ly)
+		return lx < ly ? 1 : -1;
+	if (px != py)
+		return px < py ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int write_text(FILE *f, struct gs_site **sites, unsigned n, const char *host)
+{
+	char a[32], b[32], c[32], fr[512];
+	long long gpu = 0, gpu_n = 0;
+
+	for (int k = 0; k < GS_KIND_COUNT; k++) {
+		if (k == GS_KIND_PINNED)
+			continue;
+		gpu += atomic_load(&gs_totals.kind[k].live_bytes);
+		gpu_n += atomic_load(&gs_totals.kind[k].live_allocs);
+	}
+	human(a, sizeof(a), gpu);
+	human(b, sizeof(b), atomic_load(&gs_totals.gpu_peak_bytes));
+	human(c, sizeof(c), atomic_load(&gs_totals.kind[GS_KIND_PINNED].live_bytes));
+	fprintf(f, "gpuspy %s: process %d on %s\n\n", GPUSPY_VERSION, (int)getpid(), host);
+	fprintf(f, "Leaked at exit:  %s in %lld allocations (GPU memory)\n", a, gpu_n);
+	fprintf(f, "Peak:            %s\n", b);
+	fprintf(f, "Pinned host:     %s in %lld allocations still live\n", c,
+		atomic_load(&gs_totals.kind[GS_KIND_PINNED].live_allocs));
+	fprintf(f, "Untracked frees: %lld\n\n", atomic_load(&gs_totals.untracked_frees));
+	fputs("LEAKED AT EXIT\n", f);
+	for (unsigned i = 0; i < n; i++) {
+		const struct gs_site *s = sites[i];
+		long long live = atomic_load(&s->live_bytes);
+
+		if (live <= 0)
+			break;
+		human(a, sizeof(a), live);
+		human(b, sizeof(b), atomic_load(&s->peak_bytes));
+		fprintf(f, "%s in %lld allocations (%s, %s via %s), peak %s\n", a,
+			atomic_load(&s->live_allocs), gs_kind_names[s->kind], gs_api_names[s->api],
+			gs_door_names[s->door], b);
+		for (unsigned j = 0; j < s->depth; j++) {
+			frame_text(fr, sizeof(fr), &s->frames[j]);
+			fprintf(f, "    #%u %s\n", j, fr);
+		}
+	}
+	fputs("\nRun `gpuspy report` on this directory for symbolized frames with files and "
+	      "lines.\n",
+	      f);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int write_file(const char *dir, const char *name,
+		      int (*fn)(FILE *, struct gs_site **, unsigned, const char *),
+		      struct gs_site **sites, unsigned n, const char *host)
+{
+	char tmp[4400], path[4400];
+	FILE *f;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	err = fn(f, sites, n, host);
+	if (fflush(f) != 0 && !err)
+		err = -errno;
+	if (fsync(fd) != 0 && !err && errno != EINVAL)
+		err = -errno;
+	if (fclose(f) != 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) != 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+void report_write_exit(void)
+{
+	unsigned n = 0, cap = site_count() + 16;
+	struct gs_site **sites = calloc(cap, sizeof(*sites));
+	char host[200], dir[4400], a[32], b[32], fr[512];
+	long long gpu = 0, gpu_n = 0;
+	int err;
+
+	if (!sites) {
+		gs_warn("out of memory writing the report");
+		return;
+	}
+	for (struct gs_site *s = site_list(); s && n < cap; s = s->next_all)
+		sites[n++] = s;
+	qsort(sites, n, sizeof(*sites), cmp_live);
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(dir, sizeof(dir), "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		gs_warn("cannot create %s: %s; no report written", dir, strerror(errno));
+		free(sites);
+		return;
+	}
+	err = write_file(dir, "report.json", write_json, sites, n, host);
+	if (!err)
+		err = write_file(dir, "report.txt", write_text, sites, n, host);
+	if (err) {
+		gs_warn("cannot write the report in %s: %s", dir, strerror(-err));
+		free(sites);
+		return;
+	}
+
+	if (!gs_config.quiet) {
+		for (int k = 0; k < GS_KIND_COUNT; k++) {
+			if (k == GS_KIND_PINNED)
+				continue;
+			gpu += atomic_load(&gs_totals.kind[k].live_bytes);
+			gpu_n += atomic_load(&gs_totals.kind[k].live_allocs);
+		}
+		human(a, sizeof(a), gpu);
+		human(b, sizeof(b), atomic_load(&gs_totals.gpu_peak_bytes));
+		gs_warn("%s in %lld allocations of GPU memory still live at exit, peak %s (pid %d)",
+			a, gpu_n, b, (int)getpid());
+		for (unsigned i = 0; i < n && i < 3; i++) {
+			const struct gs_frame *uf = useful_frame(sites[i]);
+
+			if (atomic_load(&sites[i]->live_bytes) <= 0)
+				break;
+			human(a, sizeof(a), atomic_load(&sites[i]->live_bytes));
+			if (uf)
+				frame_text(fr, sizeof(fr), uf);
+			else
+				snprintf(fr, sizeof(fr), "?");
+			gs_warn("  %s in %lld from %s", a, atomic_load(&sites[i]->live_allocs), fr);
+		}
+		gs_warn("report: %s/report.txt", dir);
+	}
+	free(sites);
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Call sites: each distinct (api, kind, stack of return addresses) is
+ * interned once and keeps its counters for the life of the process, so
+ * the table grows with the number of code paths, not of allocations.
+ *
+ * The hot path is a lookup under one shard's lock.  A new site is built
+ * (frames resolved to module + offset, which takes the loader's lock in
+ * dladdr) with no gpuspy lock held, then inserted; a racing twin is
+ * dropped.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuspy_int.h"
+
+#define SITE_SHARDS 16
+
+struct site_key {
+	uint8_t api, kind;
+	uint16_t depth;
+	uint32_t pad; /* zero: the key is compared bytewise */
+	uintptr_t pcs[];
+};
+
+struct site_node {
+	struct gs_site site;
+	UT_hash_handle hh;
+	size_t keylen;
+	struct site_key key; /* must stay last */
+};
+
+struct shard {
+	pthread_mutex_t lock;
+	struct site_node *head;
+} __attribute__((aligned(64)));
+
+static struct shard shards[SITE_SHARDS] = {
+	[0 ... SITE_SHARDS - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
+};
+
+static _Atomic(struct gs_site *) all_sites;
+static atomic_uint n_sites;
+
+static uint64_t key_hash(const struct site_key *k, size_t len)
+{
+	/* FNV-1a over 64-bit words, then a final mix; keys are word sized. */
+	const uint64_t *w = (const uint64_t *)k;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len / 8; i++) {
+		h ^= w[i];
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+static struct site_node *lookup(struct shard *sh, const struct site_key *k, size_t len, unsigned hv)
+{
+	struct site_node *n;
+
+	HASH_FIND_BYHASHVALUE(hh, sh->head, k, len, hv, n);
+	return n;
+}
+
+static struct site_node *site_new(const struct site_key *k, size_t len, enum gs_door door)
+{
+	struct site_node *n = calloc(1, sizeof(*n) + len - sizeof(struct site_key));
+
+	if (!n)
+		return NULL;
+	memcpy(&n->key, k, len);
+	n->keylen = len;
+	n->site.api = k->api;
+	n->site.kind = k->kind;
+	n->site.door = (uint8_t)door;
+	n->site.depth = k->depth;
+	n->site.first_seq = atomic_load(&gs_totals.seq);
+	n->site.frames = calloc(k->depth ? k->depth : 1, sizeof(struct gs_frame));
+	if (!n->site.frames) {
+		free(n);
+		return NULL;
+	}
+	for (unsigned i = 0; i < k->depth; i++)
+		unwind_resolve(k->pcs[i], &n->site.frames[i]);
+	return n;
+}
+
+static void site_drop(struct site_node *n)
+{
+	for (unsigned i = 0; i < n->site.depth; i++)
+		free(n->site.frames[i].symbol);
+	free(n->site.frames);
+	free(n);
+}
+
+struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
+			    const uintptr_t *pcs, unsigned depth)
+{
+	union {
+		struct site_key k;
+		unsigned char bytes[sizeof(struct site_key) + GS_MAX_DEPTH * sizeof(uintptr_t)];
+	} u;
+	size_t len = sizeof(struct site_key) + depth * sizeof(uintptr_t);
+	struct site_node *n, *twin;
+	struct shard *sh;
+	uint64_t h;
+
+	u.k.api = (uint8_t)api;
+	u.k.kind = (uint8_t)kind;
+	u.k.depth = (uint16_t)depth;
+	u.k.pad = 0;
+	memcpy(u.k.pcs, pcs, depth * sizeof(uintptr_t));
+	h = key_hash(&u.k, len);
+	sh = &shards[h % SITE_SHARDS];
+
+	pthread_mutex_lock(&sh->lock);
+	n = lookup(sh, &u.k, len, (unsigned)(h >> 32));
+	pthread_mutex_unlock(&sh->lock);
+	if (GS_LIKELY(n))
+		return &n->site;
+
+	n = site_new(&u.k, len, door);
+	if (!n)
+		return NULL;
+
+	pthread_mutex_lock(&sh->lock);
+	twin = lookup(sh, &u.k, len, (unsigned)(h >> 32));
+	if (!twin) {
+		gs_hash_oom = 0;
+		HASH_ADD_KEYPTR_BYHASHVALUE(hh, sh->head, &n->key, n->keylen, (unsigned)(h >> 32),
+					    n);
+		if (gs_hash_oom) {
+			gs_hash_oom = 0;
+			pthread_mutex_unlock(&sh->lock);
+			site_drop(n);
+			return NULL;
+		}
+		n->site.id = atomic_fetch_add(&n_sites, 1);
+		/* Published while the shard lock is held, so the report's walk
+		 * of all_sites sees a fully built site. */
+		n->site.next_all = atomic_load(&all_sites);
+		while (!atomic_compare_exchange_weak(&all_sites, &n->site.next_all, &n->site))
+			;
+	}
+	pthread_mutex_unlock(&sh->lock);
+	if (twin) {
+		site_drop(n);
+		return &twin->site;
+	}
+	return &n->site;
+}
+
+void site_account_alloc(struct gs_site *s, uint64_t size)
+{
+	long long live = atomic_fetch_add_explicit(&s->live_bytes, (long long)size,
+						   memory_order_relaxed) +
+			 (long long)size;
+
+	atomic_fetch_add_explicit(&s->live_allocs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->alloc_bytes, (long long)size, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->allocs, 1, memory_order_relaxed);
+	gs_max(&s->peak_bytes, live);
+}
+
+void site_account_free(struct gs_site *s, uint64_t size)
+{
+	atomic_fetch_sub_explicit(&s->live_bytes, (long long)size, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&s->live_allocs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->freed_bytes, (long long)size, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->frees, 1, memory_order_relaxed);
+}
+
+struct gs_site *site_list(void)
+{
+	return atomic_load(&all_sites);
+}
+
+unsigned site_count(void)
+{
+	return atomic_load(&n_sites);
+}
+
+void sites_lock_all(void)
+{
+	for (unsigned i = 0; i < SITE_SHARDS; i++)
+		pthread_mutex_lock(&shards[i].lock);
+}
+
+void sites_unlock_all(void)
+{
+	for (unsigned i = SITE_SHARDS; i-- > 0;)
+		pthread_mutex_unlock(&shards[i].lock);
+}
+
+void sites_reset_locks(void)
+{
+	for (unsigned i = 0; i < SITE_SHARDS; i++)
+		pthread_mutex_init(&shards[i].lock, NULL);
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Live allocations, keyed by (space, address or handle).
+ *
+ * The table is split into shards, each a uthash table under its own
+ * mutex, so threads allocating at once rarely meet.  Entries are owned by
+ * the table while inserted and by the caller once removed.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "gpuspy_int.h"
+
+#define TABLE_SHARDS 64
+
+struct shard {
+	pthread_mutex_t lock;
+	struct gs_alloc *head;
+} __attribute__((aligned(64)));
+
+static struct shard shards[TABLE_SHARDS] = {
+	[0 ... TABLE_SHARDS - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
+};
+
+/* The key is the first 12 bytes of struct gs_alloc: addr, then space. */
+#define KEY_LEN (offsetof(struct gs_alloc, space) + sizeof(uint32_t))
+_Static_assert(offsetof(struct gs_alloc, addr) == 0, "key must lead the entry");
+
+static unsigned shard_of(uint64_t addr, uint32_t space)
+{
+	/* Allocations are aligned: the low bits say nothing. */
+	uint64_t h = (addr >> 9) ^ ((uint64_t)space << 61);
+
+	h *= 0x9E3779B97F4A7C15ull;
+	return (unsigned)(h >> 58) % TABLE_SHARDS;
+}
+
+struct gs_alloc *table_insert(struct gs_alloc *a, int *err)
+{
+	struct shard *s = &shards[shard_of(a->addr, a->space)];
+	struct gs_alloc *old = NULL;
+
+	*err = 0;
+	pthread_mutex_lock(&s->lock);
+	HASH_FIND(hh, s->head, a, KEY_LEN, old);
+	if (old)
+		HASH_DELETE(hh, s->head, old);
+	gs_hash_oom = 0;
+	HASH_ADD(hh, s->head, addr, KEY_LEN, a);
+	if (gs_hash_oom) {
+		gs_hash_oom = 0;
+		*err = -ENOMEM;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return old;
+}
+
+struct gs_alloc *table_remove(enum gs_space space, uint64_t addr)
+{
+	struct gs_alloc key = { .addr = addr, .space = space };
+	struct shard *s = &shards[shard_of(addr, space)];
+	struct gs_alloc *a;
+
+	pthread_mutex_lock(&s->lock);
+	HASH_FIND(hh, s->head, &key, KEY_LEN, a);
+	if (a)
+		HASH_DELETE(hh, s->head, a);
+	pthread_mutex_unlock(&s->lock);
+	return a;
+}
+
+int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64_t naddr)
+{
+	struct gs_alloc *a = table_remove(space, addr);
+	struct gs_alloc *old;
+	int err;
+
+	if (!a)
+		return -ENOENT;
+	a->space = nspace;
+	a->addr = naddr;
+	old = table_insert(a, &err);
+	/* Orphan keys are unique and a re-insert of a just-removed entry
+	 * needs no new memory in uthash beyond its own bucket. */
+	(void)old;
+	return err;
+}
+
+void table_visit(table_visit_fn fn, void *ctx)
+{
+	for (unsigned i = 0; i < TABLE_SHARDS; i++) {
+		struct gs_alloc *a, *tmp;
+
+		pthread_mutex_lock(&shards[i].lock);
+		HASH_ITER(hh, shards[i].head, a, tmp)
+			fn(a, ctx);
+		pthread_mutex_unlock(&shards[i].lock);
+	}
+}
+
+/* fork(): taken in a fixed order by the prepare handler (lifecycle.c). */
+void table_lock_all(void)
+{
+	for (unsigned i = 0; i < TABLE_SHARDS; i++)
+		pthread_mutex_lock(&shards[i].lock);
+}
+
+void table_unlock_all(void)
+{
+	for (unsigned i = TABLE_SHARDS; i-- > 0;)
+		pthread_mutex_unlock(&shards[i].lock);
+}
+
+void table_reset_locks(void)
+{
+	for (unsigned i = 0; i < TABLE_SHARDS; i++)
+		pthread_mutex_init(&shards[i].lock, NULL);
+}

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Native call stacks, raw.  On the hot path only return addresses are
+ * taken; a site's addresses are tied to their module (path, build-id,
+ * load base) once, when the site is new, so the report needs no access to
+ * the process and can be symbolized later, elsewhere.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <execinfo.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpuspy_int.h"
+
+#define MAX_MODULES 4096
+
+static uintptr_t self_start, self_end;
+
+static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gs_module modules[MAX_MODULES];
+static atomic_uint n_modules;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t probe = (uintptr_t)data;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && probe >= lo && probe < lo + ph->p_memsz) {
+			self_start = (uintptr_t)-1;
+			self_end = 0;
+			for (int j = 0; j < info->dlpi_phnum; j++) {
+				const ElfW(Phdr) *q = &info->dlpi_phdr[j];
+
+				if (q->p_type != PT_LOAD)
+					continue;
+				if (info->dlpi_addr + q->p_vaddr < self_start)
+					self_start = info->dlpi_addr + q->p_vaddr;
+				if (info->dlpi_addr + q->p_vaddr + q->p_memsz > self_end)
+					self_end = info->dlpi_addr + q->p_vaddr + q->p_memsz;
+			}
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void unwind_init(void)
+{
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)&unwind_init);
+}
+
+void unwind_warm(void)
+{
+	void *buf[2];
+
+	/* glibc's backtrace() loads libgcc_s on first use (~170 us).  Paid at
+	 * the first allocation, not at start: every child that inherits
+	 * LD_PRELOAD (ptxas, a shell) would pay it for nothing. */
+	backtrace(buf, 2);
+}
+
+void unwind_lock(void)
+{
+	pthread_mutex_lock(&mod_lock);
+}
+
+void unwind_unlock(void)
+{
+	pthread_mutex_unlock(&mod_lock);
+}
+
+void unwind_reset_lock(void)
+{
+	pthread_mutex_init(&mod_lock, NULL);
+}
+
+unsigned unwind_capture(uintptr_t *pcs, unsigned max)
+{
+	void *raw[GS_MAX_DEPTH + 16];
+	int n = backtrace(raw, (int)(max + 16 < GS_MAX_DEPTH + 16 ? max + 16 : GS_MAX_DEPTH + 16));
+	int i = 0;
+	unsigned out = 0;
+
+	/* Skip gpuspy's own frames (hook, record, unwind). */
+	while (i < n && (uintptr_t)raw[i] >= self_start && (uintptr_t)raw[i] < self_end)
+		i++;
+	for (; i < n && out < max; i++)
+		pcs[out++] = (uintptr_t)raw[i];
+	return out;
+}
+
+static void hex_build_id(struct dl_phdr_info *info, char *out, size_t outlen)
+{
+	out[0] = '\0';
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const unsigned char *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const unsigned char *name = p + sizeof(*nh);
+			const unsigned char *desc = name + ((nh->n_namesz + 3) & ~3u);
+
+			if (desc + nh->n_descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0) {
+				size_t k = 0;
+
+				for (unsigned j = 0; j < nh->n_descsz && k + 3 <= outlen; j++)
+					k += (size_t)snprintf(out + k, outlen - k, "%02x", desc[j]);
+				return;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+static char *exe_path(void)
+{
+	char buf[4096];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return strdup("");
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+/* Called with mod_lock held: add the module holding pc, if any. */
+static int add_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t pc = (uintptr_t)data;
+	uintptr_t lo = (uintptr_t)-1, hi = 0;
+	unsigned n = atomic_load(&n_modules);
+	struct gs_module *m;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (pc < lo || pc >= hi)
+		return 0;
+	if (n >= MAX_MODULES)
+		return 1;
+	m = &modules[n];
+	m->path = info->dlpi_name && info->dlpi_name[0] ? strdup(info->dlpi_name) : exe_path();
+	if (!m->path)
+		return 1;
+	m->base = info->dlpi_addr;
+	m->start = lo;
+	m->end = hi;
+	hex_build_id(info, m->build_id, sizeof(m->build_id));
+	/* Readers index modules[] without the lock: publish after filling. */
+	atomic_store_explicit(&n_modules, n + 1, memory_order_release);
+	return 1;
+}
+
+static int module_of(uintptr_t pc)
+{
+	unsigned n = atomic_load_explicit(&n_modules, memory_order_acquire);
+
+	/* Newest first: a library loaded again at the same place after a
+	 * dlclose shadows its old entry. */
+	for (unsigned i = n; i-- > 0;)
+		if (pc >= modules[i].start && pc < modules[i].end)
+			return (int)i;
+	return -1;
+}
+
+void unwind_resolve(uintptr_t pc, struct gs_frame *out)
+{
+	int m;
+	Dl_info info;
+
+	pthread_mutex_lock(&mod_lock);
+	m = module_of(pc);
+	if (m < 0) {
+		dl_iterate_phdr(add_module, (void *)pc);
+		m = module_of(pc);
+	}
+	pthread_mutex_unlock(&mod_lock);
+
+	out->module = m;
+	out->offset = m >= 0 ? pc - modules[m].base : pc;
+	out->symbol = NULL;
+	/* pc - 1: a return address may be the first byte of the next function. */
+	if (dladdr((void *)(pc - 1), &info) && info.dli_sname)
+		out->symbol = strdup(info.dli_sname);
+}
+
+unsigned unwind_module_count(void)
+{
+	return atomic_load_explicit(&n_modules, memory_order_acquire);
+}
+
+const struct gs_module *unwind_module(unsigned i)
+{
+	return &modules[i];
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Virtual memory management (cuMemCreate / cuMemMap / cuMemUnmap /
+ * cuMemRelease).  Physical memory is counted when created.  The driver
+ * frees it only when its handle is released *and* its last mapping is
+ * gone, so releases of still-mapped handles are deferred here: the live
+ * entry is moved to a private key (the handle number may be reused by
+ * the next cuMemCreate) and freed at the last unmap.
+ *
+ * VMM calls are few (PyTorch's expandable segments map 20 MiB pages), so
+ * one mutex guards this state.  Lock order: vmm_lock, then a table shard.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "gpuspy_int.h"
+
+struct phys {
+	uint64_t handle;
+	unsigned maps;
+	bool released; /* handle gone, memory alive until the last unmap */
+	uint64_t orphan_key;
+	UT_hash_handle hh;
+};
+
+struct mapping {
+	uint64_t va;
+	uint64_t size;
+	struct phys *phys; /* by pointer: a released handle's number is reused */
+	UT_hash_handle hh;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct phys *phys_by_handle;
+static struct mapping *maps_by_va;
+static uint64_t next_orphan = 1;
+
+void vmm_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void vmm_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+void vmm_reset_lock(void)
+{
+	pthread_mutex_init(&lock, NULL);
+}
+
+static struct phys *phys_get(uint64_t handle, bool create)
+{
+	struct phys *p;
+
+	HASH_FIND(hh, phys_by_handle, &handle, sizeof(handle), p);
+	if (p || !create)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->handle = handle;
+	gs_hash_oom = 0;
+	HASH_ADD(hh, phys_by_handle, handle, sizeof(p->handle), p);
+	if (gs_hash_oom) {
+		gs_hash_oom = 0;
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void vmm_on_map(uint64_t va, uint64_t size, uint64_t handle)
+{
+	struct mapping *m = calloc(1, sizeof(*m));
+	struct phys *p;
+
+	atomic_fetch_add(&gs_totals.vmm_mapped_bytes, (long long)size);
+	if (!m) {
+		gs_fail("out of memory while following a mapping");
+		return;
+	}
+	m->va = va;
+	m->size = size;
+	pthread_mutex_lock(&lock);
+	p = phys_get(handle, true);
+	if (p) {
+		m->phys = p;
+		gs_hash_oom = 0;
+		HASH_ADD(hh, maps_by_va, va, sizeof(m->va), m);
+		if (gs_hash_oom) {
+			gs_hash_oom = 0;
+			p = NULL;
+		} else {
+			p->maps++;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (!p) {
+		free(m);
+		gs_fail("out of memory while following a mapping");
+	}
+}
+
+/* With the lock held: one mapping goes; its memory may go with it. */
+static void unmap_one(struct mapping *m)
+{
+	struct phys *p = m->phys;
+
+	atomic_fetch_sub(&gs_totals.vmm_mapped_bytes, (long long)m->size);
+	HASH_DELETE(hh, maps_by_va, m);
+	if (p->maps > 0 && --p->maps == 0 && p->released) {
+		/* Released earlier and no longer in phys_by_handle. */
+		struct gs_alloc *a = table_remove(GS_SPACE_ORPHAN, p->orphan_key);
+
+		free(p);
+		record_free_end(a, 0, true);
+	} else if (p->maps == 0) {
+		/* Nothing to remember about an unmapped, unreleased handle. */
+		HASH_DELETE(hh, phys_by_handle, p);
+		free(p);
+	}
+	free(m);
+}
+
+void vmm_on_unmap(uint64_t va, uint64_t size)
+{
+	uint64_t end = va + size, cur = va;
+	struct mapping *m, *tmp;
+
+	pthread_mutex_lock(&lock);
+	/* Usually the range is one mapping, or a few laid end to end. */
+	while (cur < end) {
+		HASH_FIND(hh, maps_by_va, &cur, sizeof(cur), m);
+		if (!m)
+			break;
+		cur += m->size;
+		unmap_one(m);
+	}
+	if (cur < end) {
+		HASH_ITER(hh, maps_by_va, m, tmp)
+			if (m->va >= va && m->va < end)
+				unmap_one(m);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static struct phys *orphan_of(uint64_t handle, uint64_t orphan_key)
+{
+	struct mapping *m, *tmp;
+
+	HASH_ITER(hh, maps_by_va, m, tmp)
+		if (m->phys->released && m->phys->handle == handle && m->phys->orphan_key == orphan_key)
+			return m->phys;
+	return NULL;
+}
+
+struct gs_alloc *vmm_release_begin(uint64_t handle, bool *deferred, uint64_t *orphan_key)
+{
+	struct phys *p;
+	int err;
+
+	pthread_mutex_lock(&lock);
+	p = phys_get(handle, false);
+	*deferred = p && p->maps > 0;
+	if (*deferred) {
+		/* Keep the memory live under a private key until its last
+		 * unmap; the handle number itself is free for reuse. */
+		p->orphan_key = next_orphan++;
+		*orphan_key = p->orphan_key;
+		err = table_rekey(GS_SPACE_HANDLE, handle, GS_SPACE_ORPHAN, p->orphan_key);
+		if (err == 0 || err == -ENOENT) {
+			/* -ENOENT: created before gpuspy; follow it all the same. */
+			p->released = true;
+			HASH_DELETE(hh, phys_by_handle, p);
+		}
+		pthread_mutex_unlock(&lock);
+		return NULL;
+	}
+	pthread_mutex_unlock(&lock);
+	return record_free_begin(GS_SPACE_HANDLE, handle);
+}
+
+void vmm_release_end(uint64_t handle, struct gs_alloc *a, bool deferred, uint64_t orphan_key,
+		     bool ok)
+{
+	struct phys *p;
+
+	if (!deferred) {
+		record_free_end(a, handle, ok);
+		return;
+	}
+	if (ok)
+		return;
+	/* The release failed (rare): the handle still owns the memory. */
+	pthread_mutex_lock(&lock);
+	p = orphan_of(handle, orphan_key);
+	if (p) {
+		table_rekey(GS_SPACE_ORPHAN, orphan_key, GS_SPACE_HANDLE, handle);
+		p->released = false;
+		gs_hash_oom = 0;
+		HASH_ADD(hh, phys_by_handle, handle, sizeof(p->handle), p);
+		gs_hash_oom = 0;
+	}
+	pthread_mutex_unlock(&lock);
+}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "gpuspy.h"
 #include "gpuspy_int.h"
 
 extern char **environ;
@@ -265,20 +266,29 @@ static int write_json(FILE *f, struct gs_site **sites, unsigned n, const char *h
 	return ferror(f) ? -EIO : 0;
 }
 
-/* The frame a person recognises: the first named one outside CUDA's own
- * libraries. */
+/*
+ * The frame a person recognises: the first one outside CUDA's own
+ * libraries, preferring one the process can name; the C library's
+ * start-up frames are never the answer.
+ */
 static const struct gs_frame *useful_frame(const struct gs_site *s)
 {
+	const struct gs_frame *unnamed = NULL;
+
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
-		const char *mod = fr->module >= 0 ? basename_of(unwind_module(
-							    (unsigned)fr->module)->path) :
-						    "";
+		const char *mod = fr->module >= 0 ?
+					  basename_of(unwind_module((unsigned)fr->module)->path) :
+					  "";
 
-		if (fr->symbol && strncmp(mod, "libcuda", 7) != 0)
+		if (strncmp(mod, "libcuda", 7) == 0 || strncmp(mod, "libc.so", 7) == 0)
+			continue;
+		if (fr->symbol)
 			return fr;
+		if (!unnamed)
+			unnamed = fr;
 	}
-	return s->depth ? &s->frames[0] : NULL;
+	return unnamed ? unnamed : (s->depth ? &s->frames[0] : NULL);
 }
 
 static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
@@ -286,8 +296,10 @@ static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 	const char *mod = fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) :
 					    "?";
 
-	snprintf(buf, len, "%s (%s+0x%llx)", fr->symbol ? fr->symbol : "??", mod,
-		 (unsigned long long)fr->offset);
+	if (fr->symbol)
+		snprintf(buf, len, "%s (%s+0x%llx)", fr->symbol, mod, (unsigned long long)fr->offset);
+	else
+		snprintf(buf, len, "%s+0x%llx", mod, (unsigned long long)fr->offset);
 }
 
 static int cmp_live(const void *a, const void *b)

@@ -102,6 +102,56 @@ typedef struct CUmemPoolHandle_st *cudaMemPool_t;
 #define cudaMemAttachGlobal 0x01
 #define cudaHostAllocDefault 0x00
 
+/* Also used by the fake driver and runtime and the integration programs (tests/). */
+enum {
+	CUDA_ERROR_NO_DEVICE = 100,
+	CUDA_ERROR_INVALID_DEVICE = 101,
+	CUDA_ERROR_INVALID_HANDLE = 400,
+	CUDA_ERROR_NOT_SUPPORTED = 801,
+};
+enum { CU_MEM_ATTACH_HOST = 0x2 };
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
+#define CU_MEMHOSTALLOC_WRITECOMBINED 0x04
+
+typedef enum CUmemAllocationGranularity_flags_enum {
+	CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0x0,
+	CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1,
+} CUmemAllocationGranularity_flags;
+
+typedef enum CUmemAccess_flags_enum {
+	CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+	CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+	CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3,
+} CUmemAccess_flags;
+
+typedef struct CUmemAccessDesc_st {
+	CUmemLocation location;
+	CUmemAccess_flags flags;
+} CUmemAccessDesc;
+
+/* More cudaError_t values, typed so that they convert without warnings. */
+#define cudaErrorInitializationError ((cudaError_t)3)
+#define cudaErrorInsufficientDriver ((cudaError_t)35)
+#define cudaErrorNoDevice ((cudaError_t)100)
+#define cudaErrorInvalidDevice ((cudaError_t)101)
+#define cudaErrorDeviceUninitialized ((cudaError_t)201)
+#define cudaErrorInvalidResourceHandle ((cudaError_t)400)
+#define cudaErrorSymbolNotFound ((cudaError_t)500)
+#define cudaErrorNotSupported ((cudaError_t)801)
+#define cudaErrorUnknown ((cudaError_t)999)
+
+enum cudaDriverEntryPointQueryResult {
+	cudaDriverEntryPointSuccess = 0,
+	cudaDriverEntryPointSymbolNotFound = 1,
+	cudaDriverEntryPointVersionNotSufficent = 2,
+};
+
+enum cudaGetDriverEntryPointFlags {
+	cudaEnableDefault = 0x0,
+	cudaEnableLegacyStream = 0x1,
+	cudaEnablePerThreadDefaultStream = 0x2,
+};
+
 #endif /* GPUSPY_HAVE_CUDA_H */
 
 /*
@@ -163,6 +213,31 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags);
 cudaError_t cudaFreeHost(void *ptr);
 cudaError_t cudaGetDevice(int *device);
 cudaError_t cudaDeviceSynchronize(void);
+
+/* Also used by the fake driver and runtime and the integration programs (tests/). */
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuCtxGetCurrent(CUcontext *pctx);
+CUresult cuCtxSynchronize(void);
+CUresult cuStreamSynchronize(CUstream hStream);
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev);
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
+CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+				       CUmemAllocationGranularity_flags option);
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
+
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device);
+const char *cudaGetErrorString(cudaError_t error);
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
+					     unsigned int cudaVersion, unsigned long long flags,
+					     enum cudaDriverEntryPointQueryResult *driverStatus);
 #endif
 
 #endif /* GPUSPY_CUDA_ABI_H */

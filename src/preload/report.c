@@ -437,11 +437,14 @@ void report_write_exit(void)
 		human(b, sizeof(b), atomic_load(&gs_totals.gpu_peak_bytes));
 		gs_warn("%s in %lld allocations of GPU memory still live at exit, peak %s (pid %d)",
 			a, gpu_n, b, (int)getpid());
-		for (unsigned i = 0; i < n && i < 3; i++) {
+		for (unsigned i = 0, shown = 0; i < n && shown < 3; i++) {
 			const struct gs_frame *uf = useful_frame(sites[i]);
 
 			if (atomic_load(&sites[i]->live_bytes) <= 0)
 				break;
+			if (sites[i]->kind == GS_KIND_PINNED)
+				continue;
+			shown++;
 			human(a, sizeof(a), atomic_load(&sites[i]->live_bytes));
 			if (uf)
 				frame_text(fr, sizeof(fr), uf);

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/* The live table and call-site accounting, without any CUDA. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "gpuspy_int.h"
+
+/* record.c asks the driver for the current device; there is none here. */
+int driver_current_device(void)
+{
+	return 3;
+}
+
+static struct gs_alloc *entry(uint64_t addr, enum gs_space space, uint64_t size)
+{
+	struct gs_alloc *a = calloc(1, sizeof(*a));
+
+	assert_non_null(a);
+	a->addr = addr;
+	a->space = space;
+	a->size = size;
+	return a;
+}
+
+static void test_insert_find_remove(void **state)
+{
+	int err;
+
+	assert_null(table_insert(entry(0x1000, GS_SPACE_DEVPTR, 10), &err));
+	assert_int_equal(err, 0);
+	/* Same number, other namespace: a different allocation. */
+	assert_null(table_insert(entry(0x1000, GS_SPACE_HANDLE, 20), &err));
+	assert_null(table_remove(GS_SPACE_DEVPTR, 0x2000));
+
+	struct gs_alloc *a = table_remove(GS_SPACE_DEVPTR, 0x1000);
+	assert_non_null(a);
+	assert_int_equal(a->size, 10);
+	free(a);
+	assert_null(table_remove(GS_SPACE_DEVPTR, 0x1000));
+	a = table_remove(GS_SPACE_HANDLE, 0x1000);
+	assert_non_null(a);
+	assert_int_equal(a->size, 20);
+	free(a);
+}
+
+static void test_insert_displaces_same_key(void **state)
+{
+	struct gs_alloc *old;
+	int err;
+
+	assert_null(table_insert(entry(0x3000, GS_SPACE_DEVPTR, 1), &err));
+	old = table_insert(entry(0x3000, GS_SPACE_DEVPTR, 2), &err);
+	assert_non_null(old);
+	assert_int_equal(old->size, 1);
+	free(old);
+	old = table_remove(GS_SPACE_DEVPTR, 0x3000);
+	assert_int_equal(old->size, 2);
+	free(old);
+}
+
+static void test_rekey(void **state)
+{
+	struct gs_alloc *a;
+	int err;
+
+	assert_null(table_insert(entry(7, GS_SPACE_HANDLE, 2 << 20), &err));
+	assert_int_equal(table_rekey(GS_SPACE_HANDLE, 7, GS_SPACE_ORPHAN, 1), 0);
+	assert_null(table_remove(GS_SPACE_HANDLE, 7));
+	a = table_remove(GS_SPACE_ORPHAN, 1);
+	assert_non_null(a);
+	assert_int_equal(a->size, 2 << 20);
+	free(a);
+	assert_int_equal(table_rekey(GS_SPACE_HANDLE, 99, GS_SPACE_ORPHAN, 2), -ENOENT);
+}
+
+static void test_site_intern_is_stable(void **state)
+{
+	uintptr_t s1[3] = { 0x401000, 0x401100, 0x401200 };
+	uintptr_t s2[3] = { 0x401000, 0x401100, 0x401300 };
+	struct gs_site *a = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3);
+	struct gs_site *b = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3);
+	struct gs_site *c = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s2, 3);
+	struct gs_site *d = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 2);
+	struct gs_site *e = site_intern(GS_API_cuMemAlloc_v2, GS_KIND_DEVICE, GS_DOOR_DRIVER, s1, 3);
+
+	assert_non_null(a);
+	assert_ptr_equal(a, b);
+	assert_ptr_not_equal(a, c);
+	assert_ptr_not_equal(a, d); /* a shorter stack is another site */
+	assert_ptr_not_equal(a, e); /* another api is another site */
+	assert_int_equal(a->depth, 3);
+	assert_int_equal(a->frames[0].module, -1); /* no module maps 0x401000 here */
+}
+
+static void test_site_accounting_and_peak(void **state)
+{
+	uintptr_t pcs[1] = { 0x12345 };
+	struct gs_site *s = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, pcs, 1);
+
+	site_account_alloc(s, 100);
+	site_account_alloc(s, 50);
+	site_account_free(s, 100);
+	site_account_alloc(s, 10);
+	assert_int_equal(s->live_bytes, 60);
+	assert_int_equal(s->live_allocs, 2);
+	assert_int_equal(s->peak_bytes, 150);
+	assert_int_equal(s->alloc_bytes, 160);
+	assert_int_equal(s->allocs, 3);
+	assert_int_equal(s->freed_bytes, 100);
+	assert_int_equal(s->frees, 1);
+}
+
+/* record.c end to end: an allocation, a failed free, a real free. */
+static void test_record_alloc_free(void **state)
+{
+	struct gs_kind_stats *k = &gs_totals.kind[GS_KIND_MANAGED];
+	long long base_allocs = k->allocs;
+	struct gs_alloc *a;
+
+	record_alloc(GS_API_cudaMallocManaged, GS_DOOR_RUNTIME, GS_KIND_MANAGED, GS_SPACE_DEVPTR,
+		     0xabc000, 4096, GS_DEVICE_CURRENT);
+	assert_int_equal(k->live_bytes, 4096);
+	assert_int_equal(k->allocs, base_allocs + 1);
+
+	a = record_free_begin(GS_SPACE_DEVPTR, 0xabc000);
+	assert_non_null(a);
+	assert_int_equal(a->device, 3);
+	record_free_end(a, 0xabc000, false); /* the driver refused: still live */
+	assert_int_equal(k->live_bytes, 4096);
+
+	a = record_free_begin(GS_SPACE_DEVPTR, 0xabc000);
+	assert_non_null(a);
+	record_free_end(a, 0xabc000, true);
+	assert_int_equal(k->live_bytes, 0);
+	assert_int_equal(k->frees, 1);
+	assert_int_equal(k->peak_bytes, 4096);
+
+	long long untracked = gs_totals.untracked_frees;
+	record_free_end(record_free_begin(GS_SPACE_DEVPTR, 0xdead000), 0xdead000, true);
+	assert_int_equal(gs_totals.untracked_frees, untracked + 1);
+}
+
+#define THREADS 8
+#define PAIRS 10000
+
+static void *worker(void *arg)
+{
+	uint64_t base = ((uint64_t)(uintptr_t)arg + 1) << 32;
+
+	for (uint64_t i = 0; i < PAIRS; i++) {
+		uint64_t addr = base + (i % 64) * 4096;
+
+		record_alloc(GS_API_cuMemAlloc_v2, GS_DOOR_DRIVER, GS_KIND_DEVICE, GS_SPACE_DEVPTR,
+			     addr, 512, 0);
+		record_free_end(record_free_begin(GS_SPACE_DEVPTR, addr), addr, true);
+	}
+	return NULL;
+}
+
+static void test_threads_exact_totals(void **state)
+{
+	struct gs_kind_stats *k = &gs_totals.kind[GS_KIND_DEVICE];
+	long long allocs0 = k->allocs, frees0 = k->frees, live0 = k->live_bytes;
+	pthread_t t[THREADS];
+
+	for (uintptr_t i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, worker, (void *)i), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(k->allocs - allocs0, THREADS * PAIRS);
+	assert_int_equal(k->frees - frees0, THREADS * PAIRS);
+	assert_int_equal(k->live_bytes, live0);
+	assert_int_equal(gs_totals.replaced, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_insert_find_remove),
+		cmocka_unit_test(test_insert_displaces_same_key),
+		cmocka_unit_test(test_rekey),
+		cmocka_unit_test(test_site_intern_is_stable),
+		cmocka_unit_test(test_site_accounting_and_peak),
+		cmocka_unit_test(test_record_alloc_free),
+		cmocka_unit_test(test_threads_exact_totals),
+	};
+	int rc;
+
+	/* Nothing of this process is worth a report at exit. */
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	atomic_store(&gs_state.silent, true);
+	return rc;
+}

@@ -157,12 +157,26 @@ struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr);
 /* After the real free: account it (ok) or put it back (the free failed). */
 void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok);
 
-struct gs_kind_stats {
+/*
+ * The counters kept per call site and per kind.  Updated without locks, in
+ * an order that keeps the invariants a reader checks true at any instant
+ * but one (peak >= live), which counters_read() restores.
+ */
+struct gs_counters {
 	atomic_llong live_bytes, live_allocs, peak_bytes;
 	atomic_llong alloc_bytes, allocs, freed_bytes, frees;
 };
+struct gs_count_snap {
+	long long live_bytes, live_allocs, peak_bytes;
+	long long alloc_bytes, allocs, freed_bytes, frees;
+};
+void counters_alloc(struct gs_counters *c, uint64_t size);
+void counters_free(struct gs_counters *c, uint64_t size);
+/* A consistent copy, even while other threads still allocate (at exit). */
+void counters_read(struct gs_counters *c, struct gs_count_snap *out);
+
 struct gs_totals {
-	struct gs_kind_stats kind[GS_KIND_COUNT];
+	struct gs_counters kind[GS_KIND_COUNT];
 	atomic_llong gpu_live_bytes, gpu_peak_bytes; /* device + managed + vmm */
 	atomic_llong doors[GS_DOOR_COUNT];
 	atomic_llong untracked_frees;
@@ -202,15 +216,12 @@ struct gs_site {
 	uint8_t api, kind, door;
 	uint16_t depth;
 	uint64_t first_seq;
-	atomic_llong live_bytes, live_allocs, peak_bytes;
-	atomic_llong alloc_bytes, allocs, freed_bytes, frees;
+	struct gs_counters c;
 	struct gs_frame *frames; /* resolved once, when the site is new */
 	/* hash-table linkage and the key live in sites.c */
 };
 struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
 			    const uintptr_t *pcs, unsigned depth);
-void site_account_alloc(struct gs_site *s, uint64_t size);
-void site_account_free(struct gs_site *s, uint64_t size);
 struct gs_site *site_list(void);
 unsigned site_count(void);
 void sites_lock_all(void);

@@ -26,36 +26,67 @@ static bool on_gpu(enum gs_kind k)
 	return k != GS_KIND_PINNED;
 }
 
-static void totals_alloc(enum gs_kind kind, uint64_t size)
+void counters_alloc(struct gs_counters *c, uint64_t size)
 {
-	struct gs_kind_stats *ks = &gs_totals.kind[kind];
 	long long sz = (long long)size;
 
-	gs_max(&ks->peak_bytes, atomic_fetch_add(&ks->live_bytes, sz) + sz);
-	atomic_fetch_add(&ks->live_allocs, 1);
-	atomic_fetch_add(&ks->alloc_bytes, sz);
-	atomic_fetch_add(&ks->allocs, 1);
+	/* Totals before live: live never exceeds what was allocated. */
+	atomic_fetch_add_explicit(&c->allocs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->alloc_bytes, sz, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->live_allocs, 1, memory_order_relaxed);
+	gs_max(&c->peak_bytes,
+	       atomic_fetch_add_explicit(&c->live_bytes, sz, memory_order_relaxed) + sz);
+}
+
+void counters_free(struct gs_counters *c, uint64_t size)
+{
+	long long sz = (long long)size;
+
+	/* Live before freed: freed never exceeds what was allocated. */
+	atomic_fetch_sub_explicit(&c->live_bytes, sz, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&c->live_allocs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->freed_bytes, sz, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->frees, 1, memory_order_relaxed);
+}
+
+void counters_read(struct gs_counters *c, struct gs_count_snap *o)
+{
+	/* Read in the reverse order of the writers' updates, so each value
+	 * read is at least as new as those it is compared with. */
+	o->frees = atomic_load(&c->frees);
+	o->freed_bytes = atomic_load(&c->freed_bytes);
+	o->live_bytes = atomic_load(&c->live_bytes);
+	o->live_allocs = atomic_load(&c->live_allocs);
+	o->peak_bytes = atomic_load(&c->peak_bytes);
+	o->alloc_bytes = atomic_load(&c->alloc_bytes);
+	o->allocs = atomic_load(&c->allocs);
+	if (o->live_bytes < 0)
+		o->live_bytes = 0;
+	if (o->live_allocs < 0)
+		o->live_allocs = 0;
+	if (o->peak_bytes < o->live_bytes)
+		o->peak_bytes = o->live_bytes; /* a peak update still in flight */
+}
+
+static void totals_alloc(enum gs_kind kind, uint64_t size)
+{
+	counters_alloc(&gs_totals.kind[kind], size);
 	if (on_gpu(kind))
-		gs_max(&gs_totals.gpu_peak_bytes, atomic_fetch_add(&gs_totals.gpu_live_bytes, sz) + sz);
+		gs_max(&gs_totals.gpu_peak_bytes,
+		       atomic_fetch_add(&gs_totals.gpu_live_bytes, (long long)size) + (long long)size);
 }
 
 static void totals_free(enum gs_kind kind, uint64_t size)
 {
-	struct gs_kind_stats *ks = &gs_totals.kind[kind];
-	long long sz = (long long)size;
-
-	atomic_fetch_sub(&ks->live_bytes, sz);
-	atomic_fetch_sub(&ks->live_allocs, 1);
-	atomic_fetch_add(&ks->freed_bytes, sz);
-	atomic_fetch_add(&ks->frees, 1);
+	counters_free(&gs_totals.kind[kind], size);
 	if (on_gpu(kind))
-		atomic_fetch_sub(&gs_totals.gpu_live_bytes, sz);
+		atomic_fetch_sub(&gs_totals.gpu_live_bytes, (long long)size);
 }
 
 static void account_free(struct gs_alloc *a)
 {
 	if (a->site)
-		site_account_free(a->site, a->size);
+		counters_free(&a->site->c, a->size);
 	totals_free((enum gs_kind)a->kind, a->size);
 }
 
@@ -92,7 +123,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 
 	/* Counters first: once the entry is in the table another thread may
 	 * free it, and its free must find the counters already raised. */
-	site_account_alloc(a->site, size);
+	counters_alloc(&a->site->c, size);
 	totals_alloc(kind, size);
 	atomic_fetch_add_explicit(&gs_totals.doors[door], 1, memory_order_relaxed);
 

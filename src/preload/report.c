@@ -28,28 +28,53 @@ static const char *const env_prefixes[] = {
 	"GPUSPY_", "RANK=", "LOCAL_RANK=", "WORLD_SIZE=", "LD_PRELOAD=",
 };
 
+/* Length of the valid UTF-8 sequence at p, or 0 (overlong forms,
+ * surrogates and code points past U+10FFFF are invalid). */
+static int utf8_len(const unsigned char *p)
+{
+	int n;
+	unsigned cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+/* A JSON string.  Command lines and paths are bytes, not always UTF-8:
+ * an invalid byte becomes U+FFFD so the report stays valid JSON. */
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+	for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+		int n = utf8_len(p);
+
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			fputc('\\', f);
+			fputc(*p++, f);
+		} else if (*p < 0x20) {
+			fprintf(f, "\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, (size_t)n, f);
+			p += n;
 		}
 	}
 	fputc('"', f);
@@ -126,15 +151,39 @@ static void write_env(FILE *f)
 	fputc('}', f);
 }
 
-static void write_kind(FILE *f, const struct gs_kind_stats *k)
+static void write_counters(FILE *f, struct gs_counters *c)
 {
+	struct gs_count_snap k;
+
+	counters_read(c, &k);
 	fprintf(f,
-		"{\"live_bytes\": %lld, \"live_allocations\": %lld, \"peak_bytes\": %lld, "
+		"\"live_bytes\": %lld, \"live_allocations\": %lld, \"peak_bytes\": %lld, "
 		"\"allocated_bytes\": %lld, \"allocations\": %lld, \"freed_bytes\": %lld, "
-		"\"frees\": %lld}",
-		atomic_load(&k->live_bytes), atomic_load(&k->live_allocs),
-		atomic_load(&k->peak_bytes), atomic_load(&k->alloc_bytes), atomic_load(&k->allocs),
-		atomic_load(&k->freed_bytes), atomic_load(&k->frees));
+		"\"frees\": %lld",
+		k.live_bytes, k.live_allocs, k.peak_bytes, k.alloc_bytes, k.allocs, k.freed_bytes,
+		k.frees);
+}
+
+/* The process-wide figures, read once so that the JSON, the text and the
+ * stderr lines agree with each other. */
+static struct {
+	struct gs_count_snap kind[GS_KIND_COUNT];
+	long long gpu_live, gpu_allocs, gpu_peak;
+} view;
+
+static void view_read(void)
+{
+	view.gpu_live = view.gpu_allocs = 0;
+	for (int k = 0; k < GS_KIND_COUNT; k++) {
+		counters_read(&gs_totals.kind[k], &view.kind[k]);
+		if (k == GS_KIND_PINNED)
+			continue;
+		view.gpu_live += view.kind[k].live_bytes;
+		view.gpu_allocs += view.kind[k].live_allocs;
+	}
+	view.gpu_peak = atomic_load(&gs_totals.gpu_peak_bytes);
+	if (view.gpu_peak < view.gpu_live)
+		view.gpu_peak = view.gpu_live;
 }
 
 struct dev_live {
@@ -155,18 +204,12 @@ static void count_device(const struct gs_alloc *a, void *ctx)
 	d->allocs[i]++;
 }
 
-static void write_site(FILE *f, const struct gs_site *s)
+static void write_site(FILE *f, struct gs_site *s)
 {
 	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
 		gs_kind_names[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
-	fprintf(f,
-		"\"live_bytes\": %lld, \"live_allocations\": %lld, \"peak_bytes\": %lld, "
-		"\"allocated_bytes\": %lld, \"allocations\": %lld, \"freed_bytes\": %lld, "
-		"\"frees\": %lld, \"first_seq\": %llu,\n     \"frames\": [",
-		atomic_load(&s->live_bytes), atomic_load(&s->live_allocs),
-		atomic_load(&s->peak_bytes), atomic_load(&s->alloc_bytes), atomic_load(&s->allocs),
-		atomic_load(&s->freed_bytes), atomic_load(&s->frees),
-		(unsigned long long)s->first_seq);
+	write_counters(f, &s->c);
+	fprintf(f, ", \"first_seq\": %llu,\n     \"frames\": [", (unsigned long long)s->first_seq);
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
 
@@ -211,24 +254,13 @@ static int write_json(FILE *f, struct gs_site **sites, unsigned n, const char *h
 		gs_now());
 	fprintf(f, "  \"complete\": %s,\n  \"depth\": %u,\n",
 		atomic_load(&gs_state.complete) ? "true" : "false", gs_config.depth);
-	{
-		long long bytes = 0, allocs = 0;
-
-		for (int k = 0; k < GS_KIND_COUNT; k++) {
-			if (k == GS_KIND_PINNED)
-				continue;
-			bytes += atomic_load(&gs_totals.kind[k].live_bytes);
-			allocs += atomic_load(&gs_totals.kind[k].live_allocs);
-		}
-		fprintf(f, "  \"leaked\": {\"bytes\": %lld, \"allocations\": %lld},\n", bytes,
-			allocs);
-	}
-	fprintf(f, "  \"peak\": {\"bytes\": %lld},\n  \"kinds\": {\n",
-		atomic_load(&gs_totals.gpu_peak_bytes));
+	fprintf(f, "  \"leaked\": {\"bytes\": %lld, \"allocations\": %lld},\n", view.gpu_live,
+		view.gpu_allocs);
+	fprintf(f, "  \"peak\": {\"bytes\": %lld},\n  \"kinds\": {\n", view.gpu_peak);
 	for (int k = 0; k < GS_KIND_COUNT; k++) {
-		fprintf(f, "    \"%s\": ", gs_kind_names[k]);
-		write_kind(f, &gs_totals.kind[k]);
-		fputs(k + 1 < GS_KIND_COUNT ? ",\n" : "\n  },\n", f);
+		fprintf(f, "    \"%s\": {", gs_kind_names[k]);
+		write_counters(f, &gs_totals.kind[k]);
+		fputs(k + 1 < GS_KIND_COUNT ? "},\n" : "}\n  },\n", f);
 	}
 	fprintf(f,
 		"  \"vmm_address_space\": {\"reserved_bytes\": %lld, \"mapped_bytes\": %lld},\n"
@@ -305,8 +337,8 @@ static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 static int cmp_live(const void *a, const void *b)
 {
 	const struct gs_site *x = *(struct gs_site *const *)a, *y = *(struct gs_site *const *)b;
-	long long lx = atomic_load(&x->live_bytes), ly = atomic_load(&y->live_bytes);
-	long long px = atomic_load(&x->peak_bytes), py = atomic_load(&y->peak_bytes);
+	long long lx = atomic_load(&x->c.live_bytes), ly = atomic_load(&y->c.live_bytes);
+	long long px = atomic_load(&x->c.peak_bytes), py = atomic_load(&y->c.peak_bytes);
 
 	if (lx != ly)
 		return lx < ly ? 1 : -1;
@@ -318,34 +350,27 @@ static int cmp_live(const void *a, const void *b)
 static int write_text(FILE *f, struct gs_site **sites, unsigned n, const char *host)
 {
 	char a[32], b[32], c[32], fr[512];
-	long long gpu = 0, gpu_n = 0;
 
-	for (int k = 0; k < GS_KIND_COUNT; k++) {
-		if (k == GS_KIND_PINNED)
-			continue;
-		gpu += atomic_load(&gs_totals.kind[k].live_bytes);
-		gpu_n += atomic_load(&gs_totals.kind[k].live_allocs);
-	}
-	human(a, sizeof(a), gpu);
-	human(b, sizeof(b), atomic_load(&gs_totals.gpu_peak_bytes));
-	human(c, sizeof(c), atomic_load(&gs_totals.kind[GS_KIND_PINNED].live_bytes));
+	human(a, sizeof(a), view.gpu_live);
+	human(b, sizeof(b), view.gpu_peak);
+	human(c, sizeof(c), view.kind[GS_KIND_PINNED].live_bytes);
 	fprintf(f, "gpuspy %s: process %d on %s\n\n", GPUSPY_VERSION, (int)getpid(), host);
-	fprintf(f, "Leaked at exit:  %s in %lld allocations (GPU memory)\n", a, gpu_n);
+	fprintf(f, "Leaked at exit:  %s in %lld allocations (GPU memory)\n", a, view.gpu_allocs);
 	fprintf(f, "Peak:            %s\n", b);
 	fprintf(f, "Pinned host:     %s in %lld allocations still live\n", c,
-		atomic_load(&gs_totals.kind[GS_KIND_PINNED].live_allocs));
+		view.kind[GS_KIND_PINNED].live_allocs);
 	fprintf(f, "Untracked frees: %lld\n\n", atomic_load(&gs_totals.untracked_frees));
 	fputs("LEAKED AT EXIT\n", f);
 	for (unsigned i = 0; i < n; i++) {
 		const struct gs_site *s = sites[i];
-		long long live = atomic_load(&s->live_bytes);
+		long long live = atomic_load(&s->c.live_bytes);
 
 		if (live <= 0)
 			break;
 		human(a, sizeof(a), live);
-		human(b, sizeof(b), atomic_load(&s->peak_bytes));
+		human(b, sizeof(b), atomic_load(&s->c.peak_bytes));
 		fprintf(f, "%s in %lld allocations (%s, %s via %s), peak %s\n", a,
-			atomic_load(&s->live_allocs), gs_kind_names[s->kind], gs_api_names[s->api],
+			atomic_load(&s->c.live_allocs), gs_kind_names[s->kind], gs_api_names[s->api],
 			gs_door_names[s->door], b);
 		for (unsigned j = 0; j < s->depth; j++) {
 			frame_text(fr, sizeof(fr), &s->frames[j]);
@@ -397,13 +422,13 @@ void report_write_exit(void)
 	unsigned n = 0, cap = site_count() + 16;
 	struct gs_site **sites = calloc(cap, sizeof(*sites));
 	char host[200], dir[4400], a[32], b[32], fr[512];
-	long long gpu = 0, gpu_n = 0;
 	int err;
 
 	if (!sites) {
 		gs_warn("out of memory writing the report");
 		return;
 	}
+	view_read();
 	for (struct gs_site *s = site_list(); s && n < cap; s = s->next_all)
 		sites[n++] = s;
 	qsort(sites, n, sizeof(*sites), cmp_live);
@@ -427,30 +452,24 @@ void report_write_exit(void)
 	}
 
 	if (!gs_config.quiet) {
-		for (int k = 0; k < GS_KIND_COUNT; k++) {
-			if (k == GS_KIND_PINNED)
-				continue;
-			gpu += atomic_load(&gs_totals.kind[k].live_bytes);
-			gpu_n += atomic_load(&gs_totals.kind[k].live_allocs);
-		}
-		human(a, sizeof(a), gpu);
-		human(b, sizeof(b), atomic_load(&gs_totals.gpu_peak_bytes));
+		human(a, sizeof(a), view.gpu_live);
+		human(b, sizeof(b), view.gpu_peak);
 		gs_warn("%s in %lld allocations of GPU memory still live at exit, peak %s (pid %d)",
-			a, gpu_n, b, (int)getpid());
+			a, view.gpu_allocs, b, (int)getpid());
 		for (unsigned i = 0, shown = 0; i < n && shown < 3; i++) {
 			const struct gs_frame *uf = useful_frame(sites[i]);
 
-			if (atomic_load(&sites[i]->live_bytes) <= 0)
+			if (atomic_load(&sites[i]->c.live_bytes) <= 0)
 				break;
 			if (sites[i]->kind == GS_KIND_PINNED)
 				continue;
 			shown++;
-			human(a, sizeof(a), atomic_load(&sites[i]->live_bytes));
+			human(a, sizeof(a), atomic_load(&sites[i]->c.live_bytes));
 			if (uf)
 				frame_text(fr, sizeof(fr), uf);
 			else
 				snprintf(fr, sizeof(fr), "?");
-			gs_warn("  %s in %lld from %s", a, atomic_load(&sites[i]->live_allocs), fr);
+			gs_warn("  %s in %lld from %s", a, atomic_load(&sites[i]->c.live_allocs), fr);
 		}
 		gs_warn("report: %s/report.txt", dir);
 	}

@@ -156,26 +156,6 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 	return &n->site;
 }
 
-void site_account_alloc(struct gs_site *s, uint64_t size)
-{
-	long long live = atomic_fetch_add_explicit(&s->live_bytes, (long long)size,
-						   memory_order_relaxed) +
-			 (long long)size;
-
-	atomic_fetch_add_explicit(&s->live_allocs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->alloc_bytes, (long long)size, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->allocs, 1, memory_order_relaxed);
-	gs_max(&s->peak_bytes, live);
-}
-
-void site_account_free(struct gs_site *s, uint64_t size)
-{
-	atomic_fetch_sub_explicit(&s->live_bytes, (long long)size, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&s->live_allocs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->freed_bytes, (long long)size, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->frees, 1, memory_order_relaxed);
-}
-
 struct gs_site *site_list(void)
 {
 	return atomic_load(&all_sites);

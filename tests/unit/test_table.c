@@ -103,23 +103,26 @@ static void test_site_accounting_and_peak(void **state)
 	uintptr_t pcs[1] = { 0x12345 };
 	struct gs_site *s = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, pcs, 1);
 
-	site_account_alloc(s, 100);
-	site_account_alloc(s, 50);
-	site_account_free(s, 100);
-	site_account_alloc(s, 10);
-	assert_int_equal(s->live_bytes, 60);
-	assert_int_equal(s->live_allocs, 2);
-	assert_int_equal(s->peak_bytes, 150);
-	assert_int_equal(s->alloc_bytes, 160);
-	assert_int_equal(s->allocs, 3);
-	assert_int_equal(s->freed_bytes, 100);
-	assert_int_equal(s->frees, 1);
+	struct gs_count_snap k;
+
+	counters_alloc(&s->c, 100);
+	counters_alloc(&s->c, 50);
+	counters_free(&s->c, 100);
+	counters_alloc(&s->c, 10);
+	counters_read(&s->c, &k);
+	assert_int_equal(k.live_bytes, 60);
+	assert_int_equal(k.live_allocs, 2);
+	assert_int_equal(k.peak_bytes, 150);
+	assert_int_equal(k.alloc_bytes, 160);
+	assert_int_equal(k.allocs, 3);
+	assert_int_equal(k.freed_bytes, 100);
+	assert_int_equal(k.frees, 1);
 }
 
 /* record.c end to end: an allocation, a failed free, a real free. */
 static void test_record_alloc_free(void **state)
 {
-	struct gs_kind_stats *k = &gs_totals.kind[GS_KIND_MANAGED];
+	struct gs_counters *k = &gs_totals.kind[GS_KIND_MANAGED];
 	long long base_allocs = k->allocs;
 	struct gs_alloc *a;
 
@@ -165,7 +168,7 @@ static void *worker(void *arg)
 
 static void test_threads_exact_totals(void **state)
 {
-	struct gs_kind_stats *k = &gs_totals.kind[GS_KIND_DEVICE];
+	struct gs_counters *k = &gs_totals.kind[GS_KIND_DEVICE];
 	long long allocs0 = k->allocs, frees0 = k->frees, live0 = k->live_bytes;
 	pthread_t t[THREADS];
 

@@ -1,0 +1,896 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading "gpuspy-process/1" reports (docs/format.md).
+ *
+ * Every value is checked for presence, JSON type and range before it is
+ * used: the files come from processes that may have been killed half-way,
+ * from another version of gpuspy, or from anywhere, and a report that is
+ * wrong must cost the user one line naming the file, never a crash or a
+ * silently wrong total.  Keys this version does not know are ignored, as
+ * the format allows.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "read.h"
+
+#define FORMAT_PROCESS "gpuspy-process/1"
+
+/* A report of a day-long run with deep stacks stays far below this; a
+ * bigger file is not one of ours, and reading it would only exhaust memory. */
+#define MAX_REPORT_SIZE (1024L * 1024 * 1024)
+
+static const char *const kind_names[GS_KIND_COUNT] = {
+	[GS_KIND_DEVICE] = "device",
+	[GS_KIND_MANAGED] = "managed",
+	[GS_KIND_VMM] = "vmm",
+	[GS_KIND_PINNED] = "pinned",
+};
+
+const char *gs_kind_name(enum gs_kind kind)
+{
+	return kind < GS_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+/* Validation context: the file for messages, and the JSON path of the
+ * object being read ("sites[3].frames[0]"), so that a message says where. */
+struct vctx {
+	const char *file;
+	struct gs_error *err;
+	const char *where;
+};
+
+static const char *type_name(const json_t *j)
+{
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a real number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	case JSON_NULL: return "null";
+	}
+	return "unknown";
+}
+
+__attribute__((format(printf, 3, 4)))
+static int bad(const struct vctx *v, const char *key, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (v->where && key)
+		gs_error_set(v->err, v->file, "%s.%s: %s", v->where, key, what);
+	else if (v->where || key)
+		gs_error_set(v->err, v->file, "%s: %s", v->where ? v->where : key, what);
+	else
+		gs_error_set(v->err, v->file, "%s", what);
+	return -EINVAL;
+}
+
+/* The member KEY of OBJ, which must exist when REQUIRED; *OUT is NULL when
+ * it is absent and optional. */
+static int member(const struct vctx *v, json_t *obj, const char *key,
+		  bool required, json_type type, json_t **out)
+{
+	json_t *j = json_object_get(obj, key);
+	const char *want;
+
+	*out = NULL;
+	if (!j) {
+		if (required)
+			return bad(v, key, "missing");
+		return 0;
+	}
+	if (json_typeof(j) == type ||
+	    (type == JSON_TRUE && json_typeof(j) == JSON_FALSE)) {
+		*out = j;
+		return 0;
+	}
+	switch (type) {
+	case JSON_OBJECT: want = "an object"; break;
+	case JSON_ARRAY: want = "an array"; break;
+	case JSON_STRING: want = "a string"; break;
+	case JSON_INTEGER: want = "an integer"; break;
+	case JSON_TRUE: want = "a boolean"; break;
+	default: want = "a number"; break;
+	}
+	return bad(v, key, "expected %s, got %s", want, type_name(j));
+}
+
+static int get_int(const struct vctx *v, json_t *obj, const char *key,
+		   bool required, int64_t min, int64_t max, int64_t *out)
+{
+	json_t *j;
+	int64_t x;
+	int r = member(v, obj, key, required, JSON_INTEGER, &j);
+
+	if (r < 0 || !j)
+		return r;
+	x = json_integer_value(j);
+	if (x < min || x > max) {
+		if (x < 0 && min == 0)
+			return bad(v, key, "%" PRId64 " is negative", x);
+		return bad(v, key, "%" PRId64 " is out of range [%" PRId64
+			   ", %" PRId64 "]", x, min, max);
+	}
+	*out = x;
+	return 0;
+}
+
+static int get_count(const struct vctx *v, json_t *obj, const char *key,
+		     int64_t *out)
+{
+	return get_int(v, obj, key, true, 0, INT64_MAX, out);
+}
+
+/* A copy of string member KEY in *OUT (left untouched when absent). */
+static int get_str(const struct vctx *v, json_t *obj, const char *key,
+		   bool required, bool nonempty, char **out)
+{
+	json_t *j;
+	char *s;
+	int r = member(v, obj, key, required, JSON_STRING, &j);
+
+	if (r < 0 || !j)
+		return r;
+	if (nonempty && json_string_length(j) == 0)
+		return bad(v, key, "empty string");
+	s = strdup(json_string_value(j));
+	if (!s)
+		return -ENOMEM;
+	*out = s;
+	return 0;
+}
+
+static int check_number(const struct vctx *v, json_t *obj, const char *key)
+{
+	json_t *j = json_object_get(obj, key);
+
+	if (j && !json_is_number(j))
+		return bad(v, key, "expected a number, got %s", type_name(j));
+	if (j && json_number_value(j) < 0)
+		return bad(v, key, "negative time");
+	return 0;
+}
+
+/* An optional object whose members must all be non-negative integers
+ * ("doors", "vmm_address_space"). */
+static int check_counts_object(const struct vctx *v, json_t *root, const char *key)
+{
+	struct vctx sub = *v;
+	const char *name;
+	json_t *obj, *val;
+	int r = member(v, root, key, false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	sub.where = key;
+	json_object_foreach(obj, name, val) {
+		int64_t x;
+
+		r = get_count(&sub, obj, name, &x);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A kind's or a site's counters, and the relations any correct tracker
+ * keeps between them: what is live or was freed was allocated first, and
+ * the high-water mark lies between what is live and all that was
+ * allocated.  A file that breaks them is corrupt, and its sums would lie. */
+static int get_counters(const struct vctx *v, json_t *obj, struct gs_counters *c)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} fields[] = {
+		{ "live_bytes", offsetof(struct gs_counters, live_bytes) },
+		{ "live_allocations", offsetof(struct gs_counters, live_allocations) },
+		{ "peak_bytes", offsetof(struct gs_counters, peak_bytes) },
+		{ "allocated_bytes", offsetof(struct gs_counters, allocated_bytes) },
+		{ "allocations", offsetof(struct gs_counters, allocations) },
+		{ "freed_bytes", offsetof(struct gs_counters, freed_bytes) },
+		{ "frees", offsetof(struct gs_counters, frees) },
+	};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		int r = get_count(v, obj, fields[i].key,
+				  (int64_t *)((char *)c + fields[i].off));
+		if (r < 0)
+			return r;
+	}
+	if (c->live_allocations > c->allocations)
+		return bad(v, "live_allocations", "%" PRId64 " exceeds allocations (%" PRId64 ")",
+			   c->live_allocations, c->allocations);
+	if (c->frees > c->allocations)
+		return bad(v, "frees", "%" PRId64 " exceeds allocations (%" PRId64 ")",
+			   c->frees, c->allocations);
+	if (c->live_bytes > c->peak_bytes)
+		return bad(v, "live_bytes", "%" PRId64 " exceeds peak_bytes (%" PRId64 ")",
+			   c->live_bytes, c->peak_bytes);
+	if (c->peak_bytes > c->allocated_bytes)
+		return bad(v, "peak_bytes", "%" PRId64 " exceeds allocated_bytes (%" PRId64 ")",
+			   c->peak_bytes, c->allocated_bytes);
+	if (c->freed_bytes > c->allocated_bytes)
+		return bad(v, "freed_bytes", "%" PRId64 " exceeds allocated_bytes (%" PRId64 ")",
+			   c->freed_bytes, c->allocated_bytes);
+	return 0;
+}
+
+static bool is_hex(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+		      (*s >= 'A' && *s <= 'F')))
+			return false;
+	return true;
+}
+
+static int load_command(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	json_t *arr, *val;
+	size_t i;
+	int r = member(v, root, "command", true, JSON_ARRAY, &arr);
+
+	if (r < 0)
+		return r;
+	p->command = calloc(json_array_size(arr) + 1, sizeof(*p->command));
+	if (!p->command)
+		return -ENOMEM;
+	json_array_foreach(arr, i, val) {
+		if (!json_is_string(val))
+			return bad(v, NULL, "command[%zu]: expected a string, got %s",
+				   i, type_name(val));
+		p->command[i] = strdup(json_string_value(val));
+		if (!p->command[i])
+			return -ENOMEM;
+		p->ncommand = i + 1;
+	}
+	return 0;
+}
+
+/* Keys read only to be checked: a report whose optional parts are of the
+ * wrong type was not written by a correct gpuspy, and nothing it says can
+ * be trusted. */
+static int check_optional(const struct vctx *v, json_t *root)
+{
+	json_t *j, *val;
+	const char *name;
+	size_t i;
+	int64_t x;
+	int r;
+
+	if ((r = member(v, root, "gpuspy_version", false, JSON_STRING, &j)) < 0 ||
+	    (r = member(v, root, "exe", false, JSON_STRING, &j)) < 0 ||
+	    (r = get_int(v, root, "ppid", false, 0, INT32_MAX, &x)) < 0 ||
+	    (r = get_int(v, root, "depth", false, 0, 1 << 20, &x)) < 0 ||
+	    (r = check_number(v, root, "start_time")) < 0 ||
+	    (r = check_number(v, root, "end_time")) < 0 ||
+	    (r = check_counts_object(v, root, "doors")) < 0 ||
+	    (r = check_counts_object(v, root, "vmm_address_space")) < 0)
+		return r;
+
+	if ((r = member(v, root, "environment", false, JSON_OBJECT, &j)) < 0)
+		return r;
+	if (j) {
+		json_object_foreach(j, name, val) {
+			if (!json_is_string(val))
+				return bad(v, "environment", "%s: expected a string, got %s",
+					   name, type_name(val));
+		}
+	}
+
+	if ((r = member(v, root, "devices", false, JSON_ARRAY, &j)) < 0)
+		return r;
+	if (j) {
+		json_array_foreach(j, i, val) {
+			char where[64];
+			struct vctx sub = *v;
+
+			snprintf(where, sizeof(where), "devices[%zu]", i);
+			sub.where = where;
+			if (!json_is_object(val))
+				return bad(&sub, NULL, "expected an object, got %s",
+					   type_name(val));
+			if ((r = get_int(&sub, val, "device", true, -1, INT32_MAX, &x)) < 0 ||
+			    (r = get_count(&sub, val, "live_bytes", &x)) < 0 ||
+			    (r = get_count(&sub, val, "live_allocations", &x)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int load_kinds(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	json_t *kinds, *k;
+	int r = member(v, root, "kinds", true, JSON_OBJECT, &kinds);
+
+	if (r < 0)
+		return r;
+	for (int i = 0; i < GS_KIND_COUNT; i++) {
+		char where[32];
+		struct vctx sub = *v;
+
+		snprintf(where, sizeof(where), "kinds.%s", kind_names[i]);
+		sub.where = "kinds";
+		r = member(&sub, kinds, kind_names[i], true, JSON_OBJECT, &k);
+		if (r < 0)
+			return r;
+		sub.where = where;
+		r = get_counters(&sub, k, &p->kinds[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int load_modules(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	json_t *arr, *m;
+	size_t i;
+	int r = member(v, root, "modules", true, JSON_ARRAY, &arr);
+
+	if (r < 0)
+		return r;
+	p->modules = calloc(json_array_size(arr) + 1, sizeof(*p->modules));
+	if (!p->modules)
+		return -ENOMEM;
+	json_array_foreach(arr, i, m) {
+		struct gs_module *mod = &p->modules[i];
+		char where[48];
+		struct vctx sub = *v;
+		int64_t base;
+
+		snprintf(where, sizeof(where), "modules[%zu]", i);
+		sub.where = where;
+		if (!json_is_object(m))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(m));
+		/* counted before the members are read, so that process_free
+		 * sees every string that was copied */
+		p->nmodules = i + 1;
+		if ((r = get_str(&sub, m, "path", true, true, &mod->path)) < 0 ||
+		    (r = get_str(&sub, m, "build_id", true, false, &mod->build_id)) < 0 ||
+		    (r = get_int(&sub, m, "base", true, 0, INT64_MAX, &base)) < 0)
+			return r;
+		if (!is_hex(mod->build_id))
+			return bad(&sub, "build_id", "not a hexadecimal string");
+		for (char *c = mod->build_id; *c; c++)
+			if (*c >= 'A' && *c <= 'F')
+				*c += 'a' - 'A';
+		mod->base = (uint64_t)base;
+	}
+	return 0;
+}
+
+static int load_frames(const struct vctx *v, json_t *site, struct gs_process *p,
+		       struct gs_site *s)
+{
+	json_t *arr, *f;
+	size_t i;
+	int r = member(v, site, "frames", true, JSON_ARRAY, &arr);
+
+	if (r < 0)
+		return r;
+	s->frames = calloc(json_array_size(arr) + 1, sizeof(*s->frames));
+	if (!s->frames)
+		return -ENOMEM;
+	json_array_foreach(arr, i, f) {
+		struct gs_frame *fr = &s->frames[i];
+		char where[96];
+		struct vctx sub = *v;
+		int64_t offset;
+
+		snprintf(where, sizeof(where), "%s.frames[%zu]", v->where, i);
+		sub.where = where;
+		if (!json_is_object(f))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(f));
+		s->nframes = i + 1;
+		r = get_int(&sub, f, "module", true, INT64_MIN, INT64_MAX, &fr->module);
+		if (r < 0)
+			return r;
+		if (fr->module < -1 || fr->module >= (int64_t)p->nmodules)
+			return bad(&sub, "module", "index %" PRId64 " out of range (%zu modules)",
+				   fr->module, p->nmodules);
+		if ((r = get_int(&sub, f, "offset", true, 0, INT64_MAX, &offset)) < 0 ||
+		    (r = get_str(&sub, f, "symbol", false, false, &fr->symbol)) < 0)
+			return r;
+		fr->offset = (uint64_t)offset;
+	}
+	return 0;
+}
+
+static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	json_t *arr, *js;
+	size_t i;
+	int r = member(v, root, "sites", true, JSON_ARRAY, &arr);
+
+	if (r < 0)
+		return r;
+	p->sites = calloc(json_array_size(arr) + 1, sizeof(*p->sites));
+	if (!p->sites)
+		return -ENOMEM;
+	json_array_foreach(arr, i, js) {
+		struct gs_site *s = &p->sites[i];
+		char where[48];
+		struct vctx sub = *v;
+		char *kind = NULL;
+		json_t *door;
+		int64_t x;
+		int k;
+
+		snprintf(where, sizeof(where), "sites[%zu]", i);
+		sub.where = where;
+		if (!json_is_object(js))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(js));
+		p->nsites = i + 1;
+		r = get_str(&sub, js, "kind", true, true, &kind);
+		if (r < 0)
+			return r;
+		for (k = 0; k < GS_KIND_COUNT; k++)
+			if (strcmp(kind, kind_names[k]) == 0)
+				break;
+		if (k == GS_KIND_COUNT) {
+			r = bad(&sub, "kind", "unknown kind \"%.64s\"", kind);
+			free(kind);
+			return r;
+		}
+		free(kind);
+		s->kind = k;
+		if ((r = get_str(&sub, js, "api", true, true, &s->api)) < 0 ||
+		    (r = member(&sub, js, "door", false, JSON_STRING, &door)) < 0 ||
+		    (r = get_int(&sub, js, "id", false, 0, INT64_MAX, &x)) < 0 ||
+		    (r = get_int(&sub, js, "first_seq", false, 0, INT64_MAX, &x)) < 0 ||
+		    (r = get_counters(&sub, js, &s->c)) < 0 ||
+		    (r = load_frames(&sub, js, p, s)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	struct vctx sub = *v;
+	json_t *j, *obj;
+	int r;
+
+	if (!json_is_object(root))
+		return bad(v, NULL, "not a gpuspy report (the top level is %s)",
+			   type_name(root));
+	j = json_object_get(root, "format");
+	if (!j)
+		return bad(v, NULL, "not a gpuspy report (no \"format\")");
+	if (!json_is_string(j))
+		return bad(v, "format", "expected a string, got %s", type_name(j));
+	if (strcmp(json_string_value(j), FORMAT_PROCESS) != 0)
+		return bad(v, NULL, "unsupported format \"%.64s\" (this gpuspy reads \""
+			   FORMAT_PROCESS "\")", json_string_value(j));
+
+	if ((r = get_str(v, root, "host", true, false, &p->host)) < 0 ||
+	    (r = get_int(v, root, "pid", true, 1, INT32_MAX, &p->pid)) < 0 ||
+	    (r = load_command(v, root, p)) < 0 ||
+	    (r = member(v, root, "complete", true, JSON_TRUE, &j)) < 0)
+		return r;
+	p->complete = json_is_true(j);
+
+	if ((r = member(v, root, "leaked", true, JSON_OBJECT, &obj)) < 0)
+		return r;
+	sub.where = "leaked";
+	if ((r = get_count(&sub, obj, "bytes", &p->leaked_bytes)) < 0 ||
+	    (r = get_count(&sub, obj, "allocations", &p->leaked_allocations)) < 0)
+		return r;
+	if ((r = member(v, root, "peak", true, JSON_OBJECT, &obj)) < 0)
+		return r;
+	sub.where = "peak";
+	if ((r = get_count(&sub, obj, "bytes", &p->peak_bytes)) < 0)
+		return r;
+	/* what is live at exit was live at the peak's moment or less */
+	if (p->leaked_bytes > p->peak_bytes)
+		return bad(v, "leaked.bytes", "%" PRId64 " exceeds peak.bytes (%" PRId64 ")",
+			   p->leaked_bytes, p->peak_bytes);
+
+	if ((r = load_kinds(v, root, p)) < 0 ||
+	    (r = get_count(v, root, "untracked_frees", &p->untracked_frees)) < 0 ||
+	    (r = check_optional(v, root)) < 0 ||
+	    (r = load_modules(v, root, p)) < 0 ||
+	    (r = load_sites(v, root, p)) < 0)
+		return r;
+	return 0;
+}
+
+/* The whole file in memory.  O_NONBLOCK so that a FIFO named by mistake
+ * fails instead of hanging; it is refused below as not a regular file. */
+static int read_all(const char *file, char **bufp, size_t *lenp, struct stat *st,
+		    struct gs_error *err)
+{
+	size_t cap, len = 0;
+	char *buf;
+	int fd, r;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		gs_error_set(err, file, "%s", strerror(-r));
+		return r;
+	}
+	if (fstat(fd, st) < 0) {
+		r = -errno;
+		gs_error_set(err, file, "%s", strerror(-r));
+		goto out_close;
+	}
+	if (S_ISDIR(st->st_mode)) {
+		r = -EISDIR;
+		gs_error_set(err, file, "is a directory, not a report");
+		goto out_close;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		r = -EINVAL;
+		gs_error_set(err, file, "not a regular file");
+		goto out_close;
+	}
+	if (st->st_size > MAX_REPORT_SIZE) {
+		r = -EFBIG;
+		gs_error_set(err, file, "too large for a gpuspy report (%lld bytes)",
+			     (long long)st->st_size);
+		goto out_close;
+	}
+	cap = (size_t)st->st_size + 1;
+	buf = malloc(cap);
+	if (!buf) {
+		r = -ENOMEM;
+		goto out_close;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			/* the file grew since fstat */
+			if (cap > MAX_REPORT_SIZE) {
+				r = -EFBIG;
+				gs_error_set(err, file, "too large for a gpuspy report");
+				goto out_free;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				r = -ENOMEM;
+				goto out_free;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			gs_error_set(err, file, "%s", strerror(-r));
+			goto out_free;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+
+out_free:
+	free(buf);
+out_close:
+	close(fd);
+	return r;
+}
+
+int load_process_file(const char *file, const char *display_path,
+		      struct gs_process **out, struct gs_error *err)
+{
+	struct vctx v = { .file = file, .err = err };
+	struct gs_process *p = NULL;
+	json_error_t jerr;
+	json_t *root = NULL;
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	*out = NULL;
+	r = read_all(file, &buf, &len, &st, err);
+	if (r < 0)
+		return r;
+	if (len == 0) {
+		gs_error_set(err, file, "empty file (the process may have been killed "
+			     "while gpuspy wrote it)");
+		r = -EINVAL;
+		goto out;
+	}
+	/* duplicate keys would make "which value counts" a guess */
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		gs_error_set(err, file, "invalid JSON at line %d, column %d: %s",
+			     jerr.line, jerr.column, jerr.text);
+		r = -EINVAL;
+		goto out;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		r = -ENOMEM;
+		goto out;
+	}
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
+	p->file = strdup(file);
+	p->path = strdup(display_path ? display_path : file);
+	if (!p->file || !p->path) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = load_root(&v, root, p);
+	if (r == -ENOMEM)
+		gs_error_set(err, file, "out of memory");
+	if (r < 0)
+		goto out;
+	*out = p;
+	p = NULL;
+out:
+	process_free(p);
+	json_decref(root);
+	free(buf);
+	return r;
+}
+
+void process_free(struct gs_process *p)
+{
+	if (!p)
+		return;
+	free(p->path);
+	free(p->file);
+	free(p->host);
+	for (size_t i = 0; i < p->ncommand; i++)
+		free(p->command[i]);
+	free(p->command);
+	for (size_t i = 0; i < p->nmodules; i++) {
+		free(p->modules[i].path);
+		free(p->modules[i].build_id);
+	}
+	free(p->modules);
+	for (size_t i = 0; i < p->nsites; i++) {
+		struct gs_site *s = &p->sites[i];
+
+		free(s->api);
+		for (size_t j = 0; j < s->nframes; j++)
+			free(s->frames[j].symbol);
+		free(s->frames);
+	}
+	free(p->sites);
+	free(p);
+}
+
+void process_list_clear(struct gs_process_list *list)
+{
+	for (size_t i = 0; i < list->n; i++)
+		process_free(list->items[i]);
+	free(list->items);
+	list->items = NULL;
+	list->n = list->cap = 0;
+}
+
+/* Takes P; a report already in the list (same device and inode) is
+ * dropped. */
+static int list_add(struct gs_process_list *list, struct gs_process *p)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		if (list->items[i]->dev == p->dev && list->items[i]->ino == p->ino) {
+			process_free(p);
+			return 0;
+		}
+	}
+	if (list->n == list->cap) {
+		size_t cap = list->cap ? list->cap * 2 : 16;
+		struct gs_process **items = reallocarray(list->items, cap, sizeof(*items));
+
+		if (!items) {
+			process_free(p);
+			return -ENOMEM;
+		}
+		list->items = items;
+		list->cap = cap;
+	}
+	list->items[list->n++] = p;
+	return 0;
+}
+
+static int load_one(struct gs_process_list *list, const char *file,
+		    const char *display_path, struct gs_error *err)
+{
+	struct gs_process *p;
+	int r = load_process_file(file, display_path, &p, err);
+
+	if (r < 0)
+		return r;
+	return list_add(list, p);
+}
+
+/* Process directories sort as "node-9" before "node-10". */
+static int cmp_names(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether DIR/NAME/report.json exists: 1, 0, or -errno for a failure
+ * other than its absence (which the caller reports). */
+static int has_report(const char *dir, const char *name, char **filep)
+{
+	char *sub = util_path_join(dir, name);
+	char *file = sub ? util_path_join(sub, "report.json") : NULL;
+	struct stat st;
+	int r;
+
+	free(sub);
+	if (!file)
+		return -ENOMEM;
+	if (stat(file, &st) == 0) {
+		*filep = file;
+		return 1;
+	}
+	r = (errno == ENOENT || errno == ENOTDIR) ? 0 : -errno;
+	if (r < 0)
+		*filep = file;
+	else
+		free(file);
+	return r;
+}
+
+static int load_run_dir(struct gs_process_list *list, const char *dir,
+			struct gs_error *err)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0, found = 0;
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	d = opendir(dir);
+	if (!d) {
+		r = -errno;
+		gs_error_set(err, dir, "%s", strerror(-r));
+		return r;
+	}
+	while ((errno = 0, de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 32;
+			char **nn = reallocarray(names, c, sizeof(*nn));
+
+			if (!nn) {
+				r = -ENOMEM;
+				goto out;
+			}
+			names = nn;
+			cap = c;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			r = -ENOMEM;
+			goto out;
+		}
+		n++;
+	}
+	if (errno) {
+		r = -errno;
+		gs_error_set(err, dir, "%s", strerror(-r));
+		goto out;
+	}
+	if (n > 0)
+		qsort(names, n, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		char *file = NULL, *display;
+
+		/* A directory without report.json is a process still
+		 * running, or one that allocated nothing: not an error. */
+		r = has_report(dir, names[i], &file);
+		if (r < 0) {
+			if (file)
+				gs_error_set(err, file, "%s", strerror(-r));
+			free(file);
+			goto out;
+		}
+		if (r == 0)
+			continue;
+		display = util_path_join(dir, names[i]);
+		if (!display) {
+			free(file);
+			r = -ENOMEM;
+			goto out;
+		}
+		r = load_one(list, file, display, err);
+		free(display);
+		free(file);
+		if (r < 0)
+			goto out;
+		found++;
+	}
+	r = 0;
+	if (found == 0) {
+		gs_error_set(err, dir, "no gpuspy reports here (neither report.json "
+			     "nor */report.json)");
+		r = -ENOENT;
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	if (r == -ENOMEM)
+		gs_error_set(err, dir, "out of memory");
+	return r;
+}
+
+int load_path(struct gs_process_list *list, const char *path, struct gs_error *err)
+{
+	struct stat st;
+	char *file;
+	int r;
+
+	if (stat(path, &st) < 0) {
+		r = -errno;
+		gs_error_set(err, path, "%s", strerror(-r));
+		return r;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return load_one(list, path, path, err);
+
+	file = util_path_join(path, "report.json");
+	if (!file)
+		return -ENOMEM;
+	if (stat(file, &st) == 0) {
+		r = load_one(list, file, path, err);
+	} else if (errno == ENOENT) {
+		r = load_run_dir(list, path, err);
+	} else {
+		r = -errno;
+		gs_error_set(err, file, "%s", strerror(-r));
+	}
+	free(file);
+	return r;
+}
+
+bool load_dir_has_reports(const char *dir)
+{
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		char *file = NULL;
+
+		if (de->d_name[0] == '.')
+			continue;
+		found = has_report(dir, de->d_name, &file) > 0;
+		free(file);
+	}
+	closedir(d);
+	return found;
+}

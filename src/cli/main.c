@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* gpuspy(1): dispatch to a command. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "cli.h"
+#include "read.h"
+
+static const char usage[] =
+	"Usage: gpuspy COMMAND [OPTIONS] [ARGS]\n"
+	"\n"
+	"Commands:\n"
+	"  run [-o DIR] [--] CMD [ARGS...]   run CMD with libgpuspy preloaded\n"
+	"  report [--format text|json] [--top N] PATH...\n"
+	"                                    summarize the reports of a run\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help      show this help\n"
+	"  -V, --version   show the version\n"
+	"\n"
+	"'gpuspy COMMAND --help' describes a command; see gpuspy(1).\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "run", cmd_run },
+	{ "report", cmd_report },
+};
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd) {
+		fputs(usage, stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
+	    strcmp(cmd, "help") == 0) {
+		fputs(usage, stdout);
+		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+	}
+	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0 ||
+	    strcmp(cmd, "version") == 0) {
+		puts("gpuspy " GPUSPY_VERSION);
+		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cmd, commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fputs("gpuspy: unknown command '", stderr);
+	util_put_clean(stderr, cmd);
+	fputs("' (try 'gpuspy --help')\n", stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpuspy_read: the part of the CLI that reads what libgpuspy wrote.
+ *
+ * Loading is strict: a report is either fully valid "gpuspy-process/1" or
+ * refused with one message that names the file.  Everything after loading
+ * (symbolizing, merging, printing) may then trust the data model below, and
+ * never has to check a type again.
+ *
+ * Functions return 0 or -errno; those that can fail on input fill a
+ * struct gs_error with a single line "FILE: what is wrong".
+ */
+#ifndef GPUSPY_CLI_READ_H
+#define GPUSPY_CLI_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* One line, without the "gpuspy: " prefix and without a newline; control
+ * characters from file names or file contents are replaced by '?', so that
+ * printing it can never produce a second line. */
+struct gs_error {
+	char msg[1024];
+};
+
+void gs_error_set(struct gs_error *err, const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The memory kinds of a report, in the order of "kinds". */
+enum gs_kind {
+	GS_KIND_DEVICE,
+	GS_KIND_MANAGED,
+	GS_KIND_VMM,
+	GS_KIND_PINNED,
+	GS_KIND_COUNT,
+};
+
+const char *gs_kind_name(enum gs_kind kind);
+
+struct gs_counters {
+	int64_t live_bytes;
+	int64_t live_allocations;
+	int64_t peak_bytes;
+	int64_t allocated_bytes;
+	int64_t allocations;
+	int64_t freed_bytes;
+	int64_t frees;
+};
+
+struct gs_module {
+	char *path;
+	char *build_id;		/* lower-case hex, "" when the module has none */
+	uint64_t base;
+};
+
+struct gs_frame {
+	int64_t module;		/* index into modules, or -1 */
+	uint64_t offset;	/* from the module's base; absolute when module is -1 */
+	char *symbol;		/* as the process named it, or NULL */
+};
+
+struct gs_site {
+	enum gs_kind kind;
+	char *api;
+	struct gs_counters c;
+	struct gs_frame *frames;
+	size_t nframes;
+};
+
+struct gs_process {
+	char *path;		/* the process directory, or the file when given one */
+	char *file;		/* the report.json that was read */
+	char *host;
+	int64_t pid;
+	char **command;
+	size_t ncommand;
+	bool complete;
+	int64_t leaked_bytes;
+	int64_t leaked_allocations;
+	int64_t peak_bytes;
+	struct gs_counters kinds[GS_KIND_COUNT];
+	int64_t untracked_frees;
+	struct gs_module *modules;
+	size_t nmodules;
+	struct gs_site *sites;
+	size_t nsites;
+	/* device and inode of the report read, so that a process named twice
+	 * (a run directory and one of its process directories) counts once */
+	dev_t dev;
+	ino_t ino;
+};
+
+struct gs_process_list {
+	struct gs_process **items;
+	size_t n;
+	size_t cap;
+};
+
+/* util.c */
+
+/* "DIR/NAME" without doubling a trailing slash; NULL on out-of-memory. */
+char *util_path_join(const char *dir, const char *name);
+/* Collapse "//" and "/./" in place, and "dir/../" too when DOTDOT: that is
+ * only lexical, so wrong across a symbolic link to a directory; fine for
+ * source file names from debug info, not for a directory given by a user. */
+void util_path_normalize(char *path, bool dotdot);
+/* Replace control characters (C0, DEL, C1) in place by '?'. */
+void util_sanitize(char *s);
+/* Write S to OUT with control characters replaced by '?'. */
+void util_put_clean(FILE *out, const char *s);
+
+/* load.c */
+
+/* Read and validate one report.json; DISPLAY_PATH becomes the process's
+ * "path".  -EINVAL (bad content), -errno (cannot read), -ENOMEM. */
+int load_process_file(const char *file, const char *display_path,
+		      struct gs_process **out, struct gs_error *err);
+
+/* PATH is a report.json, a process directory or a run directory.  Appends
+ * every process found (run directories in version order of their entries). */
+int load_path(struct gs_process_list *list, const char *path,
+	      struct gs_error *err);
+
+void process_free(struct gs_process *p);
+void process_list_clear(struct gs_process_list *list);
+
+/* Whether DIR directly holds at least one <process>/report.json. */
+bool load_dir_has_reports(const char *dir);
+
+/* symbolize.c */
+
+struct symbolizer;
+struct sym_module;
+
+struct sym_info {
+	char *function;		/* demangled; NULL when unknown */
+	char *file;		/* NULL when unknown */
+	int64_t line;		/* 0 when unknown */
+};
+
+int symbolizer_new(struct symbolizer **out);
+void symbolizer_free(struct symbolizer *s);
+
+/* The module at PATH, opened once per path; NULL when it cannot be read or
+ * when both build-ids are known and differ (a rebuilt binary would give
+ * wrong names, and none is better than a wrong one). */
+struct sym_module *symbolizer_module(struct symbolizer *s, const char *path,
+				     const char *build_id);
+
+/* Fill INFO for the return address at OFFSET in MOD (which may be NULL);
+ * FALLBACK_SYMBOL is used when no function is found.  -ENOMEM only. */
+int symbolize_frame(struct sym_module *mod, uint64_t offset,
+		    const char *fallback_symbol, struct sym_info *info);
+
+void sym_info_clear(struct sym_info *info);
+
+/* Demangled copy of NAME (a copy of NAME itself when it is not mangled or
+ * demangling is unavailable); NULL on out-of-memory. */
+char *symbolize_demangle(const char *name);
+
+/* report.c */
+
+struct report_frame {
+	char *function;
+	char *module;		/* basename; NULL when the frame lies in no module */
+	char *file;
+	int64_t line;
+	uint64_t offset;
+	char *build_id;		/* NULL when unknown */
+};
+
+struct report_site {
+	char *key;
+	enum gs_kind kind;
+	char *api;
+	int64_t processes;
+	struct gs_counters c;
+	struct report_frame *frames;
+	size_t nframes;
+	size_t last_process;	/* merge bookkeeping: 1 + index of the last process counted */
+};
+
+struct report {
+	struct gs_process **procs;	/* borrowed from the process list */
+	size_t nprocs;
+	size_t incomplete;
+	int64_t leaked_bytes;
+	int64_t leaked_allocations;
+	int64_t peak_bytes;
+	int64_t pinned_leaked_bytes;
+	int64_t pinned_leaked_allocations;
+	int64_t pinned_peak_bytes;
+	int64_t untracked_frees;
+	struct report_site **sites;	/* sorted: leaked_bytes, peak_bytes desc */
+	size_t nsites;
+	/* key -> site, open addressing */
+	struct report_site **table;
+	size_t table_size;
+};
+
+/* Symbolize and merge every process of LIST (S may be NULL: no
+ * symbolization, only the processes' own symbols).  -EOVERFLOW names the
+ * file whose counters no longer fit in 64 bits. */
+int report_build(struct report *r, const struct gs_process_list *list,
+		 struct symbolizer *s, struct gs_error *err);
+void report_clear(struct report *r);
+
+/* TOP limits every list; 0 means all. */
+int report_print_json(const struct report *r, FILE *out, size_t top);
+int report_print_text(const struct report *r, FILE *out, size_t top);
+
+/* "1.5 MiB"; BUF of at least 32 bytes. */
+const char *report_human_size(int64_t bytes, char *buf, size_t size);
+
+/* The key of a site: api, then per frame "module!function" or
+ * "module+0xOFFSET".  Exposed for the tests. */
+char *report_site_key(const char *api, const struct report_frame *frames,
+		      size_t nframes);
+
+#endif

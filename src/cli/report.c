@@ -1,0 +1,700 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Merging process reports into one "gpuspy-report/1", and printing it as
+ * JSON or as text for people.
+ *
+ * Call sites are matched across processes on their symbolized frames
+ * (module basename and function), never on addresses: the same code loaded
+ * at another address, or in another run, must land in the same site.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "read.h"
+
+#define FORMAT_REPORT "gpuspy-report/1"
+
+const char *report_human_size(int64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1024 && bytes > -1024) {
+		snprintf(buf, size, "%" PRId64 " B", bytes);
+		return buf;
+	}
+	while (u < 5 && (v >= 1024.0 || v <= -1024.0)) {
+		v /= 1024.0;
+		u++;
+	}
+	/* 1023.96 KiB would print as "1024.0 KiB"; say "1.0 MiB" instead */
+	if (u < 5 && (v >= 1023.95 || v <= -1023.95)) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+char *report_site_key(const char *api, const struct report_frame *frames,
+		      size_t nframes)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	fputs(api, f);
+	putc('|', f);
+	for (size_t i = 0; i < nframes; i++) {
+		const struct report_frame *fr = &frames[i];
+
+		if (i > 0)
+			putc(';', f);
+		fputs(fr->module ? fr->module : "?", f);
+		/* an address outside any module is absolute, and would make
+		 * the key differ in every process: only its name, if any */
+		if (fr->function)
+			fprintf(f, "!%s", fr->function);
+		else if (fr->module)
+			fprintf(f, "+0x%" PRIx64, fr->offset);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void frames_free(struct report_frame *frames, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(frames[i].function);
+		free(frames[i].module);
+		free(frames[i].file);
+		free(frames[i].build_id);
+	}
+	free(frames);
+}
+
+static void site_free(struct report_site *s)
+{
+	if (!s)
+		return;
+	free(s->key);
+	free(s->api);
+	frames_free(s->frames, s->nframes);
+	free(s);
+}
+
+void report_clear(struct report *r)
+{
+	for (size_t i = 0; i < r->nsites; i++)
+		site_free(r->sites[i]);
+	free(r->sites);
+	free(r->table);
+	memset(r, 0, sizeof(*r));
+}
+
+static size_t hash_str(const char *s)
+{
+	size_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* Open addressing, at most half full. */
+static int table_grow(struct report *r)
+{
+	size_t size = r->table_size ? r->table_size * 2 : 256;
+	struct report_site **t = calloc(size, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nsites; i++) {
+		size_t h = hash_str(r->sites[i]->key) & (size - 1);
+
+		while (t[h])
+			h = (h + 1) & (size - 1);
+		t[h] = r->sites[i];
+	}
+	free(r->table);
+	r->table = t;
+	r->table_size = size;
+	return 0;
+}
+
+static struct report_site **table_slot(struct report *r, const char *key)
+{
+	size_t h = hash_str(key) & (r->table_size - 1);
+
+	while (r->table[h] && strcmp(r->table[h]->key, key) != 0)
+		h = (h + 1) & (r->table_size - 1);
+	return &r->table[h];
+}
+
+static int insert_site(struct report *r, struct report_site *s)
+{
+	struct report_site **slot;
+
+	if ((r->nsites + 1) * 2 > r->table_size) {
+		int e = table_grow(r);
+
+		if (e < 0)
+			return e;
+		/* the array of sites grows with the table */
+		struct report_site **sites = reallocarray(r->sites, r->table_size / 2,
+							  sizeof(*sites));
+		if (!sites)
+			return -ENOMEM;
+		r->sites = sites;
+	}
+	slot = table_slot(r, s->key);
+	*slot = s;
+	r->sites[r->nsites++] = s;
+	return 0;
+}
+
+static bool add(int64_t *a, int64_t b)
+{
+	return !__builtin_add_overflow(*a, b, a);
+}
+
+static bool add_counters(struct gs_counters *a, const struct gs_counters *b)
+{
+	return add(&a->live_bytes, b->live_bytes) &&
+	       add(&a->live_allocations, b->live_allocations) &&
+	       add(&a->peak_bytes, b->peak_bytes) &&
+	       add(&a->allocated_bytes, b->allocated_bytes) &&
+	       add(&a->allocations, b->allocations) &&
+	       add(&a->freed_bytes, b->freed_bytes) &&
+	       add(&a->frees, b->frees);
+}
+
+static int make_frames(const struct gs_process *p, const struct gs_site *site,
+		       struct sym_module **mods, struct report_frame **out)
+{
+	struct report_frame *frames = calloc(site->nframes + 1, sizeof(*frames));
+
+	if (!frames)
+		return -ENOMEM;
+	for (size_t i = 0; i < site->nframes; i++) {
+		const struct gs_frame *f = &site->frames[i];
+		struct report_frame *rf = &frames[i];
+		struct sym_info info;
+		int e;
+
+		e = symbolize_frame(f->module >= 0 ? mods[f->module] : NULL, f->offset,
+				    f->symbol, &info);
+		if (e < 0)
+			goto fail;
+		rf->function = info.function;
+		rf->file = info.file;
+		rf->line = info.line;
+		rf->offset = f->offset;
+		if (f->module >= 0) {
+			const struct gs_module *m = &p->modules[f->module];
+
+			rf->module = strdup(basename_of(m->path));
+			rf->build_id = m->build_id[0] ? strdup(m->build_id) : NULL;
+			if (!rf->module || (m->build_id[0] && !rf->build_id))
+				goto fail;
+		}
+	}
+	*out = frames;
+	return 0;
+fail:
+	frames_free(frames, site->nframes);
+	return -ENOMEM;
+}
+
+/* Two call sites with one key are calls from the same functions, perhaps
+ * from other lines (a function that calls cudaMalloc twice) or another
+ * version of the file: a line or file that differs is dropped rather than
+ * shown as if it held for all of them. */
+static void merge_frames(struct report_site *rs, const struct report_frame *frames,
+			 size_t n)
+{
+	/* the same key does not promise the same number of frames: a
+	 * function name may contain ';' */
+	for (size_t i = 0; i < n && i < rs->nframes; i++) {
+		struct report_frame *f = &rs->frames[i];
+
+		if (f->file && (!frames[i].file || strcmp(f->file, frames[i].file) != 0)) {
+			free(f->file);
+			f->file = NULL;
+		}
+		if (f->line != frames[i].line)
+			f->line = 0;
+	}
+}
+
+/* Leaked bytes, then peak bytes, both descending; the key last, so that
+ * the order never depends on the order of the inputs. */
+static int cmp_sites(const void *pa, const void *pb)
+{
+	const struct report_site *a = *(struct report_site *const *)pa;
+	const struct report_site *b = *(struct report_site *const *)pb;
+
+	if (a->c.live_bytes != b->c.live_bytes)
+		return a->c.live_bytes > b->c.live_bytes ? -1 : 1;
+	if (a->c.peak_bytes != b->c.peak_bytes)
+		return a->c.peak_bytes > b->c.peak_bytes ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+static int merge_process(struct report *r, size_t index, struct symbolizer *s,
+			 struct gs_error *err)
+{
+	const struct gs_process *p = r->procs[index];
+	const struct gs_counters *pin = &p->kinds[GS_KIND_PINNED];
+	struct sym_module **mods;
+	int e = 0;
+
+	if (!add(&r->leaked_bytes, p->leaked_bytes) ||
+	    !add(&r->leaked_allocations, p->leaked_allocations) ||
+	    !add(&r->peak_bytes, p->peak_bytes) ||
+	    !add(&r->pinned_leaked_bytes, pin->live_bytes) ||
+	    !add(&r->pinned_leaked_allocations, pin->live_allocations) ||
+	    !add(&r->pinned_peak_bytes, pin->peak_bytes) ||
+	    !add(&r->untracked_frees, p->untracked_frees))
+		goto overflow;
+	if (!p->complete)
+		r->incomplete++;
+
+	mods = calloc(p->nmodules + 1, sizeof(*mods));
+	if (!mods)
+		return -ENOMEM;
+	/* once per module of this process, not per frame */
+	for (size_t i = 0; s && i < p->nmodules; i++)
+		mods[i] = symbolizer_module(s, p->modules[i].path, p->modules[i].build_id);
+
+	for (size_t i = 0; i < p->nsites; i++) {
+		const struct gs_site *site = &p->sites[i];
+		struct report_frame *frames;
+		struct report_site *rs;
+		char *key;
+
+		e = make_frames(p, site, mods, &frames);
+		if (e < 0)
+			break;
+		key = report_site_key(site->api, frames, site->nframes);
+		if (!key) {
+			frames_free(frames, site->nframes);
+			e = -ENOMEM;
+			break;
+		}
+		rs = r->table_size ? *table_slot(r, key) : NULL;
+		if (rs) {
+			merge_frames(rs, frames, site->nframes);
+			free(key);
+			frames_free(frames, site->nframes);
+			if (!add_counters(&rs->c, &site->c)) {
+				free(mods);
+				goto overflow;
+			}
+			if (rs->last_process != index + 1) {
+				rs->processes++;
+				rs->last_process = index + 1;
+			}
+			continue;
+		}
+		rs = calloc(1, sizeof(*rs));
+		if (!rs || !(rs->api = strdup(site->api))) {
+			free(rs);
+			free(key);
+			frames_free(frames, site->nframes);
+			e = -ENOMEM;
+			break;
+		}
+		rs->key = key;
+		rs->kind = site->kind;
+		rs->processes = 1;
+		rs->last_process = index + 1;
+		rs->c = site->c;
+		rs->frames = frames;
+		rs->nframes = site->nframes;
+		e = insert_site(r, rs);
+		if (e < 0) {
+			site_free(rs);
+			break;
+		}
+	}
+	free(mods);
+	return e;
+
+overflow:
+	gs_error_set(err, p->file, "counters overflow 64 bits when added to the "
+		     "reports before it");
+	return -EOVERFLOW;
+}
+
+int report_build(struct report *r, const struct gs_process_list *list,
+		 struct symbolizer *s, struct gs_error *err)
+{
+	int e;
+
+	memset(r, 0, sizeof(*r));
+	r->procs = list->items;
+	r->nprocs = list->n;
+	for (size_t i = 0; i < list->n; i++) {
+		e = merge_process(r, i, s, err);
+		if (e < 0) {
+			if (e == -ENOMEM)
+				gs_error_set(err, NULL, "out of memory");
+			report_clear(r);
+			return e;
+		}
+	}
+	if (r->nsites > 1)
+		qsort(r->sites, r->nsites, sizeof(*r->sites), cmp_sites);
+	return 0;
+}
+
+/* JSON */
+
+static json_t *counts_json(const char *k1, int64_t v1, const char *k2, int64_t v2)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, k1, json_integer(v1));
+	if (k2)
+		json_object_set_new(o, k2, json_integer(v2));
+	return o;
+}
+
+static json_t *frame_json(const struct report_frame *f)
+{
+	json_t *o = json_object();
+
+	/* fields that are unknown are left out, per docs/format.md */
+	if (f->function)
+		json_object_set_new(o, "function", json_string(f->function));
+	if (f->module)
+		json_object_set_new(o, "module", json_string(f->module));
+	if (f->file)
+		json_object_set_new(o, "file", json_string(f->file));
+	if (f->file && f->line > 0)
+		json_object_set_new(o, "line", json_integer(f->line));
+	json_object_set_new(o, "kind", json_string("native"));
+	json_object_set_new(o, "offset", json_integer((json_int_t)f->offset));
+	if (f->build_id)
+		json_object_set_new(o, "build_id", json_string(f->build_id));
+	return o;
+}
+
+static json_t *site_json(const struct report_site *s)
+{
+	json_t *o = json_object();
+	json_t *frames = json_array();
+
+	json_object_set_new(o, "key", json_string(s->key));
+	json_object_set_new(o, "kind", json_string(gs_kind_name(s->kind)));
+	json_object_set_new(o, "api", json_string(s->api));
+	json_object_set_new(o, "processes", json_integer(s->processes));
+	json_object_set_new(o, "leaked_bytes", json_integer(s->c.live_bytes));
+	json_object_set_new(o, "leaked_allocations", json_integer(s->c.live_allocations));
+	json_object_set_new(o, "peak_bytes", json_integer(s->c.peak_bytes));
+	json_object_set_new(o, "allocated_bytes", json_integer(s->c.allocated_bytes));
+	json_object_set_new(o, "allocations", json_integer(s->c.allocations));
+	json_object_set_new(o, "freed_bytes", json_integer(s->c.freed_bytes));
+	json_object_set_new(o, "frees", json_integer(s->c.frees));
+	for (size_t i = 0; i < s->nframes; i++)
+		json_array_append_new(frames, frame_json(&s->frames[i]));
+	json_object_set_new(o, "frames", frames);
+	return o;
+}
+
+static json_t *process_json(const struct gs_process *p)
+{
+	json_t *o = json_object();
+	json_t *cmd = json_array();
+
+	json_object_set_new(o, "path", json_string(p->path));
+	json_object_set_new(o, "host", json_string(p->host));
+	json_object_set_new(o, "pid", json_integer(p->pid));
+	for (size_t i = 0; i < p->ncommand; i++)
+		json_array_append_new(cmd, json_string(p->command[i]));
+	json_object_set_new(o, "command", cmd);
+	json_object_set_new(o, "complete", json_boolean(p->complete));
+	json_object_set_new(o, "leaked", counts_json("bytes", p->leaked_bytes,
+						     "allocations", p->leaked_allocations));
+	json_object_set_new(o, "peak", counts_json("bytes", p->peak_bytes, NULL, 0));
+	return o;
+}
+
+int report_print_json(const struct report *r, FILE *out, size_t top)
+{
+	json_t *root = json_object();
+	json_t *procs = json_array();
+	json_t *sites = json_array();
+	json_t *pinned;
+	size_t n = top && top < r->nsites ? top : r->nsites;
+	int e = 0;
+
+	if (!root || !procs || !sites) {
+		e = -ENOMEM;
+		goto out;
+	}
+	/* jansson keeps insertion order: the keys come out as in
+	 * docs/format.md, the same every time */
+	json_object_set_new(root, "format", json_string(FORMAT_REPORT));
+	for (size_t i = 0; i < r->nprocs; i++)
+		json_array_append_new(procs, process_json(r->procs[i]));
+	json_object_set(root, "processes", procs);
+	json_object_set_new(root, "leaked", counts_json("bytes", r->leaked_bytes,
+							"allocations", r->leaked_allocations));
+	json_object_set_new(root, "peak", counts_json("bytes", r->peak_bytes, NULL, 0));
+	pinned = counts_json("leaked_bytes", r->pinned_leaked_bytes,
+			     "leaked_allocations", r->pinned_leaked_allocations);
+	json_object_set_new(pinned, "peak_bytes", json_integer(r->pinned_peak_bytes));
+	json_object_set_new(root, "pinned", pinned);
+	json_object_set_new(root, "untracked_frees", json_integer(r->untracked_frees));
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(sites, site_json(r->sites[i]));
+	json_object_set(root, "sites", sites);
+	/* a part that could not be allocated is simply missing: check the
+	 * arrays kept the count they should have */
+	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
+	    json_object_size(root) != 7) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (json_dumpf(root, out, JSON_INDENT(2)) < 0 || putc('\n', out) == EOF)
+		e = -EIO;
+out:
+	json_decref(procs);
+	json_decref(sites);
+	json_decref(root);
+	return e;
+}
+
+/* Text, in the manner of heaptrack_print: a summary, then the call sites
+ * that matter most from three points of view. */
+
+static const char *plural(int64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static void print_frames(FILE *out, const struct report_site *s)
+{
+	if (s->nframes == 0)
+		fputs("    (no stack)\n", out);
+	for (size_t i = 0; i < s->nframes; i++) {
+		const struct report_frame *f = &s->frames[i];
+
+		fputs("    ", out);
+		if (f->function) {
+			util_put_clean(out, f->function);
+			if (f->module) {
+				fputs(" (", out);
+				util_put_clean(out, f->module);
+				putc(')', out);
+			}
+		} else if (f->module) {
+			util_put_clean(out, f->module);
+			fprintf(out, "+0x%" PRIx64, f->offset);
+		} else {
+			fprintf(out, "0x%" PRIx64, f->offset);
+		}
+		if (f->file) {
+			putc(' ', out);
+			util_put_clean(out, f->file);
+			if (f->line > 0)
+				fprintf(out, ":%" PRId64, f->line);
+		}
+		putc('\n', out);
+		/* what runs main (__libc_start_main, _start) is the same for
+		 * every site and tells nothing; the JSON keeps it */
+		if (f->function && strcmp(f->function, "main") == 0)
+			break;
+	}
+}
+
+static void print_site_origin(FILE *out, const struct report_site *s)
+{
+	fputs("by ", out);
+	util_put_clean(out, s->api);
+	fprintf(out, " (%s)", gs_kind_name(s->kind));
+	if (s->processes > 1)
+		fprintf(out, " in %" PRId64 " processes", s->processes);
+}
+
+enum section { SEC_LEAKED, SEC_PINNED, SEC_PEAK, SEC_CALLS };
+
+static bool in_section(enum section sec, const struct report_site *s)
+{
+	switch (sec) {
+	case SEC_LEAKED:
+		return s->kind != GS_KIND_PINNED && s->c.live_bytes > 0;
+	case SEC_PINNED:
+		return s->kind == GS_KIND_PINNED && s->c.live_bytes > 0;
+	case SEC_PEAK:
+		return s->c.peak_bytes > 0;
+	case SEC_CALLS:
+		return s->c.allocations > 0;
+	}
+	return false;
+}
+
+static int cmp_peak(const void *pa, const void *pb)
+{
+	const struct report_site *a = *(struct report_site *const *)pa;
+	const struct report_site *b = *(struct report_site *const *)pb;
+
+	if (a->c.peak_bytes != b->c.peak_bytes)
+		return a->c.peak_bytes > b->c.peak_bytes ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+static int cmp_calls(const void *pa, const void *pb)
+{
+	const struct report_site *a = *(struct report_site *const *)pa;
+	const struct report_site *b = *(struct report_site *const *)pb;
+
+	if (a->c.allocations != b->c.allocations)
+		return a->c.allocations > b->c.allocations ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+static void print_section(FILE *out, const struct report *r, enum section sec,
+			  const char *title, struct report_site **order, size_t top)
+{
+	size_t total = 0, shown = 0;
+	char a[32], b[32];
+
+	for (size_t i = 0; i < r->nsites; i++)
+		total += in_section(sec, order[i]);
+	if (sec == SEC_PINNED && total == 0)
+		return;
+	fprintf(out, "\n%s", title);
+	if (top && total > top)
+		fprintf(out, " (top %zu of %zu call sites)", top, total);
+	fputs("\n", out);
+	if (total == 0) {
+		fputs(sec == SEC_LEAKED ? "  nothing leaked\n" : "  none\n", out);
+		return;
+	}
+	for (size_t i = 0; i < r->nsites && (!top || shown < top); i++) {
+		const struct report_site *s = order[i];
+
+		if (!in_section(sec, s))
+			continue;
+		shown++;
+		switch (sec) {
+		case SEC_LEAKED:
+		case SEC_PINNED:
+			fprintf(out, "%s leaked in %" PRId64 " %s, ",
+				report_human_size(s->c.live_bytes, a, sizeof(a)),
+				s->c.live_allocations,
+				plural(s->c.live_allocations, "allocation", "allocations"));
+			break;
+		case SEC_PEAK:
+			fprintf(out, "%s peak, %s allocated in %" PRId64 " %s, ",
+				report_human_size(s->c.peak_bytes, a, sizeof(a)),
+				report_human_size(s->c.allocated_bytes, b, sizeof(b)),
+				s->c.allocations,
+				plural(s->c.allocations, "allocation", "allocations"));
+			break;
+		case SEC_CALLS:
+			fprintf(out, "%" PRId64 " %s of %s in total, %s peak, ",
+				s->c.allocations,
+				plural(s->c.allocations, "allocation", "allocations"),
+				report_human_size(s->c.allocated_bytes, a, sizeof(a)),
+				report_human_size(s->c.peak_bytes, b, sizeof(b)));
+			break;
+		}
+		print_site_origin(out, s);
+		putc('\n', out);
+		print_frames(out, s);
+	}
+}
+
+static void print_process(FILE *out, const struct gs_process *p)
+{
+	char a[32], b[32];
+
+	fputs("  ", out);
+	util_put_clean(out, p->path);
+	fprintf(out, ": pid %" PRId64 " on ", p->pid);
+	util_put_clean(out, p->host);
+	fprintf(out, ", leaked %s in %" PRId64 ", peak %s%s\n",
+		report_human_size(p->leaked_bytes, a, sizeof(a)), p->leaked_allocations,
+		report_human_size(p->peak_bytes, b, sizeof(b)),
+		p->complete ? "" : " (incomplete)");
+	if (p->ncommand > 0) {
+		fputs("    $", out);
+		for (size_t i = 0; i < p->ncommand; i++) {
+			putc(' ', out);
+			util_put_clean(out, p->command[i]);
+		}
+		putc('\n', out);
+	}
+}
+
+int report_print_text(const struct report *r, FILE *out, size_t top)
+{
+	struct report_site **order = NULL;
+	char a[32], b[32];
+
+	fprintf(out, "gpuspy report: %zu %s, %zu call %s\n", r->nprocs,
+		plural(r->nprocs, "process", "processes"), r->nsites,
+		plural(r->nsites, "site", "sites"));
+
+	fputs("\nSUMMARY\n", out);
+	fprintf(out, "  leaked at exit:   %s in %" PRId64 " %s (%" PRId64 " bytes of device, managed and VMM memory)\n",
+		report_human_size(r->leaked_bytes, a, sizeof(a)), r->leaked_allocations,
+		plural(r->leaked_allocations, "allocation", "allocations"), r->leaked_bytes);
+	fprintf(out, "  peak:             %s%s\n",
+		report_human_size(r->peak_bytes, a, sizeof(a)),
+		r->nprocs > 1 ? " (sum of each process's peak)" : "");
+	fprintf(out, "  pinned host:      %s leaked in %" PRId64 " %s, peak %s\n",
+		report_human_size(r->pinned_leaked_bytes, a, sizeof(a)),
+		r->pinned_leaked_allocations,
+		plural(r->pinned_leaked_allocations, "allocation", "allocations"),
+		report_human_size(r->pinned_peak_bytes, b, sizeof(b)));
+	fprintf(out, "  untracked frees:  %" PRId64 "\n", r->untracked_frees);
+	if (r->incomplete)
+		fprintf(out, "  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",
+			r->incomplete, plural(r->incomplete, "process", "processes"),
+			plural(r->incomplete, "its", "their"));
+
+	fputs("\nPROCESSES\n", out);
+	for (size_t i = 0; i < r->nprocs; i++)
+		print_process(out, r->procs[i]);
+
+	print_section(out, r, SEC_LEAKED, "LEAKED AT EXIT", r->sites, top);
+	print_section(out, r, SEC_PINNED, "PINNED HOST MEMORY LEAKED AT EXIT", r->sites, top);
+
+	if (r->nsites > 0) {
+		order = malloc(r->nsites * sizeof(*order));
+		if (!order)
+			return -ENOMEM;
+	}
+	if (r->nsites > 0)
+		memcpy(order, r->sites, r->nsites * sizeof(*order));
+	if (r->nsites > 1)
+		qsort(order, r->nsites, sizeof(*order), cmp_peak);
+	print_section(out, r, SEC_PEAK, "PEAK CONSUMERS", order, top);
+	if (r->nsites > 1)
+		qsort(order, r->nsites, sizeof(*order), cmp_calls);
+	print_section(out, r, SEC_CALLS, "MOST ALLOCATIONS", order, top);
+	free(order);
+	return ferror(out) ? -EIO : 0;
+}

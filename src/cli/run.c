@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpuspy run: start a command with libgpuspy.so preloaded and its reports
+ * directed to one run directory, and pass its exit status on.
+ *
+ * gpuspy stays the parent rather than exec'ing the command itself, so that
+ * it can point at the reports once the command is over; while it waits it
+ * behaves like a shell waiting for a foreground job: the terminal's SIGINT
+ * and SIGQUIT reach the command directly and gpuspy ignores them, while
+ * SIGTERM and SIGHUP, which are usually sent to gpuspy alone, are passed on.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "cli.h"
+#include "read.h"
+
+/* gpuspy's own failure (fork, memory), as env(1) does, so that it is not
+ * taken for a status of the command */
+#define EXIT_RUN_FAILED 125
+
+static const char usage[] =
+	"Usage: gpuspy run [-o DIR] [--] CMD [ARGS...]\n"
+	"\n"
+	"Run CMD with libgpuspy.so preloaded; every process of it that allocates\n"
+	"CUDA memory writes a report under DIR at exit.\n"
+	"\n"
+	"  -o, --output DIR   run directory (default: $GPUSPY_OUTPUT_DIR, else\n"
+	"                     ./gpuspy-out)\n"
+	"  -h, --help         show this help\n";
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	pid_t pid = child_pid;
+	int saved = errno;
+
+	if (pid > 0)
+		kill(pid, sig);
+	errno = saved;
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+	fputs("gpuspy run: ", stderr);
+	fputs(what, stderr);
+	if (arg) {
+		fputs(" '", stderr);
+		util_put_clean(stderr, arg);
+		putc('\'', stderr);
+	}
+	fputs(" (see 'gpuspy run --help')\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* PATH made absolute against the working directory, without resolving
+ * symbolic links: the user's spelling of the path is kept. */
+static char *absolute(const char *path)
+{
+	char *cwd, *s;
+
+	if (path[0] == '/') {
+		s = strdup(path);
+	} else {
+		cwd = getcwd(NULL, 0);
+		if (!cwd)
+			return NULL;
+		s = util_path_join(cwd, path);
+		free(cwd);
+	}
+	if (s)
+		util_path_normalize(s, false);
+	return s;
+}
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The library, in the order of gpuspy(1): $GPUSPY_LIBRARY, next to the
+ * executable (a relocated install), the build tree's src/preload from
+ * src/cli, the configured libdir.  NULL with a message printed. */
+static char *find_library(void)
+{
+	const char *env = getenv("GPUSPY_LIBRARY");
+	char exe[PATH_MAX];
+	char *candidates[3] = { NULL, NULL, NULL };
+	char *found = NULL;
+	ssize_t n;
+
+	if (env && env[0]) {
+		/* asked for explicitly: no silent fallback to another one */
+		if (!is_file(env)) {
+			fputs("gpuspy: GPUSPY_LIBRARY=", stderr);
+			util_put_clean(stderr, env);
+			fputs(": no such file\n", stderr);
+			return NULL;
+		}
+		/* the file exists: its canonical path is the one ld.so
+		 * would also end up with */
+		found = realpath(env, NULL);
+		if (!found)
+			fprintf(stderr, "gpuspy: GPUSPY_LIBRARY: %s\n", strerror(errno));
+		return found;
+	}
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			candidates[0] = util_path_join(exe, "libgpuspy.so");
+			candidates[1] = util_path_join(exe, "../preload/libgpuspy.so");
+			/* /proc/self/exe has no symbolic links left, so ".."
+			 * may be removed lexically */
+			if (candidates[1])
+				util_path_normalize(candidates[1], true);
+		}
+	}
+	candidates[2] = strdup(GPUSPY_LIBDIR "/libgpuspy.so");
+	for (int i = 0; i < 3; i++) {
+		if (!found && candidates[i] && is_file(candidates[i])) {
+			found = candidates[i];
+			candidates[i] = NULL;
+		}
+		free(candidates[i]);
+	}
+	if (!found)
+		fputs("gpuspy: cannot find libgpuspy.so (looked next to gpuspy, in "
+		      "../preload and in " GPUSPY_LIBDIR "); set GPUSPY_LIBRARY\n", stderr);
+	return found;
+}
+
+/* Whether LIST (LD_PRELOAD: separated by spaces or colons, as ld.so reads
+ * it) already names LIB, by that name or by another path to the same
+ * file. */
+static bool preload_has(const char *list, const char *lib)
+{
+	size_t len = strlen(lib);
+	struct stat lst, st;
+	bool have_lst = stat(lib, &lst) == 0;
+
+	while (*list) {
+		size_t n = strcspn(list, " :");
+
+		if (n == len && memcmp(list, lib, len) == 0)
+			return true;
+		if (have_lst && n > 0 && n < PATH_MAX) {
+			char one[PATH_MAX];
+
+			memcpy(one, list, n);
+			one[n] = '\0';
+			if (stat(one, &st) == 0 && st.st_dev == lst.st_dev &&
+			    st.st_ino == lst.st_ino)
+				return true;
+		}
+		list += n;
+		if (*list)
+			list++;
+	}
+	return false;
+}
+
+static int setup_environment(const char *lib, const char *outdir)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *val = NULL;
+	int r;
+
+	if (old && old[0] && preload_has(old, lib))
+		return setenv("GPUSPY_OUTPUT_DIR", outdir, 1) < 0 ? -errno : 0;
+	/* first, so that gpuspy's wrappers are found before those of any
+	 * other preloaded library */
+	if (old && old[0]) {
+		if (asprintf(&val, "%s:%s", lib, old) < 0)
+			return -ENOMEM;
+	} else {
+		val = strdup(lib);
+		if (!val)
+			return -ENOMEM;
+	}
+	r = setenv("LD_PRELOAD", val, 1) < 0 ? -errno : 0;
+	free(val);
+	if (r == 0 && setenv("GPUSPY_OUTPUT_DIR", outdir, 1) < 0)
+		r = -errno;
+	return r;
+}
+
+/* Fork, exec, wait.  Returns the exit status to pass on. */
+static int spawn(char **argv)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	struct sigaction fwd = { .sa_handler = forward_signal };
+	struct sigaction old_int, old_quit, old_term, old_hup;
+	sigset_t block, old_mask;
+	int status, r;
+	pid_t pid;
+
+	/* TERM and HUP stay blocked until the child's pid is known to the
+	 * handler, so that neither is lost nor kills gpuspy alone */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	sigemptyset(&fwd.sa_mask);
+	fwd.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	sigaction(SIGTERM, &fwd, &old_term);
+	sigaction(SIGHUP, &fwd, &old_hup);
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "gpuspy: fork: %s\n", strerror(errno));
+		return EXIT_RUN_FAILED;
+	}
+	if (pid == 0) {
+		/* Dispositions first, mask last: a TERM that arrived since
+		 * the fork then acts on the child as it would have on the
+		 * command.  An ignored SIGINT would survive exec, hence the
+		 * restore of the original (usually default) action. */
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		execvp(argv[0], argv);
+		r = errno;
+		fputs("gpuspy: ", stderr);
+		util_put_clean(stderr, argv[0]);
+		fprintf(stderr, ": %s\n", strerror(r));
+		_exit(EXIT_EXEC_FAILED);
+	}
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+
+	while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	if (r < 0) {
+		fprintf(stderr, "gpuspy: waitpid: %s\n", strerror(errno));
+		return EXIT_RUN_FAILED;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_RUN_FAILED;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *outopt = NULL;
+	char *lib = NULL, *outdir = NULL;
+	int c, r, status;
+
+	opterr = 0;
+	optind = 1;
+	/* "+": stop at the first non-option, so that the command's own
+	 * options are never taken for gpuspy's, with or without "--" */
+	while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!optarg[0])
+				return usage_error("empty output directory", NULL);
+			outopt = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+		case ':':
+			return usage_error("missing value for", argv[optind - 1]);
+		default:
+			return usage_error("unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no command given", NULL);
+
+	lib = find_library();
+	if (!lib)
+		return EXIT_USAGE;
+	/* ld.so splits LD_PRELOAD at spaces and colons, and would look for
+	 * the pieces of such a path */
+	if (strpbrk(lib, " :")) {
+		fputs("gpuspy: the library path contains a space or a colon, which "
+		      "LD_PRELOAD cannot hold: ", stderr);
+		util_put_clean(stderr, lib);
+		putc('\n', stderr);
+		free(lib);
+		return EXIT_USAGE;
+	}
+
+	if (!outopt) {
+		outopt = getenv("GPUSPY_OUTPUT_DIR");
+		if (!outopt || !outopt[0])
+			outopt = "gpuspy-out";
+	}
+	outdir = absolute(outopt);
+	if (!outdir) {
+		r = errno;
+		fputs("gpuspy: cannot make '", stderr);
+		util_put_clean(stderr, outopt);
+		fprintf(stderr, "' absolute: %s\n", strerror(r));
+		free(lib);
+		return EXIT_RUN_FAILED;
+	}
+
+	r = setup_environment(lib, outdir);
+	if (r < 0) {
+		fprintf(stderr, "gpuspy: cannot set the environment: %s\n", strerror(-r));
+		status = EXIT_RUN_FAILED;
+		goto out;
+	}
+
+	status = spawn(argv + optind);
+
+	if (load_dir_has_reports(outdir)) {
+		fputs("gpuspy: run directory ", stderr);
+		util_put_clean(stderr, outdir);
+		fputs(" \u2014 see: gpuspy report ", stderr);
+		util_put_clean(stderr, outdir);
+		putc('\n', stderr);
+	}
+out:
+	free(lib);
+	free(outdir);
+	return status;
+}

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""'gpuspy report' on corrupted input: exit status 2 and exactly one line
+on stderr, "gpuspy: FILE: ...", naming the file at fault; never a crash.
+
+    bad_inputs.py GPUSPY FIXTURES [--valgrind VALGRIND]
+
+The corrupted reports are made here, in a temporary directory, from the
+valid fixture process/node7-4242/report.json.  With --valgrind, a subset
+(and the valid fixtures) run under valgrind, which must find no error and
+no definite leak.
+"""
+import copy
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+MAX_I64 = 2**63 - 1
+
+
+def set_path(doc, path, value):
+    """Set doc[a][b]... (path "a.b.0.c"); value DELETE removes the key."""
+    keys = [int(k) if k.lstrip("-").isdigit() else k for k in path.split(".")]
+    obj = doc
+    for k in keys[:-1]:
+        obj = obj[k]
+    if value is DELETE:
+        del obj[keys[-1]]
+    else:
+        obj[keys[-1]] = value
+
+
+DELETE = object()
+
+
+def mutations(valid_doc, valid_text):
+    """(name, bytes) of every corrupted report.json."""
+    def mut(path, value):
+        d = copy.deepcopy(valid_doc)
+        set_path(d, path, value)
+        return json.dumps(d, indent=1).encode()
+
+    n = len(valid_text)
+    rnd = random.Random(1234)
+    cases = [
+        ("empty file", b""),
+        ("truncated after 1 byte", valid_text[:1]),
+        ("truncated at 10%", valid_text[: n // 10]),
+        ("truncated at 50%", valid_text[: n // 2]),
+        ("truncated before the last brace", valid_text.rstrip()[:-1]),
+        ("garbage text", b"hello, this is not json\n"),
+        ("binary junk", bytes(rnd.randrange(256) for _ in range(4096))),
+        ("NUL bytes", b"\0" * 64),
+        ("NUL in a string", valid_text.replace(b'"node7"', b'"no\\u0000de7"', 1)),
+        ("invalid UTF-8", valid_text.replace(b'"node7"', b'"no\xffde7"', 1)),
+        ("trailing garbage", valid_text + b"{}"),
+        ("duplicate key", valid_text.replace(b'"pid": 4242', b'"pid": 4242, "pid": 1', 1)),
+        ("deep nesting", b"[" * 100000),
+        ("top level array", b"[]"),
+        ("top level null", b"null"),
+        ("no format", mut("format", DELETE)),
+        ("format version 2", mut("format", "gpuspy-process/2")),
+        ("format of a merged report", mut("format", "gpuspy-report/1")),
+        ("format not a string", mut("format", 1)),
+        ("host missing", mut("host", DELETE)),
+        ("pid a string", mut("pid", "4242")),
+        ("pid negative", mut("pid", -1)),
+        ("pid zero", mut("pid", 0)),
+        ("pid huge", mut("pid", 2**40)),
+        ("integer beyond 64 bits",
+         valid_text.replace(b'"pid": 4242', b'"pid": 99999999999999999999999', 1)),
+        ("pid a real number", mut("pid", 4242.5)),
+        ("command not an array", mut("command", "./leaky")),
+        ("command element not a string", mut("command.1", 7)),
+        ("complete a string", mut("complete", "yes")),
+        ("leaked a string", mut("leaked", "3 MiB")),
+        ("leaked.bytes a string", mut("leaked.bytes", "3145728")),
+        ("leaked.bytes negative", mut("leaked.bytes", -4096)),
+        ("leaked above peak", mut("leaked.bytes", 12 * 2**20)),
+        ("peak missing", mut("peak", DELETE)),
+        ("kinds an array", mut("kinds", [])),
+        ("kinds.pinned missing", mut("kinds.pinned", DELETE)),
+        ("kinds.device.live_bytes negative", mut("kinds.device.live_bytes", -1)),
+        ("kinds.vmm.frees null", mut("kinds.vmm.frees", None)),
+        ("untracked_frees a real number", mut("untracked_frees", 1.5)),
+        ("environment value not a string", mut("environment.PYTORCH_CUDA_ALLOC_CONF", 1)),
+        ("devices not an array", mut("devices", {})),
+        ("doors.driver negative", mut("doors.driver", -2)),
+        ("modules not an array", mut("modules", {"path": "x"})),
+        ("module path not a string", mut("modules.0.path", 17)),
+        ("module build_id not hex", mut("modules.0.build_id", "xyz")),
+        ("module base negative", mut("modules.1.base", -4096)),
+        ("sites an object", mut("sites", {})),
+        ("site not an object", mut("sites.1", "cudaMalloc")),
+        ("site kind unknown", mut("sites.0.kind", "texture")),
+        ("site api empty", mut("sites.0.api", "")),
+        ("site live_bytes negative", mut("sites.0.live_bytes", -5)),
+        ("site allocations a string", mut("sites.1.allocations", "4")),
+        ("site live above allocated", mut("sites.1.live_bytes", 2**40)),
+        ("site frees above allocations", mut("sites.1.frees", 5)),
+        ("site frames missing", mut("sites.0.frames", DELETE)),
+        ("frame not an object", mut("sites.0.frames.0", 4660)),
+        ("frame module index out of range", mut("sites.0.frames.1.module", 7)),
+        ("frame module index below -1", mut("sites.0.frames.1.module", -2)),
+        ("frame module a string", mut("sites.0.frames.1.module", "leaky")),
+        ("frame offset negative", mut("sites.0.frames.0.offset", -1)),
+        ("frame symbol not a string", mut("sites.0.frames.0.symbol", ["x"])),
+    ]
+    return cases
+
+
+def run(cmd, timeout=60):
+    return subprocess.run(cmd, capture_output=True, timeout=timeout)
+
+
+class Checker:
+    def __init__(self, gpuspy, valgrind):
+        self.gpuspy = gpuspy
+        self.valgrind = valgrind
+        self.failed = 0
+        self.count = 0
+
+    def prefix(self):
+        if not self.valgrind:
+            return []
+        return [self.valgrind, "-q", "--error-exitcode=99", "--leak-check=full",
+                "--errors-for-leak-kinds=definite", "--track-fds=no"]
+
+    def expect_error(self, name, args, named, status=2):
+        for fmt in ([], ["--format", "json"]):
+            self.count += 1
+            cmd = self.prefix() + [self.gpuspy, "report"] + fmt + args
+            try:
+                p = run(cmd, timeout=300 if self.valgrind else 20)
+            except subprocess.TimeoutExpired:
+                self.fail(name, fmt, "timed out")
+                continue
+            err = p.stderr.decode(errors="replace")
+            lines = err.splitlines()
+            why = None
+            if p.returncode != status:
+                why = "status %d, expected %d" % (p.returncode, status)
+            elif len(lines) != 1 or not err.endswith("\n"):
+                why = "%d lines on stderr" % len(lines)
+            elif not lines[0].startswith("gpuspy"):
+                why = "the line does not start with 'gpuspy'"
+            elif named and named not in lines[0]:
+                why = "the line does not name %s" % named
+            elif p.stdout:
+                why = "something was printed on stdout"
+            if why:
+                self.fail(name, fmt, why + "; stderr: " + repr(err[:2000]))
+            else:
+                print("ok %-40s %s" % (name, lines[0][:150]))
+
+    def expect_ok(self, name, args):
+        self.count += 1
+        p = run(self.prefix() + [self.gpuspy, "report"] + args, timeout=300)
+        if p.returncode != 0 or p.stderr:
+            self.fail(name, [], "status %d, stderr %r" % (p.returncode, p.stderr[:2000]))
+        else:
+            print("ok %s" % name)
+
+    def fail(self, name, fmt, why):
+        self.failed += 1
+        print("FAIL %s %s: %s" % (name, " ".join(fmt), why))
+
+
+def main():
+    gpuspy, fixtures = sys.argv[1], sys.argv[2]
+    valgrind = None
+    if sys.argv[3:5] and sys.argv[3] == "--valgrind":
+        valgrind = sys.argv[4]
+    valid_file = os.path.join(fixtures, "process", "node7-4242", "report.json")
+    with open(valid_file, "rb") as f:
+        valid_text = f.read()
+    valid_doc = json.loads(valid_text)
+    c = Checker(gpuspy, valgrind)
+
+    with tempfile.TemporaryDirectory(prefix="gpuspy-bad-") as tmp:
+        cases = mutations(valid_doc, valid_text)
+        if valgrind:
+            # a sample of every family: parse errors, types, ranges, indices
+            pick = {"empty file", "truncated at 50%", "binary junk", "invalid UTF-8",
+                    "deep nesting", "format version 2", "leaked a string",
+                    "integer beyond 64 bits", "site live above allocated",
+                    "frame module index out of range", "frame symbol not a string"}
+            cases = [x for x in cases if x[0] in pick]
+        for i, (name, content) in enumerate(cases):
+            # a process directory of its own per case; every other case
+            # names the file itself rather than its directory
+            d = os.path.join(tmp, "case%02d" % i, "node-%d" % (1000 + i))
+            os.makedirs(d)
+            f = os.path.join(d, "report.json")
+            with open(f, "wb") as out:
+                out.write(content)
+            c.expect_error(name, [f if i % 2 else d], f)
+
+        # paths that are not reports at all
+        missing = os.path.join(tmp, "does-not-exist")
+        c.expect_error("missing path", [missing], missing)
+        empty_run = os.path.join(tmp, "empty-run")
+        os.makedirs(os.path.join(empty_run, "node-1"))
+        c.expect_error("run directory without reports", [empty_run], empty_run)
+        c.expect_error("empty directory", [os.path.join(empty_run, "node-1")],
+                       os.path.join(empty_run, "node-1"))
+        isdir = os.path.join(tmp, "isdir", "node-2")
+        os.makedirs(os.path.join(isdir, "report.json"))
+        c.expect_error("report.json is a directory", [isdir],
+                       os.path.join(isdir, "report.json"))
+        fifo = os.path.join(tmp, "fifo.json")
+        os.mkfifo(fifo)
+        c.expect_error("a FIFO (must not hang)", [fifo], fifo)
+        c.expect_error("a device", ["/dev/null"], "/dev/null")
+
+        # a run directory with one good and one bad process: the bad one
+        # is named, and nothing is printed for the good one
+        mixed = os.path.join(tmp, "mixed-run")
+        for name, content in (("node-1", valid_text), ("node-2", valid_text[:100])):
+            os.makedirs(os.path.join(mixed, name))
+            with open(os.path.join(mixed, name, "report.json"), "wb") as out:
+                out.write(content)
+        c.expect_error("run directory with one bad report", [mixed],
+                       os.path.join(mixed, "node-2", "report.json"))
+        # a good path, then a bad one
+        c.expect_error("good path then a missing one", [valid_file, missing], missing)
+
+        # each report is valid, but their sums do not fit in 64 bits
+        big = os.path.join(tmp, "overflow-run")
+        for name in ("node-1", "node-2"):
+            d = copy.deepcopy(valid_doc)
+            d["untracked_frees"] = MAX_I64
+            os.makedirs(os.path.join(big, name))
+            with open(os.path.join(big, name, "report.json"), "w") as out:
+                json.dump(d, out)
+        c.expect_error("counters overflow when merged", [big],
+                       os.path.join(big, "node-2", "report.json"))
+
+        # control characters in a file name are not passed to the terminal
+        weird = os.path.join(tmp, "line\nbreak\x1b[31m")
+        c.expect_error("control characters in the name", [weird], None)
+
+        # usage errors: status 2, one line
+        for name, args in (("no PATH", []), ("unknown format", ["--format", "xml", "x"]),
+                           ("bad --top", ["--top", "ten", "x"]),
+                           ("negative --top", ["--top", "-1", "x"]),
+                           ("unknown option", ["--frobnicate", "x"]),
+                           ("missing option value", ["x", "--format"])):
+            c.expect_error("usage: " + name, args, None)
+
+        if valgrind:
+            c.expect_ok("valid process (valgrind)", [os.path.join(fixtures, "process")])
+            c.expect_ok("valid run (valgrind)", ["--format", "json", os.path.join(fixtures, "run")])
+
+    print("%d checks, %d failed" % (c.count, c.failed))
+    return 1 if c.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

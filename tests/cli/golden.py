@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""'gpuspy report' on the fixtures must print exactly the expected files.
+
+    golden.py GPUSPY FIXTURES [--update]
+
+The expected files were checked by hand against the numbers in
+fixtures/README.md; --update rewrites them from the current output (review
+the diff before committing it).
+"""
+import json
+import os
+import subprocess
+import sys
+
+CASES = [
+    (["report", "run"], "run.expected.txt"),
+    (["report", "--format", "json", "run"], "run.expected.json"),
+    (["report", "process/node7-4242"], "process.expected.txt"),
+    (["report", "--format=json", "process"], "process.expected.json"),
+    (["report", "--top", "1", "process"], "process-top1.expected.txt"),
+]
+
+
+def main():
+    gpuspy, fixtures = os.path.abspath(sys.argv[1]), sys.argv[2]
+    update = "--update" in sys.argv[3:]
+    failed = 0
+    for args, expected in CASES:
+        # relative paths, so that the output does not depend on the checkout
+        p = subprocess.run([gpuspy] + args, cwd=fixtures, capture_output=True)
+        path = os.path.join(fixtures, expected)
+        what = "gpuspy " + " ".join(args)
+        if p.returncode != 0 or p.stderr:
+            print("FAIL %s: status %d, stderr %r" % (what, p.returncode, p.stderr))
+            failed += 1
+            continue
+        if expected.endswith(".json"):
+            json.loads(p.stdout)  # valid JSON, whatever else
+        if update:
+            with open(path, "wb") as f:
+                f.write(p.stdout)
+            print("updated", expected)
+            continue
+        with open(path, "rb") as f:
+            want = f.read()
+        if p.stdout != want:
+            print("FAIL %s differs from %s:" % (what, expected))
+            sys.stdout.flush()
+            subprocess.run(["diff", "-u", path, "-"], input=p.stdout)
+            failed += 1
+        else:
+            print("ok %s" % what)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -146,6 +146,28 @@ static inline void hook_leave(void)
 	gs_hook_depth--;
 }
 
+/*
+ * The bracket around every free hook: the allocation leaves the table
+ * before the real call hands the address back to CUDA (where another
+ * thread could be given it and record it first), and is accounted, or put
+ * back if CUDA refused, after.  `call` is evaluated once; its result is
+ * returned unchanged.
+ */
+#define GS_FREE_HOOK(rtype, success, space, addr, call)                                            \
+	do {                                                                                       \
+		uint64_t addr_ = (uint64_t)(uintptr_t)(addr);                                      \
+		struct gs_alloc *a_ = NULL;                                                        \
+		bool outer_ = hook_enter();                                                        \
+		rtype r_;                                                                          \
+		if (outer_ && addr_)                                                               \
+			a_ = record_free_begin(space, addr_);                                      \
+		r_ = (call);                                                                       \
+		if (outer_ && addr_)                                                               \
+			record_free_end(a_, addr_, r_ == (success));                               \
+		hook_leave();                                                                      \
+		return r_;                                                                         \
+	} while (0)
+
 struct gs_alloc;
 /* device: CUDA ordinal, or -1 unknown, or GS_DEVICE_CURRENT to ask the driver */
 #define GS_DEVICE_CURRENT (-2)

@@ -226,44 +226,21 @@ static inline CUresult w_cuMemAllocFromPoolAsync_ptsz(enum gs_door door, CUdevic
 	return pool_alloc(REAL(cuMemAllocFromPoolAsync_ptsz), door, dptr, size, pool, s);
 }
 
-/* Record the free before the real call hands the address back to the
- * driver, where another thread could be given it and record it first. */
 static inline CUresult w_cuMemFree_v2(enum gs_door door, CUdeviceptr p)
 {
 	CUresult (*real)(CUdeviceptr) = REAL(cuMemFree_v2);
-	struct gs_alloc *a = NULL;
-	bool outer;
-	CUresult r;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	outer = hook_enter();
-	if (outer && p)
-		a = record_free_begin(GS_SPACE_DEVPTR, p);
-	r = real(p);
-	if (outer && p)
-		record_free_end(a, p, r == CUDA_SUCCESS);
-	hook_leave();
-	return r;
+	GS_FREE_HOOK(CUresult, CUDA_SUCCESS, GS_SPACE_DEVPTR, p, real(p));
 }
 
 static inline CUresult async_free(CUresult (*real)(CUdeviceptr, CUstream), CUdeviceptr p,
 				  CUstream s)
 {
-	struct gs_alloc *a = NULL;
-	bool outer;
-	CUresult r;
-
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	outer = hook_enter();
-	if (outer && p)
-		a = record_free_begin(GS_SPACE_DEVPTR, p);
-	r = real(p, s);
-	if (outer && p)
-		record_free_end(a, p, r == CUDA_SUCCESS);
-	hook_leave();
-	return r;
+	GS_FREE_HOOK(CUresult, CUDA_SUCCESS, GS_SPACE_DEVPTR, p, real(p, s));
 }
 
 static inline CUresult w_cuMemFreeAsync(enum gs_door door, CUdeviceptr p, CUstream s)
@@ -311,20 +288,10 @@ static inline CUresult w_cuMemAllocHost_v2(enum gs_door door, void **pp, size_t 
 static inline CUresult w_cuMemFreeHost(enum gs_door door, void *p)
 {
 	CUresult (*real)(void *) = REAL(cuMemFreeHost);
-	struct gs_alloc *a = NULL;
-	bool outer;
-	CUresult r;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	outer = hook_enter();
-	if (outer && p)
-		a = record_free_begin(GS_SPACE_HOSTPTR, (uintptr_t)p);
-	r = real(p);
-	if (outer && p)
-		record_free_end(a, (uintptr_t)p, r == CUDA_SUCCESS);
-	hook_leave();
-	return r;
+	GS_FREE_HOOK(CUresult, CUDA_SUCCESS, GS_SPACE_HOSTPTR, p, real(p));
 }
 
 /*

@@ -69,21 +69,6 @@ static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api,
 	return r;
 }
 
-/* Before the real free hands the address back: see hooks_driver.c. */
-#define FREE_BODY(space, ptr, call)                                                                \
-	do {                                                                                       \
-		struct gs_alloc *a = NULL;                                                         \
-		bool outer = hook_enter();                                                         \
-		cudaError_t r;                                                                     \
-		if (outer && (ptr))                                                                \
-			a = record_free_begin(space, (uintptr_t)(ptr));                            \
-		r = (call);                                                                        \
-		if (outer && (ptr))                                                                \
-			record_free_end(a, (uintptr_t)(ptr), r == cudaSuccess);                    \
-		hook_leave();                                                                      \
-		return r;                                                                          \
-	} while (0)
-
 #define ALLOC_BODY(name, api, kind, ptr, size, ...)                                                \
 	do {                                                                                       \
 		__typeof__(&name) real = REAL(name);                                               \
@@ -162,7 +147,7 @@ GS_EXPORT cudaError_t cudaFree(void *devPtr)
 
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
-	FREE_BODY(GS_SPACE_DEVPTR, devPtr, real(devPtr));
+	GS_FREE_HOOK(cudaError_t, cudaSuccess, GS_SPACE_DEVPTR, devPtr, real(devPtr));
 }
 
 GS_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t s)
@@ -171,7 +156,7 @@ GS_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t s)
 
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
-	FREE_BODY(GS_SPACE_DEVPTR, devPtr, real(devPtr, s));
+	GS_FREE_HOOK(cudaError_t, cudaSuccess, GS_SPACE_DEVPTR, devPtr, real(devPtr, s));
 }
 
 GS_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t s)
@@ -180,7 +165,7 @@ GS_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t s)
 
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
-	FREE_BODY(GS_SPACE_DEVPTR, devPtr, real(devPtr, s));
+	GS_FREE_HOOK(cudaError_t, cudaSuccess, GS_SPACE_DEVPTR, devPtr, real(devPtr, s));
 }
 
 GS_EXPORT cudaError_t cudaFreeHost(void *ptr)
@@ -189,5 +174,5 @@ GS_EXPORT cudaError_t cudaFreeHost(void *ptr)
 
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
-	FREE_BODY(GS_SPACE_HOSTPTR, ptr, real(ptr));
+	GS_FREE_HOOK(cudaError_t, cudaSuccess, GS_SPACE_HOSTPTR, ptr, real(ptr));
 }

@@ -14,10 +14,7 @@
 typedef typeof(cuGetProcAddress_v2) get_proc_fn;
 
 static struct {
-	typeof(cuInit) *init;
-	typeof(cuDeviceGet) *device_get;
-	typeof(cuDevicePrimaryCtxRetain) *primary_ctx_retain;
-	typeof(cuCtxSetCurrent) *ctx_set_current;
+	struct ctx_fns ctx;
 	typeof(cuDeviceGetDefaultMemPool) *default_pool;
 	typeof(cuMemPoolTrimTo) *pool_trim;
 	typeof(cuStreamSynchronize) *stream_sync;
@@ -32,13 +29,7 @@ void churn(CUmemoryPool pool);
 
 static void get(get_proc_fn *gp, const char *name, cuuint64_t flags, void *slot)
 {
-	CUdriverProcAddressQueryResult status;
-	void *p = NULL;
-
-	cu_ok(gp(name, &p, 12000, flags, &status), name);
-	if (status != CU_GET_PROC_ADDRESS_SUCCESS || !p)
-		exit(PROG_FAIL);
-	memcpy(slot, &p, sizeof(p));
+	getproc_v2(gp, name, 12000, flags, slot);
 }
 
 /* Per-thread and legacy stream semantics must stay two entry points. */
@@ -85,14 +76,12 @@ int main(int argc, char **argv)
 	void *h = open_driver();
 	CUmemoryPool pool;
 	get_proc_fn *gp;
-	CUdevice dev;
-	CUcontext ctx;
 
 	load_sym(h, "cuGetProcAddress_v2", &gp);
-	get(gp, "cuInit", 0, &drv.init);
-	get(gp, "cuDeviceGet", 0, &drv.device_get);
-	get(gp, "cuDevicePrimaryCtxRetain", 0, &drv.primary_ctx_retain);
-	get(gp, "cuCtxSetCurrent", 0, &drv.ctx_set_current);
+	get(gp, "cuInit", 0, &drv.ctx.init);
+	get(gp, "cuDeviceGet", 0, &drv.ctx.device_get);
+	get(gp, "cuDevicePrimaryCtxRetain", 0, &drv.ctx.primary_ctx_retain);
+	get(gp, "cuCtxSetCurrent", 0, &drv.ctx.ctx_set_current);
 	get(gp, "cuDeviceGetDefaultMemPool", 0, &drv.default_pool);
 	get(gp, "cuMemPoolTrimTo", 0, &drv.pool_trim);
 	get(gp, "cuStreamSynchronize", 0, &drv.stream_sync);
@@ -106,11 +95,8 @@ int main(int argc, char **argv)
 	show_distinct("cuMemFreeAsync", drv.free_async != drv.free_async_ptsz);
 	show_distinct("cuMemAllocFromPoolAsync", drv.alloc_pool != drv.alloc_pool_ptsz);
 
-	cu_ok(drv.init(0), "cuInit");
-	cu_ok(drv.device_get(&dev, 0), "cuDeviceGet");
-	cu_ok(drv.primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-	cu_ok(drv.ctx_set_current(ctx), "cuCtxSetCurrent");
-	cu_ok(drv.default_pool(&pool, dev), "cuDeviceGetDefaultMemPool");
+	make_current(&drv.ctx);
+	cu_ok(drv.default_pool(&pool, 0), "cuDeviceGetDefaultMemPool");
 	churn(pool);
 	leak_async(arg_size(argc, argv, 1), arg_size(argc, argv, 2));
 	leak_pool(pool, arg_size(argc, argv, 3));

@@ -9,10 +9,7 @@
 #include "prog.h"
 
 static struct {
-	typeof(cuInit) *init;
-	typeof(cuDeviceGet) *device_get;
-	typeof(cuDevicePrimaryCtxRetain) *primary_ctx_retain;
-	typeof(cuCtxSetCurrent) *ctx_set_current;
+	struct ctx_fns ctx;
 	typeof(cuMemAlloc_v2) *mem_alloc;
 	typeof(cuMemFree_v2) *mem_free;
 } drv;
@@ -41,23 +38,18 @@ __attribute__((noinline)) void churn(void)
 int main(int argc, char **argv)
 {
 	void *h = open_driver();
-	CUdevice dev;
-	CUcontext ctx;
 
-	load_sym(h, "cuInit", &drv.init);
-	load_sym(h, "cuDeviceGet", &drv.device_get);
-	load_sym(h, "cuDevicePrimaryCtxRetain", &drv.primary_ctx_retain);
-	load_sym(h, "cuCtxSetCurrent", &drv.ctx_set_current);
+	load_sym(h, "cuInit", &drv.ctx.init);
+	load_sym(h, "cuDeviceGet", &drv.ctx.device_get);
+	load_sym(h, "cuDevicePrimaryCtxRetain", &drv.ctx.primary_ctx_retain);
+	load_sym(h, "cuCtxSetCurrent", &drv.ctx.ctx_set_current);
 	load_sym(h, "cuMemAlloc_v2", &drv.mem_alloc);
 	load_sym(h, "cuMemFree_v2", &drv.mem_free);
 	/* An unknown name stays unknown under any hook. */
 	printf("dlsym: cuNoSuchFunction %s\n",
 	       dlsym(h, "cuNoSuchFunction") ? "found" : "not found");
 
-	cu_ok(drv.init(0), "cuInit");
-	cu_ok(drv.device_get(&dev, 0), "cuDeviceGet");
-	cu_ok(drv.primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-	cu_ok(drv.ctx_set_current(ctx), "cuCtxSetCurrent");
+	make_current(&drv.ctx);
 	churn();
 	leak_dlsym(arg_size(argc, argv, 1), arg_size(argc, argv, 2));
 	churn();

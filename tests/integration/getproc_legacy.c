@@ -10,10 +10,7 @@
 typedef typeof(cuGetProcAddress) get_proc_fn;
 
 static struct {
-	typeof(cuInit) *init;
-	typeof(cuDeviceGet) *device_get;
-	typeof(cuDevicePrimaryCtxRetain) *primary_ctx_retain;
-	typeof(cuCtxSetCurrent) *ctx_set_current;
+	struct ctx_fns ctx;
 	typeof(cuMemAlloc_v2) *mem_alloc;
 	typeof(cuMemFree_v2) *mem_free;
 } drv;
@@ -53,25 +50,20 @@ int main(int argc, char **argv)
 {
 	void *h = open_driver();
 	get_proc_fn *gp;
-	CUdevice dev;
-	CUcontext ctx;
 	void *p = &p;
 	CUresult r;
 
 	load_sym(h, "cuGetProcAddress", &gp);
 	r = gp("cuNoSuchFunction", &p, 11030, 0);
 	printf("getproc_legacy: cuNoSuchFunction -> %d, pointer %s\n", (int)r, p ? "set" : "NULL");
-	get(gp, "cuInit", &drv.init);
-	get(gp, "cuDeviceGet", &drv.device_get);
-	get(gp, "cuDevicePrimaryCtxRetain", &drv.primary_ctx_retain);
-	get(gp, "cuCtxSetCurrent", &drv.ctx_set_current);
+	get(gp, "cuInit", &drv.ctx.init);
+	get(gp, "cuDeviceGet", &drv.ctx.device_get);
+	get(gp, "cuDevicePrimaryCtxRetain", &drv.ctx.primary_ctx_retain);
+	get(gp, "cuCtxSetCurrent", &drv.ctx.ctx_set_current);
 	get(gp, "cuMemAlloc", &drv.mem_alloc);
 	get(gp, "cuMemFree", &drv.mem_free);
 
-	cu_ok(drv.init(0), "cuInit");
-	cu_ok(drv.device_get(&dev, 0), "cuDeviceGet");
-	cu_ok(drv.primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-	cu_ok(drv.ctx_set_current(ctx), "cuCtxSetCurrent");
+	make_current(&drv.ctx);
 	churn();
 	leak_legacy(arg_size(argc, argv, 1), arg_size(argc, argv, 2));
 	churn();

@@ -13,10 +13,7 @@
 typedef typeof(cuGetProcAddress_v2) get_proc_fn;
 
 static struct {
-	typeof(cuInit) *init;
-	typeof(cuDeviceGet) *device_get;
-	typeof(cuDevicePrimaryCtxRetain) *primary_ctx_retain;
-	typeof(cuCtxSetCurrent) *ctx_set_current;
+	struct ctx_fns ctx;
 	typeof(cuMemAlloc_v2) *mem_alloc;
 	typeof(cuMemFree_v2) *mem_free;
 } drv;
@@ -27,15 +24,7 @@ void churn(void);
 
 static void get(get_proc_fn *gp, const char *name, int version, void *slot)
 {
-	CUdriverProcAddressQueryResult status;
-	void *p = NULL;
-
-	cu_ok(gp(name, &p, version, 0, &status), name);
-	if (status != CU_GET_PROC_ADDRESS_SUCCESS || !p) {
-		fprintf(stderr, "%s: status %d\n", name, (int)status);
-		exit(PROG_FAIL);
-	}
-	memcpy(slot, &p, sizeof(p));
+	getproc_v2(gp, name, version, 0, slot);
 }
 
 /* Lookups that must fail, and fail the same way under any hook. */
@@ -80,26 +69,21 @@ int main(int argc, char **argv)
 {
 	void *h = open_driver();
 	get_proc_fn *gp, *self;
-	CUdevice dev;
-	CUcontext ctx;
 
 	load_sym(h, "cuGetProcAddress_v2", &gp);
 	show_miss(gp, "", 12000);
 	show_miss(gp, "cuNoSuchFunction", 12000);
 	show_miss(gp, "cuMemAlloc", 3010);
 
-	get(gp, "cuInit", 2000, &drv.init);
-	get(gp, "cuDeviceGet", 2000, &drv.device_get);
-	get(gp, "cuDevicePrimaryCtxRetain", 7000, &drv.primary_ctx_retain);
-	get(gp, "cuCtxSetCurrent", 4000, &drv.ctx_set_current);
+	get(gp, "cuInit", 2000, &drv.ctx.init);
+	get(gp, "cuDeviceGet", 2000, &drv.ctx.device_get);
+	get(gp, "cuDevicePrimaryCtxRetain", 7000, &drv.ctx.primary_ctx_retain);
+	get(gp, "cuCtxSetCurrent", 4000, &drv.ctx.ctx_set_current);
 	get(gp, "cuMemAlloc", 12000, &drv.mem_alloc);
 	get(gp, "cuMemFree", 12000, &drv.mem_free);
 	get(gp, "cuGetProcAddress", 12000, &self);
 
-	cu_ok(drv.init(0), "cuInit");
-	cu_ok(drv.device_get(&dev, 0), "cuDeviceGet");
-	cu_ok(drv.primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-	cu_ok(drv.ctx_set_current(ctx), "cuCtxSetCurrent");
+	make_current(&drv.ctx);
 	churn();
 	leak_getproc(arg_size(argc, argv, 1), arg_size(argc, argv, 2));
 	leak_getproc_self(self, arg_size(argc, argv, 3));

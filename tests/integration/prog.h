@@ -93,4 +93,42 @@ static inline void driver_context(void)
 	cu_ok(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 }
 
+/*
+ * The same steps for programs that reach the driver only through pointers
+ * they looked up (dlsym, cuGetProcAddress): each fills these slots its own
+ * way, then calls make_current().
+ */
+struct ctx_fns {
+	typeof(cuInit) *init;
+	typeof(cuDeviceGet) *device_get;
+	typeof(cuDevicePrimaryCtxRetain) *primary_ctx_retain;
+	typeof(cuCtxSetCurrent) *ctx_set_current;
+};
+
+static inline void make_current(const struct ctx_fns *f)
+{
+	CUdevice dev;
+	CUcontext ctx;
+
+	cu_ok(f->init(0), "cuInit");
+	cu_ok(f->device_get(&dev, 0), "cuDeviceGet");
+	cu_ok(f->primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	cu_ok(f->ctx_set_current(ctx), "cuCtxSetCurrent");
+}
+
+/* cuGetProcAddress_v2 into a function pointer of any type; must succeed. */
+static inline void getproc_v2(typeof(cuGetProcAddress_v2) *gp, const char *name, int version,
+			      cuuint64_t flags, void *slot)
+{
+	CUdriverProcAddressQueryResult status;
+	void *p = NULL;
+
+	cu_ok(gp(name, &p, version, flags, &status), name);
+	if (status != CU_GET_PROC_ADDRESS_SUCCESS || !p) {
+		fprintf(stderr, "%s: status %d\n", name, (int)status);
+		exit(PROG_FAIL);
+	}
+	memcpy(slot, &p, sizeof(p));
+}
+
 #endif /* GPUSPY_TEST_PROG_H */

@@ -8,6 +8,7 @@
 struct gs_config gs_config = {
 	.output_dir = "gpuspy-out",
 	.depth = 16,
+	.py_depth = 32,
 };
 
 static bool env_true(const char *v)
@@ -34,6 +35,18 @@ void config_load(void)
 				GS_MAX_DEPTH, gs_config.depth);
 		else
 			gs_config.depth = (unsigned)d;
+	}
+
+	v = secure_getenv("GPUSPY_PYTHON_DEPTH");
+	if (v && *v) {
+		char *end;
+		unsigned long d = strtoul(v, &end, 10);
+
+		if (*end || d > GS_MAX_PY_DEPTH)
+			gs_warn("GPUSPY_PYTHON_DEPTH=%s is not a number from 0 to %d; using %u", v,
+				GS_MAX_PY_DEPTH, gs_config.py_depth);
+		else
+			gs_config.py_depth = (unsigned)d;
 	}
 
 	gs_config.quiet = env_true(secure_getenv("GPUSPY_QUIET"));

@@ -95,6 +95,7 @@ extern const char *const gs_door_names[GS_DOOR_COUNT];
 struct gs_config {
 	const char *output_dir; /* as given; made absolute at first allocation */
 	unsigned depth; /* native frames kept per call site */
+	unsigned py_depth; /* Python frames kept per call site, 0 = none */
 	bool quiet; /* no summary on stderr */
 	bool disabled; /* GPUSPY_DISABLE: pass every call straight through */
 };
@@ -126,6 +127,8 @@ void gs_init(void);
 bool gs_activate(void);
 
 /* ---- real.c: the functions gpuspy wraps, as the process would see them ---- */
+typedef void *(*dlsym_fn)(void *, const char *);
+dlsym_fn glibc_dlsym(void);
 void *real_dlsym(void *handle, const char *name);
 void *real_dlvsym(void *handle, const char *name, const char *version);
 
@@ -231,19 +234,36 @@ void unwind_reset_lock(void);
 unsigned unwind_module_count(void);
 const struct gs_module *unwind_module(unsigned i);
 
+/* ---- pystack.c: the calling thread's Python frames, without the GIL ---- */
+#define GS_MAX_PY_DEPTH 64
+struct gs_pyraw {
+	uintptr_t code, addr, file; /* file: guards against a reused code address */
+};
+struct gs_pyframe {
+	char *file, *function; /* UTF-8, may be NULL */
+	int line; /* -1 unknown */
+};
+void pystack_init(void);
+unsigned pystack_capture(struct gs_pyraw *out, unsigned max);
+void pystack_decode(const struct gs_pyraw *raw, struct gs_pyframe *out);
+/* false when no interpreter is in the process */
+bool pystack_info(const char **version, bool *supported, const char **note);
+
 /* ---- sites.c: interned call sites with their counters ---- */
 struct gs_site {
 	struct gs_site *next_all; /* every site, newest first, for the report */
 	uint32_t id;
 	uint8_t api, kind, door;
-	uint16_t depth;
+	uint16_t depth, pydepth;
 	uint64_t first_seq;
 	struct gs_counters c;
 	struct gs_frame *frames; /* resolved once, when the site is new */
+	struct gs_pyframe *py; /* decoded once, innermost first */
 	/* hash-table linkage and the key live in sites.c */
 };
 struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
-			    const uintptr_t *pcs, unsigned depth);
+			    const uintptr_t *pcs, unsigned depth, const struct gs_pyraw *py,
+			    unsigned pydepth);
 struct gs_site *site_list(void);
 unsigned site_count(void);
 void sites_lock_all(void);

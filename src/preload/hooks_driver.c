@@ -579,3 +579,20 @@ _Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemFreeAsync),
 _Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemAllocFromPoolAsync),
 					   __typeof__(&cuMemAllocFromPoolAsync_ptsz)),
 	       "cuMemAllocFromPoolAsync_ptsz");
+
+/*
+ * The exported dlsym.  glibc resolves RTLD_NEXT relative to the object
+ * that *called* dlsym, found from the return address: for that case this
+ * function must leave nothing on the stack and jump to glibc, so the
+ * pass-through is a sibling call (the library is always built with
+ * optimisation, see meson.build).  Every other lookup is checked against
+ * the driver entry points gpuspy wraps.
+ */
+GS_EXPORT void *dlsym(void *handle, const char *name)
+{
+	dlsym_fn f = glibc_dlsym();
+
+	if (handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u')
+		return f(handle, name);
+	return driver_dlsym_hook(handle, name, f(handle, name));
+}

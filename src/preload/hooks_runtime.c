@@ -45,18 +45,37 @@ static const char *const rt_names[R_COUNT] = {
 
 static _Atomic(void *) rt_real_fn[R_COUNT];
 
-static void *rt_real(enum rt_fn f)
+/*
+ * The real function.  RTLD_NEXT finds a libcudart in the global scope.
+ * One loaded RTLD_LOCAL (a library opened by ctypes or by Python's import,
+ * with libcudart as its dependency) is invisible to it, yet its callers'
+ * PLT still binds to gpuspy first: then the caller's own dependencies are
+ * searched, through a handle on the calling module, which never sees
+ * preloaded symbols.
+ */
+static void *rt_real(enum rt_fn f, const void *caller)
 {
 	void *p = atomic_load_explicit(&rt_real_fn[f], memory_order_acquire);
+	Dl_info info;
 
 	if (GS_LIKELY(p))
 		return p;
 	p = real_dlsym(RTLD_NEXT, rt_names[f]);
-	atomic_store_explicit(&rt_real_fn[f], p, memory_order_release);
+	if (!p && caller && dladdr(caller, &info) && info.dli_fname && info.dli_fname[0]) {
+		void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+
+		if (h) {
+			p = real_dlsym(h, rt_names[f]);
+			dlclose(h);
+		}
+	}
+	if (p)
+		atomic_store_explicit(&rt_real_fn[f], p, memory_order_release);
 	return p;
 }
 
-#define REAL(name) ((__typeof__(&name))rt_real(R_##name))
+/* Only valid in the exported function itself: its caller is the program. */
+#define REAL(name) ((__typeof__(&name))rt_real(R_##name, __builtin_return_address(0)))
 
 static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api,
 				     enum gs_kind kind, void **ptr, size_t size)

@@ -141,6 +141,7 @@ bool gs_activate(void)
 		return false;
 	}
 	unwind_warm();
+	pystack_init();
 	atomic_store_explicit(&gs_state.active, true, memory_order_release);
 	pthread_mutex_unlock(&activate_lock);
 	return true;

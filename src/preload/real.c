@@ -10,9 +10,7 @@
 
 #include "gpuspy_int.h"
 
-typedef void *(*dlsym_fn)(void *, const char *);
-
-static dlsym_fn glibc_dlsym(void)
+dlsym_fn glibc_dlsym(void)
 {
 	static _Atomic(dlsym_fn) fn;
 	dlsym_fn f = atomic_load_explicit(&fn, memory_order_acquire);
@@ -36,21 +34,4 @@ void *real_dlsym(void *handle, const char *name)
 void *real_dlvsym(void *handle, const char *name, const char *version)
 {
 	return dlvsym(handle, name, version);
-}
-
-/*
- * The exported dlsym.  glibc resolves RTLD_NEXT relative to the object
- * that *called* dlsym, found from the return address: for that case this
- * function must leave nothing on the stack and jump to glibc, so the
- * pass-through is a sibling call (the library is always built with
- * optimisation, see meson.build).  Every other lookup is checked against
- * the driver entry points gpuspy wraps.
- */
-GS_EXPORT void *dlsym(void *handle, const char *name)
-{
-	dlsym_fn f = glibc_dlsym();
-
-	if (handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u')
-		return f(handle, name);
-	return driver_dlsym_hook(handle, name, f(handle, name));
 }

@@ -94,8 +94,9 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 		  uint64_t addr, uint64_t size, int device)
 {
 	uintptr_t pcs[GS_MAX_DEPTH];
+	struct gs_pyraw py[GS_MAX_PY_DEPTH];
 	struct gs_alloc *a, *old;
-	unsigned depth;
+	unsigned depth, pydepth;
 	int err;
 
 	if (GS_UNLIKELY(!atomic_load_explicit(&gs_state.active, memory_order_acquire)) &&
@@ -103,6 +104,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 		return;
 
 	depth = unwind_capture(pcs, gs_config.depth);
+	pydepth = pystack_capture(py, gs_config.py_depth);
 	a = malloc(sizeof(*a));
 	if (!a) {
 		gs_fail("out of memory while recording an allocation");
@@ -114,7 +116,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	a->kind = (uint8_t)kind;
 	a->device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
 	a->seq = atomic_fetch_add_explicit(&gs_totals.seq, 1, memory_order_relaxed);
-	a->site = site_intern(api, kind, door, pcs, depth);
+	a->site = site_intern(api, kind, door, pcs, depth, py, pydepth);
 	if (!a->site) {
 		free(a);
 		gs_fail("out of memory while recording a call site");

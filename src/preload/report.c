@@ -221,7 +221,21 @@ static void write_site(FILE *f, struct gs_site *s)
 		}
 		fputc('}', f);
 	}
-	fputs("]}", f);
+	fputc(']', f);
+	if (s->pydepth) {
+		fputs(",\n     \"python\": [", f);
+		for (unsigned i = 0; i < s->pydepth; i++) {
+			const struct gs_pyframe *p = &s->py[i];
+
+			fputs(i ? ", {\"file\": " : "{\"file\": ", f);
+			json_str(f, p->file ? p->file : "?");
+			fputs(", \"function\": ", f);
+			json_str(f, p->function ? p->function : "?");
+			fprintf(f, ", \"line\": %d}", p->line > 0 ? p->line : 0);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
 }
 
 static int write_json(FILE *f, struct gs_site **sites, unsigned n, const char *host)
@@ -254,6 +268,20 @@ static int write_json(FILE *f, struct gs_site **sites, unsigned n, const char *h
 		gs_now());
 	fprintf(f, "  \"complete\": %s,\n  \"depth\": %u,\n",
 		atomic_load(&gs_state.complete) ? "true" : "false", gs_config.depth);
+	{
+		const char *version, *note;
+		bool supported;
+
+		if (pystack_info(&version, &supported, &note)) {
+			fprintf(f, "  \"python\": {\"version\": \"%s\", \"supported\": %s", version,
+				supported ? "true" : "false");
+			if (!supported) {
+				fputs(", \"note\": ", f);
+				json_str(f, note);
+			}
+			fputs("},\n", f);
+		}
+	}
 	fprintf(f, "  \"leaked\": {\"bytes\": %lld, \"allocations\": %lld},\n", view.gpu_live,
 		view.gpu_allocs);
 	fprintf(f, "  \"peak\": {\"bytes\": %lld},\n  \"kinds\": {\n", view.gpu_peak);
@@ -372,6 +400,9 @@ static int write_text(FILE *f, struct gs_site **sites, unsigned n, const char *h
 		fprintf(f, "%s in %lld allocations (%s, %s via %s), peak %s\n", a,
 			atomic_load(&s->c.live_allocs), gs_kind_names[s->kind], gs_api_names[s->api],
 			gs_door_names[s->door], b);
+		for (unsigned j = 0; j < s->pydepth; j++)
+			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
+				s->py[j].line, s->py[j].function ? s->py[j].function : "?");
 		for (unsigned j = 0; j < s->depth; j++) {
 			frame_text(fr, sizeof(fr), &s->frames[j]);
 			fprintf(f, "    #%u %s\n", j, fr);

@@ -17,11 +17,13 @@
 
 #define SITE_SHARDS 16
 
+/* Native return addresses, then Python frames (3 words each). */
 struct site_key {
 	uint8_t api, kind;
 	uint16_t depth;
-	uint32_t pad; /* zero: the key is compared bytewise */
-	uintptr_t pcs[];
+	uint16_t pydepth;
+	uint16_t pad; /* zero: the key is compared bytewise */
+	uintptr_t words[];
 };
 
 struct site_node {
@@ -79,6 +81,7 @@ static struct site_node *site_new(const struct site_key *k, size_t len, enum gs_
 	n->site.kind = k->kind;
 	n->site.door = (uint8_t)door;
 	n->site.depth = k->depth;
+	n->site.pydepth = k->pydepth;
 	/* record_alloc took this allocation's number just before. */
 	n->site.first_seq = atomic_load(&gs_totals.seq) - 1;
 	n->site.frames = calloc(k->depth ? k->depth : 1, sizeof(struct gs_frame));
@@ -87,12 +90,30 @@ static struct site_node *site_new(const struct site_key *k, size_t len, enum gs_
 		return NULL;
 	}
 	for (unsigned i = 0; i < k->depth; i++)
-		unwind_resolve(k->pcs[i], &n->site.frames[i]);
+		unwind_resolve(k->words[i], &n->site.frames[i]);
+	if (k->pydepth) {
+		const struct gs_pyraw *raw = (const struct gs_pyraw *)&k->words[k->depth];
+
+		n->site.py = calloc(k->pydepth, sizeof(*n->site.py));
+		if (!n->site.py) {
+			free(n->site.frames);
+			free(n);
+			return NULL;
+		}
+		/* The frames are alive: their thread is inside this hook. */
+		for (unsigned i = 0; i < k->pydepth; i++)
+			pystack_decode(&raw[i], &n->site.py[i]);
+	}
 	return n;
 }
 
 static void site_drop(struct site_node *n)
 {
+	for (unsigned i = 0; i < n->site.pydepth && n->site.py; i++) {
+		free(n->site.py[i].file);
+		free(n->site.py[i].function);
+	}
+	free(n->site.py);
 	for (unsigned i = 0; i < n->site.depth; i++)
 		free(n->site.frames[i].symbol);
 	free(n->site.frames);
@@ -100,13 +121,16 @@ static void site_drop(struct site_node *n)
 }
 
 struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
-			    const uintptr_t *pcs, unsigned depth)
+			    const uintptr_t *pcs, unsigned depth, const struct gs_pyraw *py,
+			    unsigned pydepth)
 {
 	union {
 		struct site_key k;
-		unsigned char bytes[sizeof(struct site_key) + GS_MAX_DEPTH * sizeof(uintptr_t)];
+		unsigned char bytes[sizeof(struct site_key) + GS_MAX_DEPTH * sizeof(uintptr_t) +
+				    GS_MAX_PY_DEPTH * sizeof(struct gs_pyraw)];
 	} u;
-	size_t len = sizeof(struct site_key) + depth * sizeof(uintptr_t);
+	size_t len = sizeof(struct site_key) + depth * sizeof(uintptr_t) +
+		     pydepth * sizeof(struct gs_pyraw);
 	struct site_node *n, *twin;
 	struct shard *sh;
 	uint64_t h;
@@ -114,8 +138,10 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 	u.k.api = (uint8_t)api;
 	u.k.kind = (uint8_t)kind;
 	u.k.depth = (uint16_t)depth;
+	u.k.pydepth = (uint16_t)pydepth;
 	u.k.pad = 0;
-	memcpy(u.k.pcs, pcs, depth * sizeof(uintptr_t));
+	memcpy(u.k.words, pcs, depth * sizeof(uintptr_t));
+	memcpy(&u.k.words[depth], py, pydepth * sizeof(struct gs_pyraw));
 	h = key_hash(&u.k, len);
 	sh = &shards[h % SITE_SHARDS];
 

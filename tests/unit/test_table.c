@@ -83,11 +83,11 @@ static void test_site_intern_is_stable(void **state)
 {
 	uintptr_t s1[3] = { 0x401000, 0x401100, 0x401200 };
 	uintptr_t s2[3] = { 0x401000, 0x401100, 0x401300 };
-	struct gs_site *a = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3);
-	struct gs_site *b = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3);
-	struct gs_site *c = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s2, 3);
-	struct gs_site *d = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 2);
-	struct gs_site *e = site_intern(GS_API_cuMemAlloc_v2, GS_KIND_DEVICE, GS_DOOR_DRIVER, s1, 3);
+	struct gs_site *a = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3, NULL, 0);
+	struct gs_site *b = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3, NULL, 0);
+	struct gs_site *c = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s2, 3, NULL, 0);
+	struct gs_site *d = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 2, NULL, 0);
+	struct gs_site *e = site_intern(GS_API_cuMemAlloc_v2, GS_KIND_DEVICE, GS_DOOR_DRIVER, s1, 3, NULL, 0);
 
 	assert_non_null(a);
 	assert_ptr_equal(a, b);
@@ -95,13 +95,26 @@ static void test_site_intern_is_stable(void **state)
 	assert_ptr_not_equal(a, d); /* a shorter stack is another site */
 	assert_ptr_not_equal(a, e); /* another api is another site */
 	assert_int_equal(a->depth, 3);
+	assert_int_equal(a->pydepth, 0);
+
+	/* The same native path from two Python lines: two sites. */
+	struct gs_pyraw py1[1] = { { 0x7000, 10, 0x8000 } }, py2[1] = { { 0x7000, 12, 0x8000 } };
+	struct gs_site *f = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3,
+					py1, 1);
+	struct gs_site *g = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3,
+					py2, 1);
+	assert_ptr_not_equal(f, a);
+	assert_ptr_not_equal(f, g);
+	assert_ptr_equal(f, site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3,
+					py1, 1));
+	assert_int_equal(f->pydepth, 1);
 	assert_int_equal(a->frames[0].module, -1); /* no module maps 0x401000 here */
 }
 
 static void test_site_accounting_and_peak(void **state)
 {
 	uintptr_t pcs[1] = { 0x12345 };
-	struct gs_site *s = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, pcs, 1);
+	struct gs_site *s = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, pcs, 1, NULL, 0);
 
 	struct gs_count_snap k;
 

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Python frames through ctypes, for every CPython 3.10-3.13 on this
+machine: runs leak.py under libgpuspy.so with each interpreter found and
+checks that the sites name leak.py's file, function and line.
+Interpreters that are absent are skipped (and said so); at least one must
+be present.  Usage: run.py LIBGPUSPY LIBPYALLOC FAKE_DIR GPUSPY"""
+import glob, json, os, shutil, subprocess, sys, tempfile
+
+lib, pyalloc, fake_dir, cli = sys.argv[1:5]
+here = os.path.dirname(os.path.abspath(__file__))
+script = os.path.join(here, "leak.py")
+src = open(script).read().splitlines()
+line_of = {tag: i + 1 for i, l in enumerate(src) for tag in [l.split("# LINE ")[-1]] if "# LINE " in l}
+
+
+def interpreters():
+    found = {}
+    for minor in (10, 11, 12, 13):
+        # pyenv's versions before PATH: its shims fail for versions not selected.
+        cands = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/3.{minor}.*/bin/python3.{minor}")))
+        cands += [f"/usr/bin/python3.{minor}", shutil.which(f"python3.{minor}")]
+        seen = []
+        for c in cands:
+            if c and os.access(c, os.X_OK) and os.path.realpath(c) not in map(os.path.realpath, seen):
+                seen.append(c)
+        if seen:
+            found[minor] = seen
+    return found
+
+
+failures = 0
+found = interpreters()
+for minor in (10, 11, 12, 13):
+    if minor not in found:
+        print(f"3.{minor}: not installed, skipped")
+runs = [(minor, py) for minor, pys in sorted(found.items()) for py in pys]
+for minor, py in runs:
+    out = tempfile.mkdtemp()
+    env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_QUIET="1",
+               LD_LIBRARY_PATH=fake_dir)
+    r = subprocess.run([py, script, pyalloc], env=env, capture_output=True, text=True)
+    reps = glob.glob(os.path.join(out, "*", "report.json"))
+    if r.returncode != 0 or len(reps) != 1:
+        print(f"3.{minor} ({py}): FAIL status {r.returncode}, {len(reps)} reports\n{r.stderr}")
+        failures += 1
+        continue
+    rep = json.load(open(reps[0]))
+    want = {("leak_from_function", line_of["leak_from_function"], 3 << 20),
+            ("Model.grow" if minor >= 11 else "grow", line_of["grow"], 2 << 20)}
+    got = set()
+    for s in rep["sites"]:
+        for fr in s.get("python", [])[:1]:
+            if fr["file"] == script:
+                got.add((fr["function"], fr["line"], s["live_bytes"]))
+    outer_seen = any(any(fr["function"] == "outer" for fr in s.get("python", [])) for s in rep["sites"])
+    ok = want <= got and outer_seen and rep.get("python", {}).get("supported") is True
+    print(f"3.{minor} ({py}): {'ok' if ok else 'FAIL'}; python {rep.get('python')}; innermost frames {sorted(got)}")
+    failures += not ok
+    # The CLI places the Python frames into the merged stack.
+    j = json.loads(subprocess.run([cli, "report", "--format", "json", out], capture_output=True,
+                                  text=True, check=True).stdout)
+    py_frames = [f for s in j["sites"] for f in s["frames"] if f.get("kind") == "python"]
+    if not any(f.get("function") == "leak_from_function" and f.get("line") == line_of["leak_from_function"]
+               for f in py_frames):
+        print(f"3.{minor}: FAIL: gpuspy report shows no Python frame for leak_from_function")
+        failures += 1
+    shutil.rmtree(out)
+
+if not found:
+    print("no CPython 3.10-3.13 found")
+    failures += 1
+print(f"{len(runs)} interpreters run, {failures} failures")
+sys.exit(1 if failures else 0)

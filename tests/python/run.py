@@ -21,7 +21,7 @@ def interpreters():
         cands += [f"/usr/bin/python3.{minor}", shutil.which(f"python3.{minor}")]
         seen = []
         for c in cands:
-            if c and os.access(c, os.X_OK) and os.path.realpath(c) not in map(os.path.realpath, seen):
+            if c and "/shims/" not in c and os.access(c, os.X_OK) and os.path.realpath(c) not in map(os.path.realpath, seen):
                 seen.append(c)
         if seen:
             found[minor] = seen

@@ -43,11 +43,83 @@ def fmt(b):
     return "—" if b is None else f"{b / MiB:.1f} MiB"
 
 
+def leak_line(script):
+    try:
+        for i, l in enumerate(open(script), 1):
+            if l.rstrip().endswith("# LEAK"):
+                return i
+    except OSError:
+        pass
+    return None
+
+
+USER_SKIP = ("/site-packages/", "/dist-packages/", "<frozen")
+
+
+def top_site(case_dir, rep):
+    """The top leaked site's first frame a person would look at: from the
+    CLI's symbolized report when there is one, else from the process
+    report's own Python frames."""
+    cli = os.path.join(case_dir, "report.json")
+    if os.path.exists(cli):
+        try:
+            j = json.load(open(cli))
+            sites = [s for s in j["sites"] if not s.get("library") and s["leaked_bytes"] > 0]
+            if sites:
+                h = sites[0].get("headline") or {}
+                where = f"{os.path.basename(h.get('file', h.get('module', '?')))}:{h.get('line', '?')}"
+                return f"{h.get('function', '?')} ({where})", h
+        except (OSError, ValueError, KeyError):
+            pass
+    if rep:
+        for s in sorted(rep["sites"], key=lambda s: -s["live_bytes"]):
+            for f in s.get("python", []):
+                if not any(k in f["file"] for k in USER_SKIP) and "/lib/python3." not in f["file"]:
+                    return f"{f['function']} ({os.path.basename(f['file'])}:{f['line']})", f
+    return "—", {}
+
+
+def unwinder_rows(top):
+    rows = []
+    for case in sorted(os.listdir(top)):
+        if not case.startswith("unwind-"):
+            continue
+        d = os.path.join(top, case)
+        _, unw, prog = case.split("-", 2)
+        reps = reports(d)
+        rep = max(reps, key=lambda r: len(r["sites"]), default=None)
+        if not rep:
+            continue
+        mods = rep["modules"]
+        exe = rep.get("exe", "")
+        depths, reach = [], 0
+        for s in rep["sites"]:
+            depths.append(len(s["frames"]))
+            names = [os.path.basename(mods[f["module"]]["path"]) if f["module"] >= 0 else "" for f in s["frames"]]
+            paths = [mods[f["module"]]["path"] if f["module"] >= 0 else "" for f in s["frames"]]
+            if any(p == exe or n.startswith("libpython") for p, n in zip(paths, names)):
+                reach += 1
+        try:
+            t0, t1 = map(float, open(os.path.join(d, "wall.txt")).read().split())
+            wall = f"{t1 - t0:.1f} s"
+        except (OSError, ValueError):
+            wall = "—"
+        rows.append((prog, unw, len(rep["sites"]), sum(depths) / max(len(depths), 1),
+                     100.0 * reach / max(len(depths), 1), wall))
+    if rows:
+        print()
+        print("| program | unwinder | sites | mean native frames per site (cap 16) | sites reaching the program or interpreter | wall time |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.1f} | {r[4]:.0f}% | {r[5]} |")
+
+
 def main(top):
     rows = []
     for case in sorted(os.listdir(top)):
         d = os.path.join(top, case)
-        if not os.path.isdir(d) or not os.path.exists(os.path.join(d, "gpuspy.status")):
+        if (not os.path.isdir(d) or case.startswith("unwind-") or
+                not os.path.exists(os.path.join(d, "plain.status"))):
             continue
         reps = reports(d)
         same = (open(os.path.join(d, "plain.status")).read() == open(os.path.join(d, "gpuspy.status")).read())
@@ -57,6 +129,20 @@ def main(top):
         apis = sorted({s["api"] for s in (main_rep or {}).get("sites", [])})
         fw = framework_view(d)
         san = sanitizer(d)
+        where, frame = top_site(d, main_rep)
+        script = {"torch-leak": "tests/gpu/torch_leak.py", "cupy": "tests/gpu/cupy_check.py",
+                  "jax": "tests/gpu/jax_check.py"}
+        expect = next((leak_line(v) for k, v in script.items() if case.startswith(k)), None)
+        if case.startswith("jax"):
+            # JAX allocates its pool at the first operation, not at the
+            # marked line: any line of the script is the right answer.
+            ok = os.path.basename(str(frame.get("file", ""))) == "jax_check.py"
+        elif expect:
+            ok = frame.get("line") == expect
+        elif case.startswith("cuda"):
+            ok = frame.get("function") in ("leak_buffers", "leak_one_more")
+        else:
+            ok = None
         row = {
             "case": case,
             "status": "same" if same else "DIFFERENT",
@@ -69,18 +155,20 @@ def main(top):
             "untracked": (main_rep or {}).get("untracked_frees"),
             "framework": fw,
             "sanitizer": san,
+            "top": where + ("" if ok is None else (" ✓" if ok else " ✗")),
         }
         rows.append(row)
 
-    print("| case | exit status | doors (allocations) | APIs seen | gpuspy leaked at exit | compute-sanitizer leak | gpuspy peak | framework's own view | untracked frees |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| case | exit status | doors (allocations) | APIs seen | gpuspy leaked at exit | compute-sanitizer leak | gpuspy peak | framework's own view | untracked frees | top leaked site |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         lk = r["leaked"]
         leaked = f"{lk['bytes']} B in {lk['allocations']}" if lk else "—"
         san = f"{r['sanitizer'][0]} B in {r['sanitizer'][1]}" if r["sanitizer"] else "—"
         fw = r["framework"]
         view = ", ".join(f"{k} {fmt(v) if isinstance(v, int) else v}" for k, v in fw.items() if k != "mode") or "—"
-        print(f"| {r['case']} | {r['status']} | {r['doors']} | {r['apis']} | {leaked} | {san} | {fmt(r['peak'])} | {view} | {r['untracked']} |")
+        print(f"| {r['case']} | {r['status']} | {r['doors']} | {r['apis']} | {leaked} | {san} | {fmt(r['peak'])} | {view} | {r['untracked']} | {r['top']} |")
+    unwinder_rows(top)
 
 
 if __name__ == "__main__":

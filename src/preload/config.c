@@ -30,8 +30,8 @@ void config_load(void)
 		char *end;
 		unsigned long d = strtoul(v, &end, 10);
 
-		if (*end || d == 0 || d > GS_MAX_DEPTH)
-			gs_warn("GPUSPY_DEPTH=%s is not a number from 1 to %d; using %u", v,
+		if (*end || d > GS_MAX_DEPTH)
+			gs_warn("GPUSPY_DEPTH=%s is not a number from 0 to %d; using %u", v,
 				GS_MAX_DEPTH, gs_config.depth);
 		else
 			gs_config.depth = (unsigned)d;
@@ -49,6 +49,8 @@ void config_load(void)
 			gs_config.py_depth = (unsigned)d;
 	}
 
+	gs_config.unwind = secure_getenv("GPUSPY_UNWIND");
+	gs_config.libunwind = secure_getenv("GPUSPY_LIBUNWIND");
 	gs_config.quiet = env_true(secure_getenv("GPUSPY_QUIET"));
 	gs_config.disabled = env_true(secure_getenv("GPUSPY_DISABLE"));
 }

@@ -96,6 +96,8 @@ struct gs_config {
 	const char *output_dir; /* as given; made absolute at first allocation */
 	unsigned depth; /* native frames kept per call site */
 	unsigned py_depth; /* Python frames kept per call site, 0 = none */
+	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp */
+	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
 	bool quiet; /* no summary on stderr */
 	bool disabled; /* GPUSPY_DISABLE: pass every call straight through */
 };
@@ -227,6 +229,8 @@ unsigned unwind_capture(uintptr_t *pcs, unsigned max);
 void unwind_resolve(uintptr_t pc, struct gs_frame *out);
 void unwind_init(void);
 void unwind_warm(void);
+void unwind_select(const char *name);
+const char *unwind_name(void);
 void unwind_lock(void);
 void unwind_unlock(void);
 void unwind_reset_lock(void);

@@ -266,8 +266,8 @@ static int write_json(FILE *f, struct gs_site **sites, unsigned n, const char *h
 	write_env(f);
 	fprintf(f, ",\n  \"start_time\": %.3f,\n  \"end_time\": %.3f,\n", gs_state.start_time,
 		gs_now());
-	fprintf(f, "  \"complete\": %s,\n  \"depth\": %u,\n",
-		atomic_load(&gs_state.complete) ? "true" : "false", gs_config.depth);
+	fprintf(f, "  \"complete\": %s,\n  \"depth\": %u,\n  \"unwinder\": \"%s\",\n",
+		atomic_load(&gs_state.complete) ? "true" : "false", gs_config.depth, unwind_name());
 	{
 		const char *version, *note;
 		bool supported;

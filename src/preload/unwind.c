@@ -18,6 +18,20 @@
 
 #define MAX_MODULES 4096
 
+/*
+ * Three unwinders, chosen by GPUSPY_UNWIND (libgpuspy(7) gives the
+ * measurements behind the default):
+ *  - "backtrace": glibc's, DWARF-based: complete, ~1.4 us a stack;
+ *  - "libunwind": libunwind.so.8 when it can be dlopen()ed (never linked:
+ *    linking it would export a backtrace() that replaces the program's),
+ *    with its per-thread cache; falls back to glibc's when absent;
+ *  - "fp": frame pointers with the thread's stack bounds cached; tens of
+ *    nanoseconds, but stops at the first function built without them.
+ */
+enum unwinder { UNWIND_BACKTRACE, UNWIND_LIBUNWIND, UNWIND_FP };
+static enum unwinder unwinder = UNWIND_BACKTRACE;
+static int (*unw_backtrace_fn)(void **, int);
+
 static uintptr_t self_start, self_end;
 
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -60,10 +74,13 @@ void unwind_warm(void)
 {
 	void *buf[2];
 
+	unwind_select(gs_config.unwind);
 	/* glibc's backtrace() loads libgcc_s on first use (~170 us).  Paid at
 	 * the first allocation, not at start: every child that inherits
 	 * LD_PRELOAD (ptxas, a shell) would pay it for nothing. */
 	backtrace(buf, 2);
+	if (unwinder == UNWIND_LIBUNWIND)
+		unw_backtrace_fn(buf, 2);
 }
 
 void unwind_lock(void)
@@ -81,12 +98,108 @@ void unwind_reset_lock(void)
 	pthread_mutex_init(&mod_lock, NULL);
 }
 
+static GS_TLS uintptr_t stack_lo, stack_hi;
+
+static bool stack_bounds(void)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	if (stack_hi)
+		return true;
+	/* ~28 us, so once per thread. */
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return false;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+		stack_lo = (uintptr_t)addr;
+		stack_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&attr);
+	return stack_hi != 0;
+}
+
+__attribute__((noinline)) static int fp_walk(void **out, int max)
+{
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+	int n = 0;
+
+	if (!stack_bounds())
+		return 0;
+	while (n < max && fp >= stack_lo && fp + 16 <= stack_hi && !(fp & 7)) {
+		uintptr_t next = ((uintptr_t *)fp)[0];
+		uintptr_t ret = ((uintptr_t *)fp)[1];
+
+		if (!ret)
+			break;
+		out[n++] = (void *)ret;
+		if (next <= fp) /* frames grow up the stack: anything else is not a frame */
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+const char *unwind_name(void)
+{
+	static const char *const names[] = { "backtrace", "libunwind", "fp" };
+
+	return names[unwinder];
+}
+
+static bool load_libunwind(void)
+{
+	const char *path = gs_config.libunwind ? gs_config.libunwind : "libunwind.so.8";
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	int (*policy)(void *, int);
+	void **space;
+
+	unw_backtrace_fn = h ? (int (*)(void **, int))real_dlsym(h, "unw_backtrace") : NULL;
+	if (!unw_backtrace_fn)
+		return false;
+	policy = (int (*)(void *, int))real_dlsym(h, "_ULx86_64_set_caching_policy");
+	space = real_dlsym(h, "_ULx86_64_local_addr_space");
+	if (policy && space)
+		policy(*space, 2 /* UNW_CACHE_PER_THREAD */);
+	return true;
+}
+
+/* Default: libunwind where it is installed (5x cheaper than glibc's
+ * backtrace for the same frames, see docs/performance.md), else glibc's. */
+void unwind_select(const char *want)
+{
+	if (!want || !*want) {
+		unwinder = load_libunwind() ? UNWIND_LIBUNWIND : UNWIND_BACKTRACE;
+	} else if (strcmp(want, "backtrace") == 0) {
+		unwinder = UNWIND_BACKTRACE;
+	} else if (strcmp(want, "fp") == 0) {
+		unwinder = UNWIND_FP;
+	} else if (strcmp(want, "libunwind") == 0) {
+		if (!load_libunwind()) {
+			gs_warn("GPUSPY_UNWIND=libunwind: libunwind.so.8 not found; using backtrace");
+			return;
+		}
+		unwinder = UNWIND_LIBUNWIND;
+	} else {
+		gs_warn("GPUSPY_UNWIND=%s is not backtrace, libunwind or fp; using backtrace", want);
+	}
+}
+
 unsigned unwind_capture(uintptr_t *pcs, unsigned max)
 {
 	void *raw[GS_MAX_DEPTH + 16];
-	int n = backtrace(raw, (int)(max + 16 < GS_MAX_DEPTH + 16 ? max + 16 : GS_MAX_DEPTH + 16));
-	int i = 0;
+	int want = (int)(max + 16 < GS_MAX_DEPTH + 16 ? max + 16 : GS_MAX_DEPTH + 16);
+	int n, i = 0;
 	unsigned out = 0;
+
+	if (max == 0)
+		return 0;
+	if (unwinder == UNWIND_FP)
+		n = fp_walk(raw, want);
+	else if (unwinder == UNWIND_LIBUNWIND)
+		n = unw_backtrace_fn(raw, want);
+	else
+		n = backtrace(raw, want);
 
 	/* Skip gpuspy's own frames (hook, record, unwind). */
 	while (i < n && (uintptr_t)raw[i] >= self_start && (uintptr_t)raw[i] < self_end)

@@ -185,18 +185,24 @@ struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr);
 void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok);
 
 /*
- * The counters kept per call site and per kind.  Updated without locks, in
- * an order that keeps the invariants a reader checks true at any instant
- * but one (peak >= live), which counters_read() restores.
+ * The counters kept per call site and per kind.  Only totals are counted
+ * (two atomic additions per event); what is live is their difference.
+ * Totals only grow, so a reader that loads the freed ones first never
+ * sees more freed than allocated.
  */
 struct gs_counters {
-	atomic_llong live_bytes, live_allocs, peak_bytes;
-	atomic_llong alloc_bytes, allocs, freed_bytes, frees;
+	atomic_llong alloc_bytes, allocs, freed_bytes, frees, peak_bytes;
 };
 struct gs_count_snap {
 	long long live_bytes, live_allocs, peak_bytes;
 	long long alloc_bytes, allocs, freed_bytes, frees;
 };
+static inline long long counters_live_bytes(const struct gs_counters *c)
+{
+	long long freed = atomic_load_explicit(&c->freed_bytes, memory_order_relaxed);
+
+	return atomic_load_explicit(&c->alloc_bytes, memory_order_relaxed) - freed;
+}
 void counters_alloc(struct gs_counters *c, uint64_t size);
 void counters_free(struct gs_counters *c, uint64_t size);
 /* A consistent copy, even while other threads still allocate (at exit). */

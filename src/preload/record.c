@@ -29,41 +29,30 @@ static bool on_gpu(enum gs_kind k)
 void counters_alloc(struct gs_counters *c, uint64_t size)
 {
 	long long sz = (long long)size;
+	long long total = atomic_fetch_add_explicit(&c->alloc_bytes, sz, memory_order_relaxed) + sz;
 
-	/* Totals before live: live never exceeds what was allocated. */
 	atomic_fetch_add_explicit(&c->allocs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->alloc_bytes, sz, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->live_allocs, 1, memory_order_relaxed);
-	gs_max(&c->peak_bytes,
-	       atomic_fetch_add_explicit(&c->live_bytes, sz, memory_order_relaxed) + sz);
+	/* Frees that land between the two loads only lower this estimate:
+	 * a peak is never overstated. */
+	gs_max(&c->peak_bytes, total - atomic_load_explicit(&c->freed_bytes, memory_order_relaxed));
 }
 
 void counters_free(struct gs_counters *c, uint64_t size)
 {
-	long long sz = (long long)size;
-
-	/* Live before freed: freed never exceeds what was allocated. */
-	atomic_fetch_sub_explicit(&c->live_bytes, sz, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&c->live_allocs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->freed_bytes, sz, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->freed_bytes, (long long)size, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->frees, 1, memory_order_relaxed);
 }
 
 void counters_read(struct gs_counters *c, struct gs_count_snap *o)
 {
-	/* Read in the reverse order of the writers' updates, so each value
-	 * read is at least as new as those it is compared with. */
+	/* Freed totals before allocated ones: both only grow. */
 	o->frees = atomic_load(&c->frees);
 	o->freed_bytes = atomic_load(&c->freed_bytes);
-	o->live_bytes = atomic_load(&c->live_bytes);
-	o->live_allocs = atomic_load(&c->live_allocs);
-	o->peak_bytes = atomic_load(&c->peak_bytes);
-	o->alloc_bytes = atomic_load(&c->alloc_bytes);
 	o->allocs = atomic_load(&c->allocs);
-	if (o->live_bytes < 0)
-		o->live_bytes = 0;
-	if (o->live_allocs < 0)
-		o->live_allocs = 0;
+	o->alloc_bytes = atomic_load(&c->alloc_bytes);
+	o->peak_bytes = atomic_load(&c->peak_bytes);
+	o->live_bytes = o->alloc_bytes - o->freed_bytes;
+	o->live_allocs = o->allocs - o->frees;
 	if (o->peak_bytes < o->live_bytes)
 		o->peak_bytes = o->live_bytes; /* a peak update still in flight */
 }

@@ -365,7 +365,7 @@ static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 static int cmp_live(const void *a, const void *b)
 {
 	const struct gs_site *x = *(struct gs_site *const *)a, *y = *(struct gs_site *const *)b;
-	long long lx = atomic_load(&x->c.live_bytes), ly = atomic_load(&y->c.live_bytes);
+	long long lx = counters_live_bytes(&x->c), ly = counters_live_bytes(&y->c);
 	long long px = atomic_load(&x->c.peak_bytes), py = atomic_load(&y->c.peak_bytes);
 
 	if (lx != ly)
@@ -391,14 +391,14 @@ static int write_text(FILE *f, struct gs_site **sites, unsigned n, const char *h
 	fputs("LEAKED AT EXIT\n", f);
 	for (unsigned i = 0; i < n; i++) {
 		const struct gs_site *s = sites[i];
-		long long live = atomic_load(&s->c.live_bytes);
+		long long live = counters_live_bytes(&s->c);
 
 		if (live <= 0)
 			break;
 		human(a, sizeof(a), live);
 		human(b, sizeof(b), atomic_load(&s->c.peak_bytes));
 		fprintf(f, "%s in %lld allocations (%s, %s via %s), peak %s\n", a,
-			atomic_load(&s->c.live_allocs), gs_kind_names[s->kind], gs_api_names[s->api],
+			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), gs_kind_names[s->kind], gs_api_names[s->api],
 			gs_door_names[s->door], b);
 		for (unsigned j = 0; j < s->pydepth; j++)
 			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
@@ -490,17 +490,17 @@ void report_write_exit(void)
 		for (unsigned i = 0, shown = 0; i < n && shown < 3; i++) {
 			const struct gs_frame *uf = useful_frame(sites[i]);
 
-			if (atomic_load(&sites[i]->c.live_bytes) <= 0)
+			if (counters_live_bytes(&sites[i]->c) <= 0)
 				break;
 			if (sites[i]->kind == GS_KIND_PINNED)
 				continue;
 			shown++;
-			human(a, sizeof(a), atomic_load(&sites[i]->c.live_bytes));
+			human(a, sizeof(a), counters_live_bytes(&sites[i]->c));
 			if (uf)
 				frame_text(fr, sizeof(fr), uf);
 			else
 				snprintf(fr, sizeof(fr), "?");
-			gs_warn("  %s in %lld from %s", a, atomic_load(&sites[i]->c.live_allocs), fr);
+			gs_warn("  %s in %lld from %s", a, atomic_load(&sites[i]->c.allocs) - atomic_load(&sites[i]->c.frees), fr);
 		}
 		gs_warn("report: %s/report.txt", dir);
 	}

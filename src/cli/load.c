@@ -265,10 +265,10 @@ static int load_command(const struct vctx *v, json_t *root, struct gs_process *p
 	return 0;
 }
 
-/* Keys read only to be checked: a report whose optional parts are of the
- * wrong type was not written by a correct gpuspy, and nothing it says can
- * be trusted. */
-static int check_optional(const struct vctx *v, json_t *root)
+/* Optional keys, most read only to be checked (depth is kept): a report
+ * whose optional parts are of the wrong type was not written by a correct
+ * gpuspy, and nothing it says can be trusted. */
+static int check_optional(const struct vctx *v, json_t *root, struct gs_process *p)
 {
 	json_t *j, *val;
 	const char *name;
@@ -277,9 +277,8 @@ static int check_optional(const struct vctx *v, json_t *root)
 	int r;
 
 	if ((r = member(v, root, "gpuspy_version", false, JSON_STRING, &j)) < 0 ||
-	    (r = member(v, root, "exe", false, JSON_STRING, &j)) < 0 ||
 	    (r = get_int(v, root, "ppid", false, 0, INT32_MAX, &x)) < 0 ||
-	    (r = get_int(v, root, "depth", false, 0, 1 << 20, &x)) < 0 ||
+	    (r = get_int(v, root, "depth", false, 0, 1 << 20, &p->depth)) < 0 ||
 	    (r = check_number(v, root, "start_time")) < 0 ||
 	    (r = check_number(v, root, "end_time")) < 0 ||
 	    (r = check_counts_object(v, root, "doors")) < 0 ||
@@ -314,6 +313,26 @@ static int check_optional(const struct vctx *v, json_t *root)
 				return r;
 		}
 	}
+	return 0;
+}
+
+/* The interpreter the process ran, when it ran one. */
+static int load_python(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	struct vctx sub = *v;
+	json_t *obj, *j;
+	int r = member(v, root, "python", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	sub.where = "python";
+	if ((r = get_str(&sub, obj, "version", true, false, &p->python.version)) < 0 ||
+	    (r = member(&sub, obj, "supported", true, JSON_TRUE, &j)) < 0)
+		return r;
+	p->python.supported = json_is_true(j);
+	if ((r = get_str(&sub, obj, "note", false, false, &p->python.note)) < 0)
+		return r;
+	p->python.present = true;
 	return 0;
 }
 
@@ -416,6 +435,37 @@ static int load_frames(const struct vctx *v, json_t *site, struct gs_process *p,
 	return 0;
 }
 
+/* A site's Python frames, innermost first: optional, since a thread that
+ * ran no Python has none. */
+static int load_python_frames(const struct vctx *v, json_t *site, struct gs_site *s)
+{
+	json_t *arr, *f;
+	size_t i;
+	int r = member(v, site, "python", false, JSON_ARRAY, &arr);
+
+	if (r < 0 || !arr)
+		return r;
+	s->python = calloc(json_array_size(arr) + 1, sizeof(*s->python));
+	if (!s->python)
+		return -ENOMEM;
+	json_array_foreach(arr, i, f) {
+		struct gs_pyframe *py = &s->python[i];
+		char where[96];
+		struct vctx sub = *v;
+
+		snprintf(where, sizeof(where), "%s.python[%zu]", v->where, i);
+		sub.where = where;
+		if (!json_is_object(f))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(f));
+		s->npython = i + 1;
+		if ((r = get_str(&sub, f, "file", true, false, &py->file)) < 0 ||
+		    (r = get_str(&sub, f, "function", true, false, &py->function)) < 0 ||
+		    (r = get_int(&sub, f, "line", true, 0, INT32_MAX, &py->line)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 {
 	json_t *arr, *js;
@@ -459,7 +509,8 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 		    (r = get_int(&sub, js, "id", false, 0, INT64_MAX, &x)) < 0 ||
 		    (r = get_int(&sub, js, "first_seq", false, 0, INT64_MAX, &x)) < 0 ||
 		    (r = get_counters(&sub, js, &s->c)) < 0 ||
-		    (r = load_frames(&sub, js, p, s)) < 0)
+		    (r = load_frames(&sub, js, p, s)) < 0 ||
+		    (r = load_python_frames(&sub, js, s)) < 0)
 			return r;
 	}
 	return 0;
@@ -485,6 +536,8 @@ static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
 
 	if ((r = get_str(v, root, "host", true, false, &p->host)) < 0 ||
 	    (r = get_int(v, root, "pid", true, 1, INT32_MAX, &p->pid)) < 0 ||
+	    (r = get_str(v, root, "exe", false, false, &p->exe)) < 0 ||
+	    (r = load_python(v, root, p)) < 0 ||
 	    (r = load_command(v, root, p)) < 0 ||
 	    (r = member(v, root, "complete", true, JSON_TRUE, &j)) < 0)
 		return r;
@@ -508,7 +561,7 @@ static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
 
 	if ((r = load_kinds(v, root, p)) < 0 ||
 	    (r = get_count(v, root, "untracked_frees", &p->untracked_frees)) < 0 ||
-	    (r = check_optional(v, root)) < 0 ||
+	    (r = check_optional(v, root, p)) < 0 ||
 	    (r = load_modules(v, root, p)) < 0 ||
 	    (r = load_sites(v, root, p)) < 0)
 		return r;
@@ -636,6 +689,7 @@ int load_process_file(const char *file, const char *display_path,
 		r = -ENOMEM;
 		goto out;
 	}
+	p->depth = -1;
 	p->dev = st.st_dev;
 	p->ino = st.st_ino;
 	p->file = strdup(file);
@@ -665,6 +719,9 @@ void process_free(struct gs_process *p)
 	free(p->path);
 	free(p->file);
 	free(p->host);
+	free(p->exe);
+	free(p->python.version);
+	free(p->python.note);
 	for (size_t i = 0; i < p->ncommand; i++)
 		free(p->command[i]);
 	free(p->command);
@@ -680,6 +737,11 @@ void process_free(struct gs_process *p)
 		for (size_t j = 0; j < s->nframes; j++)
 			free(s->frames[j].symbol);
 		free(s->frames);
+		for (size_t j = 0; j < s->npython; j++) {
+			free(s->python[j].file);
+			free(s->python[j].function);
+		}
+		free(s->python);
 	}
 	free(p->sites);
 	free(p);

@@ -62,12 +62,29 @@ struct gs_frame {
 	char *symbol;		/* as the process named it, or NULL */
 };
 
+/* A Python frame of the allocating thread, as the process recorded it. */
+struct gs_pyframe {
+	char *file;
+	char *function;
+	int64_t line;		/* 0 when unknown */
+};
+
 struct gs_site {
 	enum gs_kind kind;
 	char *api;
 	struct gs_counters c;
 	struct gs_frame *frames;
 	size_t nframes;
+	struct gs_pyframe *python;	/* innermost first; NULL when none */
+	size_t npython;
+};
+
+/* The process's "python" object: present when an interpreter was found. */
+struct gs_python {
+	bool present;
+	bool supported;
+	char *version;
+	char *note;		/* NULL when absent */
 };
 
 struct gs_process {
@@ -75,6 +92,8 @@ struct gs_process {
 	char *file;		/* the report.json that was read */
 	char *host;
 	int64_t pid;
+	char *exe;		/* the main executable's path, or NULL */
+	int64_t depth;		/* native frames taken per site; -1 when not said */
 	char **command;
 	size_t ncommand;
 	bool complete;
@@ -83,6 +102,7 @@ struct gs_process {
 	int64_t peak_bytes;
 	struct gs_counters kinds[GS_KIND_COUNT];
 	int64_t untracked_frees;
+	struct gs_python python;
 	struct gs_module *modules;
 	size_t nmodules;
 	struct gs_site *sites;
@@ -161,6 +181,43 @@ void sym_info_clear(struct sym_info *info);
  * demangling is unavailable); NULL on out-of-memory. */
 char *symbolize_demangle(const char *name);
 
+/* classify.c: what a frame means to the person reading the report.  The
+ * rules live in tables there, each with its reason. */
+
+/* Why a native frame is noise: the same for every call site of its kind,
+ * so it tells nothing about which of them to look at. */
+enum noise {
+	NOISE_NONE,
+	NOISE_GPUSPY,		/* gpuspy itself */
+	NOISE_CUDA,		/* libcuda, libcudart (shared or linked in) */
+	NOISE_START,		/* what runs main or a thread */
+	NOISE_PYTHON,		/* the CPython interpreter's own machinery */
+	NOISE_FFI,		/* ctypes and libffi */
+	NOISE_ALLOCATOR,	/* a framework's caching allocator */
+};
+
+/* PATH: the module's path (NULL when the frame lies in no module);
+ * MAIN_EXE: whether that module is the process's executable; FUNCTION:
+ * the symbolized name, NULL when unknown. */
+enum noise classify_noise(const char *path, bool main_exe, const char *function);
+
+/* Whether the module (a basename) is CPython's: libpython*, python3*. */
+bool classify_python_module(const char *module);
+
+struct report_frame;
+
+/* The label of memory a library holds rather than its caller (docs/format.md,
+ * "library"): "cuBLAS", ..., CLASSIFY_CUDA_CONTEXT, or NULL for user code.
+ * FRAMES must carry their noise already. */
+const char *classify_site_library(const struct report_frame *frames, size_t nframes);
+
+/* Whether a Python source file is the user's own code: not the standard
+ * library, not an installed package. */
+bool classify_user_file(const char *file);
+
+/* The label of a site whose every frame is the CUDA driver or runtime. */
+#define CLASSIFY_CUDA_CONTEXT "CUDA runtime/context"
+
 /* report.c */
 
 struct report_frame {
@@ -170,12 +227,16 @@ struct report_frame {
 	int64_t line;
 	uint64_t offset;
 	char *build_id;		/* NULL when unknown */
+	bool python;		/* a Python frame: function, file and line only */
+	bool user;		/* Python: a file of the user's code */
+	enum noise noise;	/* native only */
 };
 
 struct report_site {
 	char *key;
 	enum gs_kind kind;
 	char *api;
+	const char *library;	/* static label, NULL for user code */
 	int64_t processes;
 	struct gs_counters c;
 	struct report_frame *frames;
@@ -215,9 +276,14 @@ int report_print_text(const struct report *r, FILE *out, size_t top);
 /* "1.5 MiB"; BUF of at least 32 bytes. */
 const char *report_human_size(int64_t bytes, char *buf, size_t size);
 
-/* The key of a site: api, then per frame "module!function" or
- * "module+0xOFFSET".  Exposed for the tests. */
+/* The key of a site: api, then per frame that is not noise
+ * "module!function" or "module+0xOFFSET" (native), "file-basename!function"
+ * (Python).  Exposed for the tests. */
 char *report_site_key(const char *api, const struct report_frame *frames,
 		      size_t nframes);
+
+/* The index of the frame a person should look at first (docs/format.md,
+ * "headline"), or -1 when the site has no frames. */
+ssize_t report_site_headline(const struct report_site *s);
 
 #endif

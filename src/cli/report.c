@@ -53,6 +53,7 @@ char *report_site_key(const char *api, const struct report_frame *frames,
 {
 	char *buf = NULL;
 	size_t len = 0;
+	bool first = true;
 	FILE *f = open_memstream(&buf, &len);
 
 	if (!f)
@@ -62,8 +63,22 @@ char *report_site_key(const char *api, const struct report_frame *frames,
 	for (size_t i = 0; i < nframes; i++) {
 		const struct report_frame *fr = &frames[i];
 
-		if (i > 0)
+		/* noise is the same for every site of its kind, and may differ
+		 * between versions of the driver, the interpreter, the
+		 * framework: it would only split sites that are one */
+		if (fr->noise != NOISE_NONE)
+			continue;
+		if (!first)
 			putc(';', f);
+		first = false;
+		if (fr->python) {
+			/* the file's basename: the same script run from another
+			 * checkout is the same code; no line, which moves with
+			 * every edit above it */
+			fputs(fr->file ? basename_of(fr->file) : "?", f);
+			fprintf(f, "!%s", fr->function ? fr->function : "?");
+			continue;
+		}
 		fputs(fr->module ? fr->module : "?", f);
 		/* an address outside any module is absolute, and would make
 		 * the key differ in every process: only its name, if any */
@@ -77,6 +92,23 @@ char *report_site_key(const char *api, const struct report_frame *frames,
 		return NULL;
 	}
 	return buf;
+}
+
+ssize_t report_site_headline(const struct report_site *s)
+{
+	/* the user's own Python line says most ... */
+	for (size_t i = 0; i < s->nframes; i++)
+		if (s->frames[i].python && s->frames[i].user)
+			return (ssize_t)i;
+	/* ... else the innermost native code that is not machinery, in a
+	 * module if there is one (an address outside any module names
+	 * nothing to open) */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < s->nframes; i++)
+			if (!s->frames[i].python && s->frames[i].noise == NOISE_NONE &&
+			    (pass == 1 || s->frames[i].module))
+				return (ssize_t)i;
+	return s->nframes > 0 ? 0 : -1;
 }
 
 static void frames_free(struct report_frame *frames, size_t n)
@@ -186,16 +218,39 @@ static bool add_counters(struct gs_counters *a, const struct gs_counters *b)
 	       add(&a->frees, b->frees);
 }
 
-static int make_frames(const struct gs_process *p, const struct gs_site *site,
-		       struct sym_module **mods, struct report_frame **out)
+/* Where a site's Python frames go among its native ones (innermost first):
+ * just before the innermost frame of CPython's evaluation loop, which is
+ * where the interpreter ran them; failing that, before the innermost frame
+ * of the interpreter at all; failing that (a stack cut short by the depth
+ * limit), after the native frames. */
+static size_t python_position(const struct report_frame *native, size_t n)
 {
-	struct report_frame *frames = calloc(site->nframes + 1, sizeof(*frames));
+	for (size_t i = 0; i < n; i++)
+		if (native[i].function && strcmp(native[i].function, "_PyEval_EvalFrameDefault") == 0)
+			return i;
+	for (size_t i = 0; i < n; i++)
+		if (classify_python_module(native[i].module))
+			return i;
+	return n;
+}
 
-	if (!frames)
-		return -ENOMEM;
+/* The report frames of SITE: its native frames symbolized and judged,
+ * with its Python frames placed among them.  MAIN_EXE says which modules
+ * are the process's executable. */
+static int make_frames(const struct gs_process *p, const struct gs_site *site,
+		       struct sym_module **mods, const bool *main_exe,
+		       struct report_frame **out, size_t *nout)
+{
+	size_t n = site->nframes + site->npython, at;
+	struct report_frame *native = calloc(site->nframes + 1, sizeof(*native));
+	struct report_frame *frames = calloc(n + 1, sizeof(*frames));
+
+	if (!native || !frames)
+		goto fail;
 	for (size_t i = 0; i < site->nframes; i++) {
 		const struct gs_frame *f = &site->frames[i];
-		struct report_frame *rf = &frames[i];
+		struct report_frame *rf = &native[i];
+		const char *path = NULL;
 		struct sym_info info;
 		int e;
 
@@ -210,17 +265,55 @@ static int make_frames(const struct gs_process *p, const struct gs_site *site,
 		if (f->module >= 0) {
 			const struct gs_module *m = &p->modules[f->module];
 
+			path = m->path;
 			rf->module = strdup(basename_of(m->path));
 			rf->build_id = m->build_id[0] ? strdup(m->build_id) : NULL;
 			if (!rf->module || (m->build_id[0] && !rf->build_id))
 				goto fail;
 		}
+		rf->noise = classify_noise(path, f->module >= 0 && main_exe[f->module],
+					   rf->function);
+	}
+	at = python_position(native, site->nframes);
+	/* the native frame structs move into FRAMES, with what they own */
+	memcpy(frames, native, at * sizeof(*frames));
+	memcpy(frames + at + site->npython, native + at,
+	       (site->nframes - at) * sizeof(*frames));
+	free(native);
+	native = NULL;
+	for (size_t i = 0; i < site->npython; i++) {
+		const struct gs_pyframe *py = &site->python[i];
+		struct report_frame *rf = &frames[at + i];
+
+		rf->python = true;
+		rf->function = strdup(py->function);
+		rf->file = strdup(py->file);
+		rf->line = py->line;
+		if (!rf->function || !rf->file)
+			goto fail;
+		rf->user = classify_user_file(py->file);
 	}
 	*out = frames;
+	*nout = n;
 	return 0;
 fail:
-	frames_free(frames, site->nframes);
+	if (native) {
+		frames_free(native, site->nframes);
+		free(frames);
+	} else {
+		frames_free(frames, n);
+	}
 	return -ENOMEM;
+}
+
+static void merge_frame(struct report_frame *f, const struct report_frame *other)
+{
+	if (f->file && (!other->file || strcmp(f->file, other->file) != 0)) {
+		free(f->file);
+		f->file = NULL;
+	}
+	if (f->line != other->line)
+		f->line = 0;
 }
 
 /* Two call sites with one key are calls from the same functions, perhaps
@@ -230,18 +323,36 @@ fail:
 static void merge_frames(struct report_site *rs, const struct report_frame *frames,
 			 size_t n)
 {
-	/* the same key does not promise the same number of frames: a
-	 * function name may contain ';' */
-	for (size_t i = 0; i < n && i < rs->nframes; i++) {
-		struct report_frame *f = &rs->frames[i];
+	size_t i = 0, j = 0;
+	bool same_shape = rs->nframes == n;
 
-		if (f->file && (!frames[i].file || strcmp(f->file, frames[i].file) != 0)) {
-			free(f->file);
-			f->file = NULL;
-		}
-		if (f->line != frames[i].line)
-			f->line = 0;
+	for (size_t k = 0; same_shape && k < n; k++)
+		same_shape = (rs->frames[k].noise != NOISE_NONE) == (frames[k].noise != NOISE_NONE) &&
+			     rs->frames[k].python == frames[k].python;
+	if (same_shape) {
+		for (size_t k = 0; k < n; k++)
+			merge_frame(&rs->frames[k], &frames[k]);
+		return;
 	}
+	/* The key leaves noise out, so the stacks may differ there (another
+	 * driver, another Python): the frames that made the key are paired
+	 * in order, and noise frames, which cannot be paired, lose what may
+	 * not hold for all.  A function name holding ';' can still make the
+	 * counts differ: pairing stops at the shorter. */
+	for (;;) {
+		while (i < rs->nframes && rs->frames[i].noise != NOISE_NONE) {
+			merge_frame(&rs->frames[i], &(struct report_frame){ 0 });
+			i++;
+		}
+		while (j < n && frames[j].noise != NOISE_NONE)
+			j++;
+		if (i >= rs->nframes || j >= n)
+			break;
+		merge_frame(&rs->frames[i++], &frames[j++]);
+	}
+	for (; i < rs->nframes; i++)
+		if (rs->frames[i].noise != NOISE_NONE)
+			merge_frame(&rs->frames[i], &(struct report_frame){ 0 });
 }
 
 /* Leaked bytes, then peak bytes, both descending; the key last, so that
@@ -264,6 +375,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 	const struct gs_process *p = r->procs[index];
 	const struct gs_counters *pin = &p->kinds[GS_KIND_PINNED];
 	struct sym_module **mods;
+	bool *main_exe;
 	int e = 0;
 
 	if (!add(&r->leaked_bytes, p->leaked_bytes) ||
@@ -278,35 +390,45 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		r->incomplete++;
 
 	mods = calloc(p->nmodules + 1, sizeof(*mods));
-	if (!mods)
+	main_exe = calloc(p->nmodules + 1, sizeof(*main_exe));
+	if (!mods || !main_exe) {
+		free(mods);
+		free(main_exe);
 		return -ENOMEM;
+	}
 	/* once per module of this process, not per frame */
-	for (size_t i = 0; s && i < p->nmodules; i++)
-		mods[i] = symbolizer_module(s, p->modules[i].path, p->modules[i].build_id);
+	for (size_t i = 0; i < p->nmodules; i++) {
+		if (s)
+			mods[i] = symbolizer_module(s, p->modules[i].path, p->modules[i].build_id);
+		/* the process names its executable by the path it names the
+		 * module by (both read from /proc/self/exe) */
+		main_exe[i] = p->exe && strcmp(p->modules[i].path, p->exe) == 0;
+	}
 
 	for (size_t i = 0; i < p->nsites; i++) {
 		const struct gs_site *site = &p->sites[i];
 		struct report_frame *frames;
 		struct report_site *rs;
+		size_t nframes;
 		char *key;
 
-		e = make_frames(p, site, mods, &frames);
+		e = make_frames(p, site, mods, main_exe, &frames, &nframes);
 		if (e < 0)
 			break;
-		key = report_site_key(site->api, frames, site->nframes);
+		key = report_site_key(site->api, frames, nframes);
 		if (!key) {
-			frames_free(frames, site->nframes);
+			frames_free(frames, nframes);
 			e = -ENOMEM;
 			break;
 		}
 		rs = r->table_size ? *table_slot(r, key) : NULL;
 		if (rs) {
-			merge_frames(rs, frames, site->nframes);
+			merge_frames(rs, frames, nframes);
 			free(key);
-			frames_free(frames, site->nframes);
+			frames_free(frames, nframes);
 			if (!add_counters(&rs->c, &site->c)) {
-				free(mods);
-				goto overflow;
+				e = -EOVERFLOW;
+				break;
 			}
 			if (rs->last_process != index + 1) {
 				rs->processes++;
@@ -318,7 +440,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		if (!rs || !(rs->api = strdup(site->api))) {
 			free(rs);
 			free(key);
-			frames_free(frames, site->nframes);
+			frames_free(frames, nframes);
 			e = -ENOMEM;
 			break;
 		}
@@ -328,7 +450,12 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		rs->last_process = index + 1;
 		rs->c = site->c;
 		rs->frames = frames;
-		rs->nframes = site->nframes;
+		rs->nframes = nframes;
+		/* judged on the first process's frames: another with the same
+		 * key differs at most in noise.  A process that took no stacks
+		 * (GPUSPY_DEPTH=0) has sites without frames that are anyone's. */
+		if (nframes > 0 || p->depth != 0)
+			rs->library = classify_site_library(frames, nframes);
 		e = insert_site(r, rs);
 		if (e < 0) {
 			site_free(rs);
@@ -336,6 +463,9 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		}
 	}
 	free(mods);
+	free(main_exe);
+	if (e == -EOVERFLOW)
+		goto overflow;
 	return e;
 
 overflow:
@@ -391,10 +521,13 @@ static json_t *frame_json(const struct report_frame *f)
 		json_object_set_new(o, "file", json_string(f->file));
 	if (f->file && f->line > 0)
 		json_object_set_new(o, "line", json_integer(f->line));
-	json_object_set_new(o, "kind", json_string("native"));
-	json_object_set_new(o, "offset", json_integer((json_int_t)f->offset));
+	json_object_set_new(o, "kind", json_string(f->python ? "python" : "native"));
+	if (!f->python)
+		json_object_set_new(o, "offset", json_integer((json_int_t)f->offset));
 	if (f->build_id)
 		json_object_set_new(o, "build_id", json_string(f->build_id));
+	if (f->noise != NOISE_NONE)
+		json_object_set_new(o, "noise", json_true());
 	return o;
 }
 
@@ -402,10 +535,13 @@ static json_t *site_json(const struct report_site *s)
 {
 	json_t *o = json_object();
 	json_t *frames = json_array();
+	ssize_t headline = report_site_headline(s);
 
 	json_object_set_new(o, "key", json_string(s->key));
 	json_object_set_new(o, "kind", json_string(gs_kind_name(s->kind)));
 	json_object_set_new(o, "api", json_string(s->api));
+	if (s->library)
+		json_object_set_new(o, "library", json_string(s->library));
 	json_object_set_new(o, "processes", json_integer(s->processes));
 	json_object_set_new(o, "leaked_bytes", json_integer(s->c.live_bytes));
 	json_object_set_new(o, "leaked_allocations", json_integer(s->c.live_allocations));
@@ -414,6 +550,8 @@ static json_t *site_json(const struct report_site *s)
 	json_object_set_new(o, "allocations", json_integer(s->c.allocations));
 	json_object_set_new(o, "freed_bytes", json_integer(s->c.freed_bytes));
 	json_object_set_new(o, "frees", json_integer(s->c.frees));
+	if (headline >= 0)
+		json_object_set_new(o, "headline", frame_json(&s->frames[headline]));
 	for (size_t i = 0; i < s->nframes; i++)
 		json_array_append_new(frames, frame_json(&s->frames[i]));
 	json_object_set_new(o, "frames", frames);
@@ -435,6 +573,15 @@ static json_t *process_json(const struct gs_process *p)
 	json_object_set_new(o, "leaked", counts_json("bytes", p->leaked_bytes,
 						     "allocations", p->leaked_allocations));
 	json_object_set_new(o, "peak", counts_json("bytes", p->peak_bytes, NULL, 0));
+	if (p->python.present) {
+		json_t *py = json_object();
+
+		json_object_set_new(py, "version", json_string(p->python.version));
+		json_object_set_new(py, "supported", json_boolean(p->python.supported));
+		if (p->python.note)
+			json_object_set_new(py, "note", json_string(p->python.note));
+		json_object_set_new(o, "python", py);
+	}
 	return o;
 }
 
@@ -492,39 +639,73 @@ static const char *plural(int64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* One frame on one line: "function (module) file:line" for native code,
+ * "function (python) file:line" for Python. */
+static void print_frame(FILE *out, const struct report_frame *f)
+{
+	if (f->function) {
+		util_put_clean(out, f->function);
+		if (f->python) {
+			fputs(" (python)", out);
+		} else if (f->module) {
+			fputs(" (", out);
+			util_put_clean(out, f->module);
+			putc(')', out);
+		}
+	} else if (f->module) {
+		util_put_clean(out, f->module);
+		fprintf(out, "+0x%" PRIx64, f->offset);
+	} else {
+		fprintf(out, "0x%" PRIx64, f->offset);
+	}
+	if (f->file) {
+		putc(' ', out);
+		util_put_clean(out, f->file);
+		if (f->line > 0)
+			fprintf(out, ":%" PRId64, f->line);
+	}
+	putc('\n', out);
+}
+
+static void print_folded(FILE *out, size_t *folded)
+{
+	/* \u2026 is an ellipsis */
+	if (*folded)
+		fprintf(out, "    \u2026 %zu %s folded\n", *folded,
+			*folded == 1 ? "frame" : "frames");
+	*folded = 0;
+}
+
+/* The headline, then the stack with its noise folded: a run of noise
+ * frames is one line saying how many there were (the JSON keeps them). */
 static void print_frames(FILE *out, const struct report_site *s)
 {
-	if (s->nframes == 0)
+	ssize_t headline = report_site_headline(s);
+	size_t folded = 0;
+
+	if (s->nframes == 0) {
 		fputs("    (no stack)\n", out);
+		return;
+	}
+	fputs("  at ", out);
+	print_frame(out, &s->frames[headline]);
 	for (size_t i = 0; i < s->nframes; i++) {
 		const struct report_frame *f = &s->frames[i];
-
-		fputs("    ", out);
-		if (f->function) {
-			util_put_clean(out, f->function);
-			if (f->module) {
-				fputs(" (", out);
-				util_put_clean(out, f->module);
-				putc(')', out);
-			}
-		} else if (f->module) {
-			util_put_clean(out, f->module);
-			fprintf(out, "+0x%" PRIx64, f->offset);
-		} else {
-			fprintf(out, "0x%" PRIx64, f->offset);
-		}
-		if (f->file) {
-			putc(' ', out);
-			util_put_clean(out, f->file);
-			if (f->line > 0)
-				fprintf(out, ":%" PRId64, f->line);
-		}
-		putc('\n', out);
 		/* what runs main (__libc_start_main, _start) is the same for
 		 * every site and tells nothing; the JSON keeps it */
-		if (f->function && strcmp(f->function, "main") == 0)
+		bool last = !f->python && f->function && strcmp(f->function, "main") == 0;
+
+		if (f->noise != NOISE_NONE) {
+			folded++;
+		} else {
+			print_folded(out, &folded);
+			fputs("    ", out);
+			print_frame(out, f);
+		}
+		if (last)
 			break;
 	}
+	print_folded(out, &folded);
 }
 
 static void print_site_origin(FILE *out, const struct report_site *s)
@@ -534,6 +715,8 @@ static void print_site_origin(FILE *out, const struct report_site *s)
 	fprintf(out, " (%s)", gs_kind_name(s->kind));
 	if (s->processes > 1)
 		fprintf(out, " in %" PRId64 " processes", s->processes);
+	if (s->library)
+		fprintf(out, " [library memory: %s]", s->library);
 }
 
 enum section { SEC_LEAKED, SEC_PINNED, SEC_PEAK, SEC_CALLS };
@@ -646,6 +829,70 @@ static void print_process(FILE *out, const struct gs_process *p)
 		}
 		putc('\n', out);
 	}
+	if (p->python.present) {
+		fputs("    Python ", out);
+		util_put_clean(out, p->python.version);
+		if (!p->python.supported) {
+			fputs(": no Python frames", out);
+			if (p->python.note) {
+				fputs(" (", out);
+				util_put_clean(out, p->python.note);
+				putc(')', out);
+			}
+		}
+		putc('\n', out);
+	}
+}
+
+/* Sites' counters are not checked to add up to their process's totals (a
+ * report may be inconsistent without being unreadable): a sum of them
+ * stops at the largest value rather than wrap. */
+static void add_sat(int64_t *a, int64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a))
+		*a = INT64_MAX;
+}
+
+/* Leaked memory that libraries hold (a cuBLAS workspace, an NCCL
+ * communicator, the CUDA context) apart from what the program's own code
+ * leaked: the first is usually meant to live as long as the process. */
+static void print_library_summary(FILE *out, const struct report *r)
+{
+	const char *labels[16];
+	size_t nlabels = 0;
+	int64_t lib_bytes = 0, lib_allocs = 0, user_bytes = 0, user_allocs = 0;
+	char a[32];
+
+	for (size_t i = 0; i < r->nsites; i++) {
+		const struct report_site *s = r->sites[i];
+		size_t k;
+
+		if (s->kind == GS_KIND_PINNED || s->c.live_bytes == 0)
+			continue;
+		if (!s->library) {
+			add_sat(&user_bytes, s->c.live_bytes);
+			add_sat(&user_allocs, s->c.live_allocations);
+			continue;
+		}
+		add_sat(&lib_bytes, s->c.live_bytes);
+		add_sat(&lib_allocs, s->c.live_allocations);
+		for (k = 0; k < nlabels; k++)
+			if (strcmp(labels[k], s->library) == 0)
+				break;
+		if (k == nlabels && nlabels < sizeof(labels) / sizeof(labels[0]))
+			labels[nlabels++] = s->library;
+	}
+	if (lib_bytes == 0)
+		return;
+	fprintf(out, "    user code:      %s in %" PRId64 " %s\n",
+		report_human_size(user_bytes, a, sizeof(a)), user_allocs,
+		plural(user_allocs, "allocation", "allocations"));
+	fputs("    library memory (", out);
+	for (size_t k = 0; k < nlabels; k++)
+		fprintf(out, "%s%s", k ? ", " : "", labels[k]);
+	fprintf(out, "): %s in %" PRId64 " %s\n",
+		report_human_size(lib_bytes, a, sizeof(a)), lib_allocs,
+		plural(lib_allocs, "allocation", "allocations"));
 }
 
 int report_print_text(const struct report *r, FILE *out, size_t top)
@@ -661,6 +908,7 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 	fprintf(out, "  leaked at exit:   %s in %" PRId64 " %s (%" PRId64 " bytes of device, managed and VMM memory)\n",
 		report_human_size(r->leaked_bytes, a, sizeof(a)), r->leaked_allocations,
 		plural(r->leaked_allocations, "allocation", "allocations"), r->leaked_bytes);
+	print_library_summary(out, r);
 	fprintf(out, "  peak:             %s%s\n",
 		report_human_size(r->peak_bytes, a, sizeof(a)),
 		r->nprocs > 1 ? " (sum of each process's peak)" : "");

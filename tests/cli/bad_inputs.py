@@ -35,12 +35,25 @@ def set_path(doc, path, value):
 
 DELETE = object()
 
+# valid Python parts, each mutated below
+PYFRAME = {"file": "/home/u/train.py", "function": "step", "line": 17}
+PYTHON = {"version": "3.12.3", "supported": True}
+
+
+def drop_deleted(value):
+    """VALUE without the dictionary keys set to DELETE, at any depth."""
+    if isinstance(value, dict):
+        return {k: drop_deleted(v) for k, v in value.items() if v is not DELETE}
+    if isinstance(value, list):
+        return [drop_deleted(v) for v in value]
+    return value
+
 
 def mutations(valid_doc, valid_text):
     """(name, bytes) of every corrupted report.json."""
     def mut(path, value):
         d = copy.deepcopy(valid_doc)
-        set_path(d, path, value)
+        set_path(d, path, drop_deleted(value))
         return json.dumps(d, indent=1).encode()
 
     n = len(valid_text)
@@ -108,6 +121,28 @@ def mutations(valid_doc, valid_text):
         ("frame module a string", mut("sites.0.frames.1.module", "leaky")),
         ("frame offset negative", mut("sites.0.frames.0.offset", -1)),
         ("frame symbol not a string", mut("sites.0.frames.0.symbol", ["x"])),
+        ("exe not a string", mut("exe", 7)),
+        ("site python an object", mut("sites.0.python", PYFRAME)),
+        ("site python null", mut("sites.0.python", None)),
+        ("python frame not an object", mut("sites.0.python", ["train.py"])),
+        ("python frame file missing", mut("sites.0.python", [dict(PYFRAME, file=DELETE)])),
+        ("python frame file not a string", mut("sites.0.python", [dict(PYFRAME, file=3)])),
+        ("python frame function missing",
+         mut("sites.0.python", [PYFRAME, dict(PYFRAME, function=DELETE)])),
+        ("python frame function null", mut("sites.0.python", [dict(PYFRAME, function=None)])),
+        ("python frame line missing", mut("sites.0.python", [dict(PYFRAME, line=DELETE)])),
+        ("python frame line negative", mut("sites.0.python", [dict(PYFRAME, line=-1)])),
+        ("python frame line a string", mut("sites.0.python", [dict(PYFRAME, line="17")])),
+        ("python frame line a real number", mut("sites.0.python", [dict(PYFRAME, line=1.5)])),
+        ("python frame line huge", mut("sites.0.python", [dict(PYFRAME, line=2**40)])),
+        ("process python an array", mut("python", [PYTHON])),
+        ("process python a string", mut("python", "3.12.3")),
+        ("process python version missing", mut("python", dict(PYTHON, version=DELETE))),
+        ("process python version a number", mut("python", dict(PYTHON, version=3.12))),
+        ("process python supported missing", mut("python", dict(PYTHON, supported=DELETE))),
+        ("process python supported a string", mut("python", dict(PYTHON, supported="yes"))),
+        ("process python note not a string",
+         mut("python", dict(PYTHON, supported=False, note=["unknown"]))),
     ]
     return cases
 
@@ -187,7 +222,8 @@ def main():
             pick = {"empty file", "truncated at 50%", "binary junk", "invalid UTF-8",
                     "deep nesting", "format version 2", "leaked a string",
                     "integer beyond 64 bits", "site live above allocated",
-                    "frame module index out of range", "frame symbol not a string"}
+                    "frame module index out of range", "frame symbol not a string",
+                    "python frame function missing", "process python note not a string"}
             cases = [x for x in cases if x[0] in pick]
         for i, (name, content) in enumerate(cases):
             # a process directory of its own per case; every other case
@@ -254,6 +290,9 @@ def main():
         if valgrind:
             c.expect_ok("valid process (valgrind)", [os.path.join(fixtures, "process")])
             c.expect_ok("valid run (valgrind)", ["--format", "json", os.path.join(fixtures, "run")])
+            c.expect_ok("valid Python run (valgrind)", [os.path.join(fixtures, "python")])
+            c.expect_ok("valid Python run, JSON (valgrind)",
+                        ["--format", "json", os.path.join(fixtures, "python")])
 
     print("%d checks, %d failed" % (c.count, c.failed))
     return 1 if c.failed else 0

@@ -19,6 +19,8 @@ CASES = [
     (["report", "process/node7-4242"], "process.expected.txt"),
     (["report", "--format=json", "process"], "process.expected.json"),
     (["report", "--top", "1", "process"], "process-top1.expected.txt"),
+    (["report", "python"], "python.expected.txt"),
+    (["report", "--format", "json", "python"], "python.expected.json"),
 ]
 
 

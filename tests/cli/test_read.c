@@ -2,7 +2,8 @@
 /*
  * Unit tests of gpuspy_read: loading the fixtures, merging them into the
  * numbers worked out by hand in fixtures/README.md, site keys, sizes,
- * demangling, and symbolizing an address of this very program.
+ * demangling, symbolizing an address of this very program, and what
+ * frames mean: Python frame placement, noise, headlines, library labels.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -251,6 +252,326 @@ static void test_site_key(void **state)
 	free(key);
 }
 
+/* Noise frames and Python frames in a key: noise is left out, a Python
+ * frame is its file's basename and its function, without the line. */
+static void test_site_key_python(void **state)
+{
+	struct report_frame frames[] = {
+		{ .function = "malloc", .module = "libc10_cuda.so", .noise = NOISE_ALLOCATOR },
+		{ .function = "at::empty", .module = "libtorch.so" },
+		{ .function = "step", .file = "/home/u/train.py", .line = 17, .python = true },
+		{ .function = "_PyEval_EvalFrameDefault", .module = "libpython3.12.so",
+		  .noise = NOISE_PYTHON },
+		{ .function = "main", .module = "app" },
+	};
+	char *key = report_site_key("cudaMalloc", frames, 5);
+
+	assert_string_equal(key, "cudaMalloc|libtorch.so!at::empty;train.py!step;app!main");
+	free(key);
+	/* only noise: nothing after the api */
+	key = report_site_key("cudaMalloc", frames, 1);
+	assert_string_equal(key, "cudaMalloc|");
+	free(key);
+}
+
+static void test_classify_noise(void **state)
+{
+	static const struct {
+		const char *path;
+		bool main_exe;
+		const char *function;
+		enum noise want;
+	} cases[] = {
+		{ "/x/libgpuspy.so", false, "gs_hook", NOISE_GPUSPY },
+		{ "/usr/lib/libcuda.so.1", false, NULL, NOISE_CUDA },
+		{ "/usr/lib/libcuda.so.580.65", false, "cuMemAlloc_v2", NOISE_CUDA },
+		{ "/cuda/lib64/libcudart.so.12", false, "cudaMalloc", NOISE_CUDA },
+		/* libcudnn is not libcuda */
+		{ "/cuda/lib64/libcudnn.so.9", false, "cudnnCreate", NOISE_NONE },
+		/* static cudart: only in the executable */
+		{ "/app/a.out", true, "cudaMalloc", NOISE_CUDA },
+		{ "/app/a.out", true, "__cudart512", NOISE_CUDA },
+		{ "/app/a.out", true, "leak", NOISE_NONE },
+		{ "/app/libmine.so", false, "cudaMallocWrapper", NOISE_NONE },
+		{ "/lib/libc.so.6", false, "__libc_start_call_main", NOISE_START },
+		{ "/lib/libc.so.6", false, "__libc_start_main", NOISE_START },
+		{ "/lib/libc.so.6", false, "start_thread", NOISE_START },
+		{ "/lib/libc.so.6", false, "malloc", NOISE_NONE },
+		{ "/lib/libc.so.6", false, NULL, NOISE_NONE },
+		{ "/app/a.out", false, "_start", NOISE_START },
+		{ "/app/a.out", false, "_start_worker", NOISE_NONE },
+		{ "/py/lib/libpython3.12.so.1.0", false, "_PyEval_EvalFrameDefault", NOISE_PYTHON },
+		{ "/py/lib/libpython3.12.so.1.0", false, "PyObject_Call", NOISE_PYTHON },
+		{ "/py/lib/libpython3.12.so.1.0", false, "cfunction_vectorcall_O", NOISE_PYTHON },
+		{ "/py/lib/libpython3.12.so.1.0", false, "slot_tp_call", NOISE_PYTHON },
+		{ "/py/lib/libpython3.12.so.1.0", false, "method_vectorcall_FASTCALL", NOISE_PYTHON },
+		{ "/py/lib/libpython3.12.so.1.0", false, NULL, NOISE_PYTHON },
+		{ "/usr/bin/python3.11", true, "main", NOISE_PYTHON },
+		{ "/usr/bin/python3.11", true, "_PyObject_MakeTpCall", NOISE_PYTHON },
+		/* a Py* name outside the interpreter is someone's own code */
+		{ "/x/libmine.so", false, "PyInit_mine", NOISE_NONE },
+		{ "/x/libmine.so", false, "main", NOISE_NONE },
+		{ "/usr/lib/libffi.so.8", false, "ffi_call_unix64", NOISE_FFI },
+		{ "/py/lib-dynload/_ctypes.cpython-312-x86_64-linux-gnu.so", false, "PyCFuncPtr_call",
+		  NOISE_FFI },
+		{ "/sp/torch/lib/libc10_cuda.so", false, NULL, NOISE_ALLOCATOR },
+		{ "/sp/torch/lib/libtorch_cuda.so", false,
+		  "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc",
+		  NOISE_ALLOCATOR },
+		{ "/sp/torch/lib/libtorch_cuda.so", false, "at::native::empty_cuda", NOISE_NONE },
+		{ "/sp/cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so", false, NULL,
+		  NOISE_ALLOCATOR },
+		{ "/sp/cupy/cuda/memory.cpython-312-x86_64-linux-gnu.so", false, "x", NOISE_ALLOCATOR },
+		/* another package's memory module is not CuPy's */
+		{ "/sp/other/memory.cpython-312-x86_64-linux-gnu.so", false, "x", NOISE_NONE },
+		{ NULL, false, "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc", NOISE_ALLOCATOR },
+		{ NULL, false, "_start", NOISE_START },
+		{ NULL, false, NULL, NOISE_NONE },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum noise got = classify_noise(cases[i].path, cases[i].main_exe, cases[i].function);
+
+		if (got != cases[i].want)
+			fail_msg("case %zu (%s, %s): noise %d, expected %d", i,
+				 cases[i].path ? cases[i].path : "no module",
+				 cases[i].function ? cases[i].function : "no function", got,
+				 cases[i].want);
+	}
+}
+
+static void test_classify_user_file(void **state)
+{
+	static const struct {
+		const char *file;
+		bool user;
+	} cases[] = {
+		{ "/home/u/proj/train.py", true },
+		{ "train.py", true },
+		{ "<string>", true },
+		{ "/home/u/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", false },
+		{ "/usr/lib/python3/dist-packages/numpy/core/numeric.py", false },
+		{ "/usr/lib/python3.12/threading.py", false },
+		{ "/usr/lib64/python3.11/concurrent/futures/thread.py", false },
+		{ "/opt/py/lib/python3.13t/runpy.py", false },
+		{ "<frozen runpy>", false },
+		{ "<frozen importlib._bootstrap>", false },
+		/* not the standard library's directory */
+		{ "/home/u/lib/python3/tools.py", true },
+		{ "/home/u/lib/python3.x/tools.py", true },
+		{ "?", false },
+		{ "", false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (classify_user_file(cases[i].file) != cases[i].user)
+			fail_msg("\"%s\" should %sbe user code", cases[i].file,
+				 cases[i].user ? "" : "not ");
+}
+
+static void test_load_python(void **state)
+{
+	struct gs_process_list list = { 0 };
+	struct gs_error err = { "" };
+	struct gs_process *p;
+
+	assert_int_equal(load_path(&list, fixture("python/node3-77"), &err), 0);
+	p = list.items[0];
+	assert_true(p->python.present);
+	assert_true(p->python.supported);
+	assert_string_equal(p->python.version, "3.12.3");
+	assert_null(p->python.note);
+	assert_string_equal(p->exe, "/nonexistent/py/bin/python3.12");
+	assert_int_equal(p->sites[0].npython, 4);
+	assert_string_equal(p->sites[0].python[1].file, "/nonexistent/home/u/proj/model.py");
+	assert_string_equal(p->sites[0].python[1].function, "Model.forward");
+	assert_int_equal(p->sites[0].python[1].line, 42);
+	/* the runtime's thread ran no Python */
+	assert_int_equal(p->sites[3].npython, 0);
+	assert_null(p->sites[3].python);
+	assert_int_equal(load_path(&list, fixture("python/node3-79"), &err), 0);
+	p = list.items[1];
+	assert_true(p->python.present);
+	assert_false(p->python.supported);
+	assert_string_equal(p->python.note, "CPython 3.14 is not supported yet");
+	process_list_clear(&list);
+}
+
+static const struct report_site *site_with_key(const struct report *r, const char *key)
+{
+	for (size_t i = 0; i < r->nsites; i++)
+		if (strcmp(r->sites[i]->key, key) == 0)
+			return r->sites[i];
+	fail_msg("no site with key %s", key);
+	return NULL;
+}
+
+/* Frame I of S is FUNCTION, Python or native, noise or not. */
+static void expect_frame(const struct report_site *s, size_t i, const char *function,
+			 bool python, bool noise)
+{
+	const struct report_frame *f;
+
+	if (i >= s->nframes)
+		fail_msg("%s: no frame %zu", s->key, i);
+	f = &s->frames[i];
+	if (function ? !f->function || strcmp(f->function, function) != 0 : f->function != NULL)
+		fail_msg("%s: frame %zu is %s, expected %s", s->key, i,
+			 f->function ? f->function : "unnamed", function ? function : "unnamed");
+	if (f->python != python || (f->noise != NOISE_NONE) != noise)
+		fail_msg("%s: frame %zu (%s): python %d noise %d, expected %d %d", s->key, i,
+			 function ? function : "unnamed", f->python, f->noise != NOISE_NONE, python,
+			 noise);
+}
+
+#define TORCH_KEY                                                                  \
+	"cudaMalloc|libtorch_cuda.so!at::native::empty_cuda;"                      \
+	"libtorch_python.so!torch::autograd::THPVariable_randn;linear.py!Linear.forward;" \
+	"model.py!Model.forward;train.py!step;train.py!<module>"
+
+static void test_merge_python(void **state)
+{
+	struct gs_process_list list = { 0 };
+	struct gs_error err = { "" };
+	struct report r;
+	const struct report_site *s;
+	ssize_t h;
+
+	assert_int_equal(load_path(&list, fixture("python"), &err), 0);
+	assert_int_equal(list.n, 4);
+	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(r.nsites, 9);
+
+	/* PyTorch: two lines of train.py in one process and the same code in
+	 * another (Python 3.13, torch elsewhere, one more allocator frame)
+	 * are one site */
+	s = site_with_key(&r, TORCH_KEY);
+	assert_int_equal(s->processes, 2);
+	assert_int_equal(s->c.live_bytes, 112 * MiB);
+	assert_int_equal(s->c.live_allocations, 4);
+	assert_null(s->library);
+	expect_frame(s, 0, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc",
+		     false, true);
+	expect_frame(s, 1, NULL, false, true);
+	expect_frame(s, 2, "at::native::empty_cuda", false, false);
+	expect_frame(s, 3, "torch::autograd::THPVariable_randn", false, false);
+	expect_frame(s, 4, "_PyObject_MakeTpCall", false, true);
+	/* the Python frames sit where the evaluation loop ran them */
+	expect_frame(s, 5, "Linear.forward", true, false);
+	expect_frame(s, 6, "Model.forward", true, false);
+	expect_frame(s, 7, "step", true, false);
+	expect_frame(s, 8, "<module>", true, false);
+	expect_frame(s, 9, "_PyEval_EvalFrameDefault", false, true);
+	expect_frame(s, 12, "main", false, true);
+	expect_frame(s, 15, "_start", false, true);
+	assert_int_equal(s->nframes, 16);
+	/* the line of step() differs between the merged sites, and so does
+	 * the path of linear.py between the processes: both dropped */
+	assert_int_equal(s->frames[7].line, 0);
+	assert_non_null(s->frames[7].file);
+	assert_null(s->frames[5].file);
+	assert_int_equal(s->frames[6].line, 42);
+	/* the headline: the user's model.py, not torch's linear.py */
+	h = report_site_headline(s);
+	assert_int_equal(h, 6);
+
+	/* cuBLASLt, the innermost library, called from the user's model.py */
+	s = site_with_key(&r, "cudaMalloc|libcublasLt.so.12+0x99000;libcublas.so.12!cublasCreate_v2;"
+			      "libtorch_cuda.so!at::cuda::getCurrentCUDABlasHandle();"
+			      "libtorch_python.so!THPVariable_matmul;model.py!Model.forward");
+	assert_string_equal(s->library, "cuBLASLt");
+	expect_frame(s, 4, "Model.forward", true, false);
+	assert_int_equal(report_site_headline(s), 4);
+
+	/* NCCL, from installed and standard-library Python only: the
+	 * headline is the innermost native frame that is not noise */
+	s = site_with_key(&r, "cudaMalloc|libnccl.so.2!ncclCommInitRank;"
+			      "libtorch_cuda.so!c10d::ProcessGroupNCCL::getNCCLComm;"
+			      "libtorch_python.so+0x500000;distributed_c10d.py!barrier;"
+			      "threading.py!Thread.run;<frozen runpy>!_run_code");
+	assert_string_equal(s->library, "NCCL");
+	assert_int_equal(report_site_headline(s), 0);
+	expect_frame(s, 3, "barrier", true, false);
+	assert_false(s->frames[3].user);
+	assert_false(s->frames[4].user);
+	assert_false(s->frames[5].user);
+
+	/* the runtime's own thread: nothing but the driver, the runtime and
+	 * the thread's start */
+	s = site_with_key(&r, "cuMemAlloc_v2|");
+	assert_string_equal(s->library, CLASSIFY_CUDA_CONTEXT);
+	assert_int_equal(report_site_headline(s), 0);
+	for (size_t i = 0; i < s->nframes; i++)
+		assert_true(s->frames[i].noise != NOISE_NONE);
+
+	/* ctypes from a stripped interpreter: no evaluation loop by name,
+	 * so before the interpreter's innermost frame */
+	s = site_with_key(&r, "cudaMalloc|thread.py!_WorkItem.run;alloc.py!grab");
+	expect_frame(s, 3, "PyCFuncPtr_call", false, true);
+	expect_frame(s, 4, "_WorkItem.run", true, false);
+	expect_frame(s, 5, "grab", true, false);
+	expect_frame(s, 6, NULL, false, true);
+	assert_string_equal(s->frames[6].module, "python3.12");
+	assert_int_equal(report_site_headline(s), 5);
+	assert_null(s->library);
+
+	/* no interpreter frame at all (a stack cut short): after the native */
+	s = site_with_key(&r, "cudaMalloc|libmyext.so!myext_alloc;libmyext.so!myext_call;"
+			      "ext.py!run_ext");
+	expect_frame(s, 2, "run_ext", true, false);
+	assert_int_equal(report_site_headline(s), 2);
+
+	/* CuPy's pool and bindings are noise */
+	s = site_with_key(&r, "cudaMalloc|basic.py!empty;cp.py!make");
+	for (size_t i = 0; i < 3; i++)
+		assert_true(s->frames[i].noise == NOISE_ALLOCATOR);
+	assert_int_equal(report_site_headline(s), 4);
+
+	/* an interpreter gpuspy cannot read: native frames only */
+	s = site_with_key(&r, "cudaMalloc|libmyext.so!myext_alloc");
+	assert_int_equal(report_site_headline(s), 0);
+
+	/* cudart linked into the program */
+	s = site_with_key(&r, "cuMemAlloc_v2|static_app!leak_static;static_app!main");
+	assert_true(s->frames[0].noise == NOISE_CUDA);
+	assert_true(s->frames[1].noise == NOISE_CUDA);
+	assert_int_equal(report_site_headline(s), 2);
+	assert_null(s->library);
+
+	report_clear(&r);
+	process_list_clear(&list);
+}
+
+/* A site without frames is the runtime's own memory, unless the process
+ * took no stacks at all (GPUSPY_DEPTH=0). */
+static void test_library_no_frames(void **state)
+{
+	static const int64_t depths[] = { -1, 0, 16 };	/* not said, none, some */
+
+	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		struct gs_process *p = fake_process(0);
+		struct gs_process_list list = { .items = &p, .n = 1, .cap = 1 };
+		struct gs_error err = { "" };
+		struct report r;
+
+		p->depth = depths[i];
+		p->sites = calloc(1, sizeof(*p->sites));
+		p->nsites = 1;
+		p->sites[0].kind = GS_KIND_DEVICE;
+		p->sites[0].api = strdup("cudaMalloc");
+		assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+		assert_int_equal(r.nsites, 1);
+		assert_string_equal(r.sites[0]->key, "cudaMalloc|");
+		assert_int_equal(report_site_headline(r.sites[0]), -1);
+		if (p->depth == 0)
+			assert_null(r.sites[0]->library);
+		else
+			assert_string_equal(r.sites[0]->library, CLASSIFY_CUDA_CONTEXT);
+		report_clear(&r);
+		process_free(p);
+	}
+}
+
 static void test_human_size(void **state)
 {
 	char buf[32];
@@ -423,6 +744,12 @@ int main(void)
 		cmocka_unit_test(test_merge_overflow),
 		cmocka_unit_test(test_bad_file),
 		cmocka_unit_test(test_site_key),
+		cmocka_unit_test(test_site_key_python),
+		cmocka_unit_test(test_classify_noise),
+		cmocka_unit_test(test_classify_user_file),
+		cmocka_unit_test(test_load_python),
+		cmocka_unit_test(test_merge_python),
+		cmocka_unit_test(test_library_no_frames),
 		cmocka_unit_test(test_human_size),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_normalize),

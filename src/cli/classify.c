@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a frame means to the person reading a report: whether it is noise
+ * (folded away in the text report, left out of a site's key), which
+ * library a site's memory belongs to, and which Python files are the
+ * user's own code.  Every rule is a row of a table below, with the reason
+ * it is there; docs/format.md and gpuspy(1) describe the same rules.
+ *
+ * A frame is judged on its module and its symbolized function only, never
+ * on an address, so that the same code is judged the same way in every
+ * process and every build.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "read.h"
+
+enum fn_match {
+	FN_ANY,		/* whatever the function, named or not */
+	FN_UNKNOWN,	/* only a frame whose function has no name */
+	FN_EXACT,
+	FN_PREFIX,
+	FN_CONTAINS,
+};
+
+/* A frame is noise when it matches a row: its module's basename starts
+ * with one of MODULE (NULL: any module, or none), its path contains one of
+ * DIR (NULL: any), it lies in the process's executable when MAIN_EXE, and
+ * its function matches NAMES as FN says.  Alternatives are separated by
+ * '|'. */
+struct noise_rule {
+	enum noise why;
+	const char *module;
+	const char *dir;
+	bool main_exe;
+	enum fn_match fn;
+	const char *names;
+};
+
+static const struct noise_rule noise_rules[] = {
+	/* gpuspy's own frames: stacks start outside it, but one that
+	 * enters it twice (a hook reached from a driver callback) would
+	 * show it */
+	{ NOISE_GPUSPY, "libgpuspy.so", NULL, false, FN_ANY, NULL },
+	/* the driver and the runtime: how they reach the allocation is the
+	 * same whoever asked for it, and their insides are not the user's
+	 * to change */
+	{ NOISE_CUDA, "libcuda.so", NULL, false, FN_ANY, NULL },
+	{ NOISE_CUDA, "libcudart.so", NULL, false, FN_ANY, NULL },
+	/* nvcc links cudart into the program by default: the runtime's
+	 * functions then lie in the executable itself */
+	{ NOISE_CUDA, NULL, NULL, true, FN_PREFIX, "cuda|__cudart" },
+	/* the C library's start of the program and of a thread: the same
+	 * under every main and every thread function */
+	{ NOISE_START, "libc.so", NULL, false, FN_EXACT,
+	  "__libc_start_main|__libc_start_call_main|_start|start_thread|clone|clone3" },
+	/* the ELF entry point, wherever it lies (the program, ld.so) */
+	{ NOISE_START, NULL, NULL, false, FN_EXACT, "_start" },
+	/* the interpreter itself: its evaluation loop, calling conventions,
+	 * built-ins (map, list.extend), main.  The Python frames placed
+	 * there say where the user is, and the module's name carries the
+	 * version, which would make keys differ between Pythons */
+	{ NOISE_PYTHON, "libpython|python3", NULL, false, FN_ANY, NULL },
+	/* ctypes: the foreign-function call between a Python line and the C
+	 * function it calls */
+	{ NOISE_FFI, "libffi.so|_ctypes.", NULL, false, FN_ANY, NULL },
+	/* PyTorch's CUDACachingAllocator: every tensor's memory comes
+	 * through it, so it tells nothing about which tensor */
+	{ NOISE_ALLOCATOR, "libc10_cuda.so", NULL, false, FN_ANY, NULL },
+	{ NOISE_ALLOCATOR, NULL, NULL, false, FN_CONTAINS, "CUDACachingAllocator|c10::cuda::" },
+	/* CuPy's memory pool and its CUDA bindings, the same for every
+	 * array; Cython names carry the module ("__pyx_f_13cupy_backends_") */
+	{ NOISE_ALLOCATOR, "memory.cpython-|runtime.cpython-", "/cupy/|/cupy_backends/", false,
+	  FN_ANY, NULL },
+	{ NOISE_ALLOCATOR, NULL, "/cupy_backends/", false, FN_ANY, NULL },
+	{ NOISE_ALLOCATOR, NULL, NULL, false, FN_CONTAINS, "cupy_backends" },
+};
+
+/* Libraries whose memory is theirs, not their caller's: workspaces,
+ * handles, communicators.  The first prefix that matches wins, so
+ * libcublasLt comes before libcublas. */
+static const struct {
+	const char *prefix;
+	const char *label;
+} libraries[] = {
+	{ "libcublasLt", "cuBLASLt" },
+	{ "libcublas", "cuBLAS" },
+	{ "libcudnn", "cuDNN" },
+	{ "libnccl", "NCCL" },
+	{ "libcufft", "cuFFT" },
+	{ "libcurand", "cuRAND" },
+	{ "libcusparse", "cuSPARSE" },
+	{ "libcusolver", "cuSOLVER" },
+};
+
+/* Python source files that are not the user's: installed packages.  The
+ * standard library is recognized by its directory (is_stdlib) or, for
+ * the modules frozen into the interpreter, by its "<frozen ...>" name. */
+static const char *const not_user_files[] = {
+	"/site-packages/",
+	"/dist-packages/",
+};
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+/* Whether S matches one of the '|'-separated ALTS as HOW says. */
+static bool match_alts(const char *s, const char *alts, enum fn_match how)
+{
+	size_t slen = strlen(s);
+
+	while (*alts) {
+		size_t n = strcspn(alts, "|");
+
+		switch (how) {
+		case FN_EXACT:
+			if (n == slen && strncmp(s, alts, n) == 0)
+				return true;
+			break;
+		case FN_PREFIX:
+			if (n <= slen && strncmp(s, alts, n) == 0)
+				return true;
+			break;
+		case FN_CONTAINS:
+			for (const char *p = s; (size_t)(p - s) + n <= slen; p++)
+				if (strncmp(p, alts, n) == 0)
+					return true;
+			break;
+		default:
+			break;
+		}
+		alts += n;
+		if (*alts == '|')
+			alts++;
+	}
+	return false;
+}
+
+static bool rule_matches(const struct noise_rule *r, const char *path, bool main_exe,
+			 const char *function)
+{
+	if ((r->module || r->dir || r->main_exe) && !path)
+		return false;
+	if (r->module && !match_alts(basename_of(path), r->module, FN_PREFIX))
+		return false;
+	if (r->dir && !match_alts(path, r->dir, FN_CONTAINS))
+		return false;
+	if (r->main_exe && !main_exe)
+		return false;
+	switch (r->fn) {
+	case FN_ANY:
+		return true;
+	case FN_UNKNOWN:
+		return !function;
+	default:
+		return function && match_alts(function, r->names, r->fn);
+	}
+}
+
+enum noise classify_noise(const char *path, bool main_exe, const char *function)
+{
+	for (size_t i = 0; i < sizeof(noise_rules) / sizeof(noise_rules[0]); i++)
+		if (rule_matches(&noise_rules[i], path, main_exe, function))
+			return noise_rules[i].why;
+	return NOISE_NONE;
+}
+
+bool classify_python_module(const char *module)
+{
+	return module && match_alts(module, "libpython|python3", FN_PREFIX);
+}
+
+const char *classify_site_library(const struct report_frame *frames, size_t nframes)
+{
+	bool cuda = false;
+
+	/* the innermost library frame decides: a cuBLAS call that NCCL
+	 * made is cuBLAS's memory */
+	for (size_t i = 0; i < nframes; i++) {
+		const struct report_frame *f = &frames[i];
+
+		if (f->python || f->noise != NOISE_NONE || !f->module)
+			continue;
+		for (size_t k = 0; k < sizeof(libraries) / sizeof(libraries[0]); k++)
+			if (strncmp(f->module, libraries[k].prefix,
+				    strlen(libraries[k].prefix)) == 0)
+				return libraries[k].label;
+	}
+	/* No frame outside the driver and the runtime (start-up frames
+	 * aside): memory they took for themselves, a context or the
+	 * runtime's own state, which no line of the program asked for. */
+	for (size_t i = 0; i < nframes; i++) {
+		const struct report_frame *f = &frames[i];
+
+		if (f->python)
+			return NULL;
+		if (f->noise == NOISE_CUDA)
+			cuda = true;
+		else if (f->noise != NOISE_START && f->noise != NOISE_GPUSPY)
+			return NULL;
+	}
+	return nframes == 0 || cuda ? CLASSIFY_CUDA_CONTEXT : NULL;
+}
+
+/* "/lib/python3.12/", "/lib64/python3.11/", "/lib/python3.13t/" (the
+ * free-threaded build): the interpreter's standard library directory. */
+static bool is_stdlib(const char *file)
+{
+	for (const char *p = strstr(file, "/lib"); p; p = strstr(p + 1, "/lib")) {
+		const char *q = p + 4;
+
+		if (strncmp(q, "64", 2) == 0)
+			q += 2;
+		if (strncmp(q, "/python3.", 9) != 0)
+			continue;
+		q += 9;
+		if (*q < '0' || *q > '9')
+			continue;
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (*q == 't')
+			q++;
+		if (*q == '/')
+			return true;
+	}
+	return false;
+}
+
+bool classify_user_file(const char *file)
+{
+	/* "?" is what the process wrote for a frame without a file */
+	if (!file || !file[0] || strcmp(file, "?") == 0)
+		return false;
+	if (strncmp(file, "<frozen", 7) == 0)
+		return false;
+	for (size_t i = 0; i < sizeof(not_user_files) / sizeof(not_user_files[0]); i++)
+		if (strstr(file, not_user_files[i]))
+			return false;
+	return !is_stdlib(file);
+}

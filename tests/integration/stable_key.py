@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Site keys hold names, never addresses: two builds of one program, the
+second with code inserted before the leaking functions (every address
+moves), must give identical site keys.
+
+    stable_key.py --lib LIBGPUSPY --cli GPUSPY --fake-dir DIR PLAIN SHIFTED
+
+PLAIN and SHIFTED are the two builds of stable_key.c, with the same file
+name.  Each runs with LD_PRELOAD=LIBGPUSPY against the fake CUDA libraries
+in DIR, and 'GPUSPY report --format json' reads what it wrote.  The sets of
+keys must be equal and not empty, and the frames of the leaking functions
+must lie at other offsets in the two builds (else the test proves nothing).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SIZE = 3 << 20
+LEAKERS = ("leak_stable_runtime", "leak_stable_driver")
+
+
+def run_one(args, program, out):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GPUSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    old = os.environ.get("LD_LIBRARY_PATH")
+    env["LD_LIBRARY_PATH"] = args.fake_dir + (":" + old if old else "")
+    env["LD_PRELOAD"] = args.lib
+    env["GPUSPY_OUTPUT_DIR"] = out
+    p = subprocess.run([program, str(SIZE)], env=env, capture_output=True, timeout=60)
+    if p.returncode != 0:
+        sys.exit("%s: status %d, stderr %r" % (program, p.returncode, p.stderr))
+    p = subprocess.run([args.cli, "report", "--format", "json", out], capture_output=True,
+                       timeout=60)
+    if p.returncode != 0 or p.stderr:
+        sys.exit("gpuspy report %s: status %d, stderr %r" % (out, p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def leaker_offsets(report):
+    """{(key, function): offset} of the leaking functions' frames."""
+    found = {}
+    for site in report["sites"]:
+        for f in site["frames"]:
+            if f.get("function") in LEAKERS:
+                found[(site["key"], f["function"])] = f["offset"]
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--fake-dir", required=True)
+    ap.add_argument("plain")
+    ap.add_argument("shifted")
+    args = ap.parse_args()
+    for name in ("lib", "cli", "fake_dir", "plain", "shifted"):
+        setattr(args, name, os.path.abspath(getattr(args, name)))
+    if os.path.basename(args.plain) != os.path.basename(args.shifted):
+        sys.exit("the two builds must have the same file name")
+
+    failed = 0
+
+    def check(cond, what):
+        nonlocal failed
+        print(("ok " if cond else "FAIL ") + what)
+        failed += not cond
+
+    with tempfile.TemporaryDirectory(prefix="gpuspy-stable-") as tmp:
+        reports = [run_one(args, prog, os.path.join(tmp, tag))
+                   for prog, tag in ((args.plain, "plain"), (args.shifted, "shifted"))]
+    keys = [sorted(s["key"] for s in r["sites"]) for r in reports]
+    for tag, k in zip(("plain", "shifted"), keys):
+        print("%s build keys:\n  %s" % (tag, "\n  ".join(k)))
+    check(len(keys[0]) > 0, "the plain build has call sites")
+    check(keys[0] == keys[1], "both builds give the same site keys")
+    # the keys name the functions: symbolization, not luck, made them equal
+    for fn in LEAKERS:
+        check(any(fn in k for k in keys[0]), "a key names %s" % fn)
+
+    offsets = [leaker_offsets(r) for r in reports]
+    check(len(offsets[0]) == len(LEAKERS) and offsets[0].keys() == offsets[1].keys(),
+          "both builds have a frame in each leaking function")
+    moved = [k for k in offsets[0] if k in offsets[1] and offsets[0][k] != offsets[1][k]]
+    for key, fn in sorted(moved):
+        print("  %s: offset %#x -> %#x" % (fn, offsets[0][(key, fn)], offsets[1][(key, fn)]))
+    check(len(moved) > 0 and len(moved) == len(offsets[0]),
+          "every leaking function's frame lies at another offset in the shifted build")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

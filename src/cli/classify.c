@@ -50,7 +50,7 @@ static const struct noise_rule noise_rules[] = {
 	{ NOISE_CUDA, "libcudart.so", NULL, false, FN_ANY, NULL },
 	/* nvcc links cudart into the program by default: the runtime's
 	 * functions then lie in the executable itself */
-	{ NOISE_CUDA, NULL, NULL, true, FN_PREFIX, "cuda|__cudart" },
+	{ NOISE_CUDA, NULL, NULL, true, FN_PREFIX, "cuda|__cudart|libcudart_static_" },
 	/* the C library's start of the program and of a thread: the same
 	 * under every main and every thread function */
 	{ NOISE_START, "libc.so", NULL, false, FN_EXACT,

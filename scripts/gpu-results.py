@@ -161,7 +161,8 @@ def main(top):
             "framework": fw,
             "sanitizer": san,
             "top": where + mark(verdict(frame)),
-            "ptop": pwhere + mark(verdict(pframe)),
+            # A CUDA C program's peak is its balanced work, not a leak.
+            "ptop": pwhere + ("" if case.startswith("cuda") else mark(verdict(pframe))),
         }
         rows.append(row)
 

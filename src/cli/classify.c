@@ -69,6 +69,11 @@ static const struct noise_rule noise_rules[] = {
 	 * through it, so it tells nothing about which tensor */
 	{ NOISE_ALLOCATOR, "libc10_cuda.so", NULL, false, FN_ANY, NULL },
 	{ NOISE_ALLOCATOR, NULL, NULL, false, FN_CONTAINS, "CUDACachingAllocator|c10::cuda::" },
+	/* ATen's tensor factories and the output allocation of its
+	 * TensorIterator: every op's result comes through them, and the op
+	 * itself (at::native::clone, a *_backward) is the next frame out */
+	{ NOISE_ALLOCATOR, NULL, NULL, false, FN_PREFIX,
+	  "at::detail::empty|at::native::empty_|at::empty|at::_ops::empty|at::TensorIteratorBase::" },
 	/* CuPy's memory pool and its CUDA bindings, the same for every
 	 * array; Cython names carry the module ("__pyx_f_13cupy_backends_") */
 	{ NOISE_ALLOCATOR, "memory.cpython-|runtime.cpython-", "/cupy/|/cupy_backends/", false,

@@ -235,16 +235,18 @@ static size_t python_position(const struct report_frame *native, size_t n)
 }
 
 /* The report frames of SITE: its native frames symbolized and judged,
- * with its Python frames placed among them.  MAIN_EXE says which modules
+ * with its Python frames placed among them; *POOL: the pool whose segment
+ * the site is (classify_pool), NULL when none.  MAIN_EXE says which modules
  * are the process's executable. */
 static int make_frames(const struct gs_process *p, const struct gs_site *site,
 		       struct sym_module **mods, const bool *main_exe,
-		       struct report_frame **out, size_t *nout)
+		       struct report_frame **out, size_t *nout, const char **pool)
 {
 	size_t n = site->nframes + site->npython, at;
 	struct report_frame *native = calloc(site->nframes + 1, sizeof(*native));
 	struct report_frame *frames = calloc(n + 1, sizeof(*frames));
 
+	*pool = NULL;
 	if (!native || !frames)
 		goto fail;
 	for (size_t i = 0; i < site->nframes; i++) {
@@ -273,6 +275,9 @@ static int make_frames(const struct gs_process *p, const struct gs_site *site,
 		}
 		rf->noise = classify_noise(path, f->module >= 0 && main_exe[f->module],
 					   rf->function);
+		/* the innermost frame with a pool decides */
+		if (!*pool)
+			*pool = classify_pool(site->api, path, rf->function);
 	}
 	at = python_position(native, site->nframes);
 	/* the native frame structs move into FRAMES, with what they own */
@@ -409,10 +414,11 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		const struct gs_site *site = &p->sites[i];
 		struct report_frame *frames;
 		struct report_site *rs;
+		const char *pool;
 		size_t nframes;
 		char *key;
 
-		e = make_frames(p, site, mods, main_exe, &frames, &nframes);
+		e = make_frames(p, site, mods, main_exe, &frames, &nframes, &pool);
 		if (e < 0)
 			break;
 		key = report_site_key(site->api, frames, nframes);
@@ -423,6 +429,12 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		}
 		rs = r->table_size ? *table_slot(r, key) : NULL;
 		if (rs) {
+			/* the key leaves the allocator's frames out: a process
+			 * that ran without the pool (PYTORCH_NO_CUDA_MEMORY_CACHING)
+			 * has the same key as one that ran with it, and their
+			 * sum is then partly segments */
+			if (!rs->pool)
+				rs->pool = pool;
 			merge_frames(rs, frames, nframes);
 			free(key);
 			frames_free(frames, nframes);
@@ -451,6 +463,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		rs->c = site->c;
 		rs->frames = frames;
 		rs->nframes = nframes;
+		rs->pool = pool;
 		/* judged on the first process's frames: another with the same
 		 * key differs at most in noise.  A process that took no stacks
 		 * (GPUSPY_DEPTH=0) has sites without frames that are anyone's. */
@@ -542,6 +555,8 @@ static json_t *site_json(const struct report_site *s)
 	json_object_set_new(o, "api", json_string(s->api));
 	if (s->library)
 		json_object_set_new(o, "library", json_string(s->library));
+	if (s->pool)
+		json_object_set_new(o, "pool", json_string(s->pool));
 	json_object_set_new(o, "processes", json_integer(s->processes));
 	json_object_set_new(o, "leaked_bytes", json_integer(s->c.live_bytes));
 	json_object_set_new(o, "leaked_allocations", json_integer(s->c.live_allocations));
@@ -717,6 +732,8 @@ static void print_site_origin(FILE *out, const struct report_site *s)
 		fprintf(out, " in %" PRId64 " processes", s->processes);
 	if (s->library)
 		fprintf(out, " [library memory: %s]", s->library);
+	if (s->pool)
+		fprintf(out, " [pool segment: %s]", s->pool);
 }
 
 enum section { SEC_LEAKED, SEC_PINNED, SEC_PEAK, SEC_CALLS };
@@ -895,10 +912,69 @@ static void print_library_summary(FILE *out, const struct report *r)
 		plural(lib_allocs, "allocation", "allocations"));
 }
 
+/* Which pools' sites the sections show (their first TOP sites each):
+ * SEEN[i] for classify_pool_label(i). */
+static void mark_pools(const struct report *r, enum section sec, struct report_site **order,
+		       size_t top, bool *seen, size_t nseen)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < r->nsites && (!top || shown < top); i++) {
+		const struct report_site *s = order[i];
+
+		if (!in_section(sec, s))
+			continue;
+		shown++;
+		for (size_t k = 0; s->pool && k < nseen; k++)
+			if (classify_pool_label(k) == s->pool)
+				seen[k] = true;
+	}
+}
+
+/* One line per pool whose segments the report shows: what its sites are,
+ * and how to get one site per tensor where the framework can. */
+static void print_pool_hints(FILE *out, const struct report *r, struct report_site **by_peak,
+			     struct report_site **by_calls, size_t top)
+{
+	bool seen[8] = { false };
+	size_t n = 0;
+	bool first = true;
+
+	while (n < sizeof(seen) / sizeof(seen[0]) && classify_pool_label(n))
+		n++;
+	mark_pools(r, SEC_LEAKED, r->sites, top, seen, n);
+	mark_pools(r, SEC_PINNED, r->sites, top, seen, n);
+	mark_pools(r, SEC_PEAK, by_peak, top, seen, n);
+	mark_pools(r, SEC_CALLS, by_calls, top, seen, n);
+	for (size_t k = 0; k < n; k++) {
+		if (!seen[k])
+			continue;
+		fprintf(out, "  %-18s%s: %s\n", first ? "pool segments:" : "", classify_pool_label(k),
+			classify_pool_hint(classify_pool_label(k)));
+		first = false;
+	}
+}
+
 int report_print_text(const struct report *r, FILE *out, size_t top)
 {
-	struct report_site **order = NULL;
+	struct report_site **by_peak = NULL, **by_calls = NULL;
 	char a[32], b[32];
+
+	if (r->nsites > 0) {
+		by_peak = malloc(r->nsites * sizeof(*by_peak));
+		by_calls = malloc(r->nsites * sizeof(*by_calls));
+		if (!by_peak || !by_calls) {
+			free(by_peak);
+			free(by_calls);
+			return -ENOMEM;
+		}
+		memcpy(by_peak, r->sites, r->nsites * sizeof(*by_peak));
+		memcpy(by_calls, r->sites, r->nsites * sizeof(*by_calls));
+	}
+	if (r->nsites > 1) {
+		qsort(by_peak, r->nsites, sizeof(*by_peak), cmp_peak);
+		qsort(by_calls, r->nsites, sizeof(*by_calls), cmp_calls);
+	}
 
 	fprintf(out, "gpuspy report: %zu %s, %zu call %s\n", r->nprocs,
 		plural(r->nprocs, "process", "processes"), r->nsites,
@@ -922,6 +998,7 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 		fprintf(out, "  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",
 			r->incomplete, plural(r->incomplete, "process", "processes"),
 			plural(r->incomplete, "its", "their"));
+	print_pool_hints(out, r, by_peak, by_calls, top);
 
 	fputs("\nPROCESSES\n", out);
 	for (size_t i = 0; i < r->nprocs; i++)
@@ -929,20 +1006,9 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 
 	print_section(out, r, SEC_LEAKED, "LEAKED AT EXIT", r->sites, top);
 	print_section(out, r, SEC_PINNED, "PINNED HOST MEMORY LEAKED AT EXIT", r->sites, top);
-
-	if (r->nsites > 0) {
-		order = malloc(r->nsites * sizeof(*order));
-		if (!order)
-			return -ENOMEM;
-	}
-	if (r->nsites > 0)
-		memcpy(order, r->sites, r->nsites * sizeof(*order));
-	if (r->nsites > 1)
-		qsort(order, r->nsites, sizeof(*order), cmp_peak);
-	print_section(out, r, SEC_PEAK, "PEAK CONSUMERS", order, top);
-	if (r->nsites > 1)
-		qsort(order, r->nsites, sizeof(*order), cmp_calls);
-	print_section(out, r, SEC_CALLS, "MOST ALLOCATIONS", order, top);
-	free(order);
+	print_section(out, r, SEC_PEAK, "PEAK CONSUMERS", by_peak, top);
+	print_section(out, r, SEC_CALLS, "MOST ALLOCATIONS", by_calls, top);
+	free(by_peak);
+	free(by_calls);
 	return ferror(out) ? -EIO : 0;
 }

@@ -21,6 +21,9 @@ CASES = [
     (["report", "--top", "1", "process"], "process-top1.expected.txt"),
     (["report", "python"], "python.expected.txt"),
     (["report", "--format", "json", "python"], "python.expected.json"),
+    (["report", "pools"], "pools.expected.txt"),
+    (["report", "--format", "json", "pools"], "pools.expected.json"),
+    (["report", "--top", "1", "pools"], "pools-top1.expected.txt"),
 ]
 
 

@@ -3,7 +3,8 @@
  * Unit tests of gpuspy_read: loading the fixtures, merging them into the
  * numbers worked out by hand in fixtures/README.md, site keys, sizes,
  * demangling, symbolizing an address of this very program, and what
- * frames mean: Python frame placement, noise, headlines, library labels.
+ * frames mean: Python frame placement, noise, headlines, library labels,
+ * framework pools.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -343,6 +344,103 @@ static void test_classify_noise(void **state)
 	}
 }
 
+#define TORCH_POOL "PyTorch caching allocator"
+#define CUPY_POOL "CuPy memory pool"
+#define XLA_POOL "XLA allocator"
+
+static void test_classify_pool(void **state)
+{
+	static const char c10[] = "/sp/torch/lib/libc10_cuda.so";
+	static const char cupy_mem[] = "/sp/cupy/cuda/memory.cpython-312-x86_64-linux-gnu.so";
+	static const char xla[] = "/sp/jax_plugins/xla_cuda12/xla_cuda_plugin.so";
+	static const char dca[] =
+		"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc";
+	static const struct {
+		const char *api, *path, *function, *want;
+	} cases[] = {
+		/* PyTorch's caching allocator: a segment, through cudaMalloc
+		 * or, with expandable segments, cuMemCreate */
+		{ "cudaMalloc", c10, dca, TORCH_POOL },
+		{ "cuMemCreate", c10,
+		  "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::map_block",
+		  TORCH_POOL },
+		/* the name decides wherever the allocator was linked */
+		{ "cudaMalloc", "/x/libtorch_cuda.so", dca, TORCH_POOL },
+		/* a libc10_cuda.so without symbols: taken for the default */
+		{ "cudaMalloc", c10, NULL, TORCH_POOL },
+		/* PYTORCH_NO_CUDA_MEMORY_CACHING=1: one cudaMalloc per tensor */
+		{ "cudaMalloc", c10,
+		  "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate", NULL },
+		{ "cudaMalloc", c10, "c10::cuda::CUDACachingAllocator::Native::uncached_allocate",
+		  NULL },
+		/* backend:cudaMallocAsync: per tensor, from the driver's pool */
+		{ "cudaMallocAsync", c10,
+		  "c10::cuda::CUDACachingAllocator::CudaMallocAsync::CudaMallocAsyncAllocator::malloc",
+		  NULL },
+		{ "cudaMallocAsync", c10, NULL, NULL },
+		{ "cuMemAllocAsync", c10, dca, NULL },
+		{ "cudaMallocFromPoolAsync", c10, NULL, NULL },
+		{ "cuMemAllocFromPoolAsync", c10, dca, NULL },
+		/* not the allocator */
+		{ "cudaMalloc", "/x/libtorch_cuda.so", "at::native::empty_cuda", NULL },
+		{ "cudaMalloc", "/x/libc10.so", NULL, NULL },
+		{ "cudaMalloc", NULL, NULL, NULL },
+		/* CuPy's MemoryPool, its module without symbols; not
+		 * set_allocator(None), not MemoryAsyncPool, not another
+		 * package's memory module */
+		{ "cudaMalloc", cupy_mem, "__pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__malloc",
+		  CUPY_POOL },
+		{ "cudaMallocManaged", cupy_mem, "__pyx_f_4cupy_4cuda_6memory_10MemoryPool_malloc",
+		  CUPY_POOL },
+		{ "cudaMalloc", cupy_mem, NULL, CUPY_POOL },
+		{ "cudaMalloc", cupy_mem, "__pyx_f_4cupy_4cuda_6memory__malloc", NULL },
+		{ "cudaMallocAsync", cupy_mem, "__pyx_f_4cupy_4cuda_6memory_15MemoryAsyncPool_malloc",
+		  NULL },
+		{ "cudaMallocAsync", cupy_mem, NULL, NULL },
+		{ "cudaMalloc", "/sp/other/memory.cpython-312-x86_64-linux-gnu.so", NULL, NULL },
+		{ "cudaMalloc", "/sp/cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so",
+		  NULL, NULL },
+		/* XLA's BFC allocator and its sub-allocators, on the apis it
+		 * grows by; the plugin without symbols */
+		{ "cuMemAlloc_v2", xla, "tsl::BFCAllocator::Extend", XLA_POOL },
+		{ "cuMemAlloc_v2", xla, "stream_executor::DeviceMemAllocator::Alloc", XLA_POOL },
+		{ "cuMemCreate", xla, "stream_executor::gpu::GpuVirtualMemAllocator::Alloc", XLA_POOL },
+		{ "cuMemAlloc_v2", "/x/libtensorflow_framework.so.2",
+		  "tensorflow::GPUBFCAllocator::GPUBFCAllocator", XLA_POOL },
+		{ "cuMemAlloc_v2", xla, NULL, XLA_POOL },
+		{ "cuMemCreate", xla, NULL, XLA_POOL },
+		/* the platform allocator: per buffer */
+		{ "cuMemAlloc_v2", xla, "stream_executor::StreamExecutorMemoryAllocator::Allocate",
+		  NULL },
+		{ "cuMemAlloc_v2", xla, "stream_executor::gpu::CudaExecutor::Allocate", NULL },
+		/* neither pinned host memory nor the cuda_async allocator */
+		{ "cuMemHostAlloc", xla, "tsl::BFCAllocator::Extend", NULL },
+		{ "cuMemAllocFromPoolAsync", xla, NULL, NULL },
+		{ "cudaMalloc", xla, "tsl::BFCAllocator::Extend", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = classify_pool(cases[i].api, cases[i].path, cases[i].function);
+
+		if (got ? !cases[i].want || strcmp(got, cases[i].want) != 0 : cases[i].want != NULL)
+			fail_msg("case %zu (%s, %s, %s): pool %s, expected %s", i, cases[i].api,
+				 cases[i].path ? cases[i].path : "no module",
+				 cases[i].function ? cases[i].function : "no function",
+				 got ? got : "none", cases[i].want ? cases[i].want : "none");
+	}
+	/* every label has a hint, and the labels are the ones above */
+	assert_string_equal(classify_pool_label(0), TORCH_POOL);
+	assert_string_equal(classify_pool_label(1), CUPY_POOL);
+	assert_string_equal(classify_pool_label(2), XLA_POOL);
+	assert_null(classify_pool_label(3));
+	for (size_t i = 0; classify_pool_label(i); i++)
+		assert_non_null(classify_pool_hint(classify_pool_label(i)));
+	assert_non_null(strstr(classify_pool_hint(TORCH_POOL), "PYTORCH_NO_CUDA_MEMORY_CACHING=1"));
+	assert_non_null(strstr(classify_pool_hint(XLA_POOL), "XLA_PYTHON_CLIENT_ALLOCATOR=platform"));
+	assert_null(classify_pool_hint("cuBLAS"));
+	assert_null(classify_pool_hint(NULL));
+}
+
 static void test_classify_user_file(void **state)
 {
 	static const struct {
@@ -453,6 +551,9 @@ static void test_merge_python(void **state)
 	assert_int_equal(s->c.live_bytes, 112 * MiB);
 	assert_int_equal(s->c.live_allocations, 4);
 	assert_null(s->library);
+	/* a segment of PyTorch's pool (DeviceCachingAllocator::malloc, a
+	 * noise frame): labelled, with the key and headline unchanged */
+	assert_string_equal(s->pool, TORCH_POOL);
 	expect_frame(s, 0, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc",
 		     false, true);
 	expect_frame(s, 1, NULL, false, true);
@@ -483,6 +584,7 @@ static void test_merge_python(void **state)
 			      "libtorch_cuda.so!at::cuda::getCurrentCUDABlasHandle();"
 			      "libtorch_python.so!THPVariable_matmul;model.py!Model.forward");
 	assert_string_equal(s->library, "cuBLASLt");
+	assert_null(s->pool);
 	expect_frame(s, 4, "Model.forward", true, false);
 	assert_int_equal(report_site_headline(s), 4);
 
@@ -503,6 +605,7 @@ static void test_merge_python(void **state)
 	 * the thread's start */
 	s = site_with_key(&r, "cuMemAlloc_v2|");
 	assert_string_equal(s->library, CLASSIFY_CUDA_CONTEXT);
+	assert_null(s->pool);
 	assert_int_equal(report_site_headline(s), 0);
 	for (size_t i = 0; i < s->nframes; i++)
 		assert_true(s->frames[i].noise != NOISE_NONE);
@@ -529,6 +632,7 @@ static void test_merge_python(void **state)
 	for (size_t i = 0; i < 3; i++)
 		assert_true(s->frames[i].noise == NOISE_ALLOCATOR);
 	assert_int_equal(report_site_headline(s), 4);
+	assert_string_equal(s->pool, CUPY_POOL);
 
 	/* an interpreter gpuspy cannot read: native frames only */
 	s = site_with_key(&r, "cudaMalloc|libmyext.so!myext_alloc");
@@ -540,6 +644,82 @@ static void test_merge_python(void **state)
 	assert_true(s->frames[1].noise == NOISE_CUDA);
 	assert_int_equal(report_site_headline(s), 2);
 	assert_null(s->library);
+
+	report_clear(&r);
+	process_list_clear(&list);
+}
+
+/* fixtures/pools: which sites are a framework pool's segments, and that a
+ * label changes neither a key nor a headline. */
+static void test_merge_pools(void **state)
+{
+	struct gs_process_list list = { 0 };
+	struct gs_error err = { "" };
+	struct report r;
+	const struct report_site *s;
+	size_t npools = 0;
+
+	assert_int_equal(load_path(&list, fixture("pools"), &err), 0);
+	assert_int_equal(list.n, 6);
+	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(r.nsites, 10);
+
+	/* the same code without the cache (node5-10, first) and with it
+	 * (node5-11): one key, and a pool segment in at least one of them */
+	s = site_with_key(&r, "cudaMalloc|libtorch_python.so!torch::autograd::THPVariable_randn;"
+			      "train.py!step;train.py!<module>");
+	assert_int_equal(s->processes, 2);
+	assert_string_equal(s->pool, TORCH_POOL);
+	assert_int_equal(report_site_headline(s), 3);
+	/* without the cache alone: no pool */
+	s = site_with_key(&r, "cudaMalloc|libtorch_python.so!torch::autograd::THPVariable_randn;"
+			      "eval.py!evaluate");
+	assert_null(s->pool);
+	/* expandable segments, grown on the autograd thread */
+	s = site_with_key(&r, "cuMemCreate|libtorch_cuda.so!at::native::structured_mm_out_cuda::impl;"
+			      "libtorch_cpu.so!torch::autograd::generated::MmBackward0::apply;"
+			      "libtorch_cpu.so!torch::autograd::Engine::thread_main");
+	assert_string_equal(s->pool, TORCH_POOL);
+	assert_int_equal(s->kind, GS_KIND_VMM);
+	expect_frame(s, 4, "at::native::structured_mm_out_cuda::impl", false, false);
+	assert_int_equal(report_site_headline(s), 4);
+	/* backend:cudaMallocAsync: per tensor */
+	s = site_with_key(&r, "cudaMallocAsync|libtorch_python.so!torch::autograd::THPVariable_zeros;"
+			      "async_train.py!step");
+	assert_null(s->pool);
+
+	/* XLA: BFC, the plugin without symbols; not the platform allocator,
+	 * not pinned host memory */
+	s = site_with_key(&r, "cuMemAlloc_v2|"
+			      "xla_cuda_plugin.so!stream_executor::gpu::CudaExecutor::Allocate;"
+			      "xla_cuda_plugin.so!stream_executor::DeviceMemAllocator::Alloc;"
+			      "xla_cuda_plugin.so!tsl::BFCAllocator::Extend;"
+			      "xla_cuda_plugin.so!tsl::BFCAllocator::AllocateRawInternal;"
+			      "xla_cuda_plugin.so!xla::PjRtStreamExecutorClient::BufferFromHostBuffer;"
+			      "array.py!_array_from_host;jtrain.py!load_batch");
+	assert_string_equal(s->pool, XLA_POOL);
+	assert_int_equal(report_site_headline(s), 6);
+	s = site_with_key(&r, "cuMemAlloc_v2|xla_cuda_plugin.so+0x1000;xla_cuda_plugin.so+0x2000;"
+			      "xla_cuda_plugin.so+0x3000;jinfer.py!infer");
+	assert_string_equal(s->pool, XLA_POOL);
+	s = site_with_key(&r, "cuMemAlloc_v2|"
+			      "xla_cuda_plugin.so!stream_executor::gpu::CudaExecutor::Allocate;"
+			      "xla_cuda_plugin.so!stream_executor::StreamExecutorMemoryAllocator::Allocate;"
+			      "xla_cuda_plugin.so!xla::PjRtStreamExecutorClient::BufferFromHostBuffer;"
+			      "array.py!_array_from_host;jtrain.py!load_batch");
+	assert_null(s->pool);
+	for (size_t i = 0; i < r.nsites; i++) {
+		if (r.sites[i]->kind == GS_KIND_PINNED)
+			assert_null(r.sites[i]->pool);
+		npools += r.sites[i]->pool != NULL;
+	}
+
+	/* CuPy without its pool: MemoryAsyncPool, set_allocator(None) */
+	s = site_with_key(&r, "cudaMallocAsync|cp_async.py!make");
+	assert_null(s->pool);
+	s = site_with_key(&r, "cudaMalloc|cp_nopool.py!make");
+	assert_null(s->pool);
+	assert_int_equal(npools, 4);
 
 	report_clear(&r);
 	process_list_clear(&list);
@@ -749,9 +929,11 @@ int main(void)
 		cmocka_unit_test(test_site_key),
 		cmocka_unit_test(test_site_key_python),
 		cmocka_unit_test(test_classify_noise),
+		cmocka_unit_test(test_classify_pool),
 		cmocka_unit_test(test_classify_user_file),
 		cmocka_unit_test(test_load_python),
 		cmocka_unit_test(test_merge_python),
+		cmocka_unit_test(test_merge_pools),
 		cmocka_unit_test(test_library_no_frames),
 		cmocka_unit_test(test_human_size),
 		cmocka_unit_test(test_demangle),

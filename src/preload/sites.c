@@ -140,8 +140,10 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 	u.k.depth = (uint16_t)depth;
 	u.k.pydepth = (uint16_t)pydepth;
 	u.k.pad = 0;
-	memcpy(u.k.words, pcs, depth * sizeof(uintptr_t));
-	memcpy(&u.k.words[depth], py, pydepth * sizeof(struct gs_pyraw));
+	if (depth)
+		memcpy(u.k.words, pcs, depth * sizeof(uintptr_t));
+	if (pydepth)
+		memcpy(&u.k.words[depth], py, pydepth * sizeof(struct gs_pyraw));
 	h = key_hash(&u.k, len);
 	sh = &shards[h % SITE_SHARDS];
 

@@ -316,11 +316,26 @@ void vmm_reset_lock(void);
 
 /* ---- driver binding (hooks_driver.c) ---- */
 int driver_current_device(void);
+/* cuMemGetInfo of the current context; false when it cannot be asked. */
+bool driver_mem_info(long long *free_bytes, long long *total_bytes);
 /* The dlsym hook's work for "cu*" names, after the real lookup. */
 void *driver_dlsym_hook(void *handle, const char *name, void *found);
 
 /* ---- report.c ---- */
 void report_write_exit(void);
+struct gs_oom {
+	unsigned number; /* 1, 2, ... in the process; set by report_oom */
+	double time;
+	uint8_t api, kind;
+	uint64_t requested;
+	int device;
+	long long live; /* GPU memory gpuspy tracked as live */
+	long long free_bytes, total_bytes; /* the driver's view, -1 unknown */
+	uint32_t site; /* the requesting call site's id */
+};
+void report_oom(struct gs_oom *e);
+/* An allocation failed for lack of memory (record.c). */
+void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device);
 
 /* helpers */
 double gs_now(void);

@@ -48,7 +48,7 @@
 	X(cuGetProcAddress_v2)
 
 /* Used, never wrapped. */
-#define DRIVER_USED(X) X(cuCtxGetDevice)
+#define DRIVER_USED(X) X(cuCtxGetDevice) X(cuMemGetInfo_v2)
 
 enum drv_fn {
 #define DRV_ENUM(n) D_##n,
@@ -125,6 +125,18 @@ int driver_current_device(void)
 	return -1;
 }
 
+bool driver_mem_info(long long *free_bytes, long long *total_bytes)
+{
+	CUresult (*info)(size_t *, size_t *) = REAL(cuMemGetInfo_v2);
+	size_t f, t;
+
+	if (!info || info(&f, &t) != CUDA_SUCCESS)
+		return false;
+	*free_bytes = (long long)f;
+	*total_bytes = (long long)t;
+	return true;
+}
+
 /* ---- the wrappers, once, with the door as a parameter ---- */
 
 static inline CUresult alloc_common(CUresult r, enum gs_api api, enum gs_door door,
@@ -132,6 +144,8 @@ static inline CUresult alloc_common(CUresult r, enum gs_api api, enum gs_door do
 {
 	if (outer && r == CUDA_SUCCESS && dptr && *dptr)
 		record_alloc(api, door, kind, GS_SPACE_DEVPTR, *dptr, size, GS_DEVICE_CURRENT);
+	else if (outer && r == CUDA_ERROR_OUT_OF_MEMORY)
+		record_oom(api, door, kind, size, GS_DEVICE_CURRENT);
 	hook_leave();
 	return r;
 }
@@ -174,7 +188,7 @@ static inline CUresult w_cuMemAllocPitch_v2(enum gs_door door, CUdeviceptr *dptr
 	outer = hook_enter();
 	r = real(dptr, pitch, width, height, elem);
 	return alloc_common(r, GS_API_cuMemAllocPitch_v2, door, GS_KIND_DEVICE, outer, dptr,
-			    r == CUDA_SUCCESS && pitch ? *pitch * height : 0);
+			    r == CUDA_SUCCESS && pitch ? *pitch * height : width * height);
 }
 
 static inline CUresult async_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUstream),
@@ -258,6 +272,8 @@ static inline CUresult host_alloc(CUresult r, enum gs_api api, enum gs_door door
 {
 	if (outer && r == CUDA_SUCCESS && pp && *pp)
 		record_alloc(api, door, GS_KIND_PINNED, GS_SPACE_HOSTPTR, (uintptr_t)*pp, size, -1);
+	else if (outer && r == CUDA_ERROR_OUT_OF_MEMORY)
+		record_oom(api, door, GS_KIND_PINNED, size, -1);
 	hook_leave();
 	return r;
 }
@@ -317,6 +333,11 @@ static inline CUresult w_cuMemCreate(enum gs_door door, CUmemGenericAllocationHa
 
 		record_alloc(GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED,
 			     GS_SPACE_HANDLE, *handle, size, on_device ? prop->location.id : -1);
+	} else if (outer && r == CUDA_ERROR_OUT_OF_MEMORY) {
+		bool on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
+
+		record_oom(GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED, size,
+			   on_device ? prop->location.id : -1);
 	}
 	hook_leave();
 	return r;

@@ -80,10 +80,14 @@ static void *rt_real(enum rt_fn f, const void *caller)
 static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api,
 				     enum gs_kind kind, void **ptr, size_t size)
 {
+	int device = kind == GS_KIND_PINNED ? -1 : GS_DEVICE_CURRENT;
+
 	if (outer && r == cudaSuccess && ptr && *ptr)
 		record_alloc(api, GS_DOOR_RUNTIME, kind,
 			     kind == GS_KIND_PINNED ? GS_SPACE_HOSTPTR : GS_SPACE_DEVPTR,
-			     (uintptr_t)*ptr, size, kind == GS_KIND_PINNED ? -1 : GS_DEVICE_CURRENT);
+			     (uintptr_t)*ptr, size, device);
+	else if (outer && r == cudaErrorMemoryAllocation)
+		record_oom(api, GS_DOOR_RUNTIME, kind, size, device);
 	hook_leave();
 	return r;
 }
@@ -157,7 +161,7 @@ GS_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width
 	outer = hook_enter();
 	r = real(devPtr, pitch, width, height);
 	return done_alloc(r, outer, GS_API_cudaMallocPitch, GS_KIND_DEVICE, devPtr,
-			  r == cudaSuccess && pitch ? *pitch * height : 0);
+			  r == cudaSuccess && pitch ? *pitch * height : width * height);
 }
 
 GS_EXPORT cudaError_t cudaFree(void *devPtr)

@@ -133,6 +133,36 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	}
 }
 
+void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device)
+{
+	uintptr_t pcs[GS_MAX_DEPTH];
+	struct gs_pyraw py[GS_MAX_PY_DEPTH];
+	unsigned depth, pydepth;
+	struct gs_site *site;
+	struct gs_oom e = { 0 };
+
+	if (GS_UNLIKELY(!atomic_load_explicit(&gs_state.active, memory_order_acquire)) &&
+	    !gs_activate())
+		return;
+	/* The requesting site, interned like any other; its counters stay
+	 * untouched, since nothing was allocated. */
+	depth = unwind_capture(pcs, gs_config.depth);
+	pydepth = pystack_capture(py, gs_config.py_depth);
+	site = site_intern(api, kind, door, pcs, depth, py, pydepth);
+	if (!site)
+		return;
+	e.time = gs_now();
+	e.api = (uint8_t)api;
+	e.kind = (uint8_t)kind;
+	e.requested = size;
+	e.device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
+	e.live = atomic_load(&gs_totals.gpu_live_bytes);
+	e.site = site->id;
+	if (!driver_mem_info(&e.free_bytes, &e.total_bytes))
+		e.free_bytes = e.total_bytes = -1;
+	report_oom(&e);
+}
+
 struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr)
 {
 	return table_remove(space, addr);

@@ -238,14 +238,48 @@ static void write_site(FILE *f, struct gs_site *s)
 	fputc('}', f);
 }
 
-static int write_json(FILE *f, struct gs_site **sites, unsigned n, const char *host)
+/* What one report file describes: taken under report_lock. */
+struct snapshot {
+	struct gs_site **sites; /* sorted by live bytes */
+	unsigned n;
+	char host[200];
+	char dir[4400]; /* <run dir>/<host>-<pid>, created */
+	const struct gs_oom *event; /* the out-of-memory this file is about */
+};
+
+/*
+ * Out-of-memory events: the first OOM_FILES get a post-mortem file; all
+ * are listed in every later report.  Written under report_lock.
+ */
+#define OOM_FILES 16
+static struct gs_oom ooms[OOM_FILES];
+static unsigned n_ooms, oom_dropped;
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void write_oom_event(FILE *f, const struct gs_oom *e, bool with_file)
 {
+	fprintf(f,
+		"{\"type\": \"oom\", \"number\": %u, \"time\": %.3f, \"api\": \"%s\", "
+		"\"kind\": \"%s\", \"requested_bytes\": %llu, \"device\": %d, "
+		"\"live_bytes\": %lld, \"free_bytes\": %lld, \"total_bytes\": %lld, \"site\": %u",
+		e->number, e->time, gs_api_names[e->api], gs_kind_names[e->kind],
+		(unsigned long long)e->requested, e->device, e->live, e->free_bytes, e->total_bytes,
+		e->site);
+	if (with_file && e->number <= OOM_FILES)
+		fprintf(f, ", \"file\": \"oom-%u.json\"", e->number);
+	fputc('}', f);
+}
+
+static int write_json(FILE *f, const struct snapshot *snap)
+{
+	struct gs_site **sites = snap->sites;
+	unsigned n = snap->n;
 	struct dev_live dev = { 0 };
 	char hostq[256];
 	bool first;
 
 	table_visit(count_device, &dev);
-	snprintf(hostq, sizeof(hostq), "%s", host);
+	snprintf(hostq, sizeof(hostq), "%s", snap->host);
 
 	fprintf(f, "{\n  \"format\": \"gpuspy-process/1\",\n  \"gpuspy_version\": \"%s\",\n",
 		GPUSPY_VERSION);
@@ -322,7 +356,20 @@ static int write_json(FILE *f, struct gs_site **sites, unsigned n, const char *h
 		write_site(f, sites[i]);
 		fputs(i + 1 < n ? ",\n" : "\n", f);
 	}
-	fputs("  ]\n}\n", f);
+	fputs("  ]", f);
+	if (n_ooms || oom_dropped) {
+		fputs(",\n  \"oom\": [", f);
+		for (unsigned i = 0; i < n_ooms; i++) {
+			fputs(i ? ",\n    " : "\n    ", f);
+			write_oom_event(f, &ooms[i], true);
+		}
+		fprintf(f, "],\n  \"oom_dropped\": %u", oom_dropped);
+	}
+	if (snap->event) {
+		fputs(",\n  \"event\": ", f);
+		write_oom_event(f, snap->event, false);
+	}
+	fputs("\n}\n", f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -375,8 +422,11 @@ static int cmp_live(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int write_text(FILE *f, struct gs_site **sites, unsigned n, const char *host)
+static int write_text(FILE *f, const struct snapshot *snap)
 {
+	struct gs_site **sites = snap->sites;
+	unsigned n = snap->n;
+	const char *host = snap->host;
 	char a[32], b[32], c[32], fr[512];
 
 	human(a, sizeof(a), view.gpu_live);
@@ -414,11 +464,11 @@ static int write_text(FILE *f, struct gs_site **sites, unsigned n, const char *h
 	return ferror(f) ? -EIO : 0;
 }
 
-static int write_file(const char *dir, const char *name,
-		      int (*fn)(FILE *, struct gs_site **, unsigned, const char *),
-		      struct gs_site **sites, unsigned n, const char *host)
+static int write_file(const struct snapshot *snap, const char *name,
+		      int (*fn)(FILE *, const struct snapshot *))
 {
-	char tmp[4400], path[4400];
+	const char *dir = snap->dir;
+	char tmp[4608], path[4608];
 	FILE *f;
 	int fd, err;
 
@@ -434,7 +484,7 @@ static int write_file(const char *dir, const char *name,
 		unlink(tmp);
 		return err;
 	}
-	err = fn(f, sites, n, host);
+	err = fn(f, snap);
 	if (fflush(f) != 0 && !err)
 		err = -errno;
 	if (fsync(fd) != 0 && !err && errno != EINVAL)
@@ -448,38 +498,55 @@ static int write_file(const char *dir, const char *name,
 	return err;
 }
 
-void report_write_exit(void)
+/* With report_lock held.  Returns 0, or -errno with a line printed. */
+static int snapshot_take(struct snapshot *snap, const struct gs_oom *event)
 {
-	unsigned n = 0, cap = site_count() + 16;
-	struct gs_site **sites = calloc(cap, sizeof(*sites));
-	char host[200], dir[4400], a[32], b[32], fr[512];
-	int err;
+	unsigned cap = site_count() + 16;
 
-	if (!sites) {
-		gs_warn("out of memory writing the report");
-		return;
+	snap->n = 0;
+	snap->event = event;
+	snap->sites = calloc(cap, sizeof(*snap->sites));
+	if (!snap->sites) {
+		gs_warn("out of memory writing a report");
+		return -ENOMEM;
 	}
 	view_read();
-	for (struct gs_site *s = site_list(); s && n < cap; s = s->next_all)
-		sites[n++] = s;
-	qsort(sites, n, sizeof(*sites), cmp_live);
+	for (struct gs_site *s = site_list(); s && snap->n < cap; s = s->next_all)
+		snap->sites[snap->n++] = s;
+	qsort(snap->sites, snap->n, sizeof(*snap->sites), cmp_live);
 
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	snprintf(dir, sizeof(dir), "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
-	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-		gs_warn("cannot create %s: %s; no report written", dir, strerror(errno));
-		free(sites);
+	if (gethostname(snap->host, sizeof(snap->host)) != 0)
+		snprintf(snap->host, sizeof(snap->host), "unknown");
+	snap->host[sizeof(snap->host) - 1] = '\0';
+	snprintf(snap->dir, sizeof(snap->dir), "%s/%s-%d", gs_state.run_dir, snap->host,
+		 (int)getpid());
+	if (mkdir(snap->dir, 0777) < 0 && errno != EEXIST) {
+		int err = -errno;
+
+		gs_warn("cannot create %s: %s; no report written", snap->dir, strerror(errno));
+		free(snap->sites);
+		return err;
+	}
+	return 0;
+}
+
+void report_write_exit(void)
+{
+	struct snapshot snap;
+	char a[32], b[32], fr[512];
+	int err;
+
+	pthread_mutex_lock(&report_lock);
+	if (snapshot_take(&snap, NULL) < 0) {
+		pthread_mutex_unlock(&report_lock);
 		return;
 	}
-	err = write_file(dir, "report.json", write_json, sites, n, host);
+	err = write_file(&snap, "report.json", write_json);
 	if (!err)
-		err = write_file(dir, "report.txt", write_text, sites, n, host);
+		err = write_file(&snap, "report.txt", write_text);
 	if (err) {
-		gs_warn("cannot write the report in %s: %s", dir, strerror(-err));
-		free(sites);
-		return;
+		gs_warn("cannot write the report in %s: %s", snap.dir, strerror(-err));
+		goto out;
 	}
 
 	if (!gs_config.quiet) {
@@ -487,22 +554,74 @@ void report_write_exit(void)
 		human(b, sizeof(b), view.gpu_peak);
 		gs_warn("%s in %lld allocations of GPU memory still live at exit, peak %s (pid %d)",
 			a, view.gpu_allocs, b, (int)getpid());
-		for (unsigned i = 0, shown = 0; i < n && shown < 3; i++) {
-			const struct gs_frame *uf = useful_frame(sites[i]);
+		for (unsigned i = 0, shown = 0; i < snap.n && shown < 3; i++) {
+			struct gs_site *s = snap.sites[i];
+			const struct gs_frame *uf = useful_frame(s);
 
-			if (counters_live_bytes(&sites[i]->c) <= 0)
+			if (counters_live_bytes(&s->c) <= 0)
 				break;
-			if (sites[i]->kind == GS_KIND_PINNED)
+			if (s->kind == GS_KIND_PINNED)
 				continue;
 			shown++;
-			human(a, sizeof(a), counters_live_bytes(&sites[i]->c));
+			human(a, sizeof(a), counters_live_bytes(&s->c));
 			if (uf)
 				frame_text(fr, sizeof(fr), uf);
 			else
 				snprintf(fr, sizeof(fr), "?");
-			gs_warn("  %s in %lld from %s", a, atomic_load(&sites[i]->c.allocs) - atomic_load(&sites[i]->c.frees), fr);
+			gs_warn("  %s in %lld from %s", a,
+				atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), fr);
 		}
-		gs_warn("report: %s/report.txt", dir);
+		if (n_ooms || oom_dropped)
+			gs_warn("  %u allocations failed for lack of memory (post-mortems: oom-*.json)",
+				n_ooms + oom_dropped);
+		gs_warn("report: %s/report.txt", snap.dir);
 	}
-	free(sites);
+out:
+	free(snap.sites);
+	pthread_mutex_unlock(&report_lock);
+}
+
+/*
+ * An allocation just failed for lack of memory: write the post-mortem now,
+ * on the failing thread, before the error goes back to a framework that
+ * may empty its caches and retry (after which the evidence is gone).
+ */
+void report_oom(struct gs_oom *e)
+{
+	struct snapshot snap;
+	char name[32], a[32], b[32], c[32], d[32];
+	int err;
+
+	pthread_mutex_lock(&report_lock);
+	e->number = n_ooms + oom_dropped + 1;
+	if (n_ooms >= OOM_FILES) {
+		oom_dropped++;
+		pthread_mutex_unlock(&report_lock);
+		return;
+	}
+	ooms[n_ooms++] = *e;
+	if (snapshot_take(&snap, e) < 0) {
+		pthread_mutex_unlock(&report_lock);
+		return;
+	}
+	snprintf(name, sizeof(name), "oom-%u.json", e->number);
+	err = write_file(&snap, name, write_json);
+	if (err) {
+		gs_warn("cannot write %s/%s: %s", snap.dir, name, strerror(-err));
+	} else if (!gs_config.quiet) {
+		human(a, sizeof(a), (long long)e->requested);
+		human(b, sizeof(b), e->live);
+		human(c, sizeof(c), e->free_bytes);
+		human(d, sizeof(d), e->total_bytes);
+		if (e->free_bytes >= 0 && e->total_bytes >= 0)
+			gs_warn("out of memory: %s of %s on device %d failed (gpuspy tracks %s live; "
+				"device free %s of %s); post-mortem: %s/%s",
+				gs_api_names[e->api], a, e->device, b, c, d, snap.dir, name);
+		else
+			gs_warn("out of memory: %s of %s on device %d failed (gpuspy tracks %s "
+				"live); post-mortem: %s/%s",
+				gs_api_names[e->api], a, e->device, b, snap.dir, name);
+	}
+	free(snap.sites);
+	pthread_mutex_unlock(&report_lock);
 }

@@ -168,6 +168,22 @@ static int check_number(const struct vctx *v, json_t *obj, const char *key)
 	return 0;
 }
 
+/* A time in seconds since the epoch, in *OUT (left untouched when absent). */
+static int get_time(const struct vctx *v, json_t *obj, const char *key,
+		    bool required, double *out)
+{
+	json_t *j = json_object_get(obj, key);
+	int r;
+
+	if (!j && required)
+		return bad(v, key, "missing");
+	r = check_number(v, obj, key);
+	if (r < 0 || !j)
+		return r;
+	*out = json_number_value(j);
+	return 0;
+}
+
 /* An optional object whose members must all be non-negative integers
  * ("doors", "vmm_address_space"). */
 static int check_counts_object(const struct vctx *v, json_t *root, const char *key)
@@ -279,7 +295,7 @@ static int check_optional(const struct vctx *v, json_t *root, struct gs_process 
 	if ((r = member(v, root, "gpuspy_version", false, JSON_STRING, &j)) < 0 ||
 	    (r = get_int(v, root, "ppid", false, 0, INT32_MAX, &x)) < 0 ||
 	    (r = get_int(v, root, "depth", false, 0, 1 << 20, &p->depth)) < 0 ||
-	    (r = check_number(v, root, "start_time")) < 0 ||
+	    (r = get_time(v, root, "start_time", false, &p->start_time)) < 0 ||
 	    (r = check_number(v, root, "end_time")) < 0 ||
 	    (r = check_counts_object(v, root, "doors")) < 0 ||
 	    (r = check_counts_object(v, root, "vmm_address_space")) < 0)
@@ -491,6 +507,7 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 		if (!json_is_object(js))
 			return bad(&sub, NULL, "expected an object, got %s", type_name(js));
 		p->nsites = i + 1;
+		s->id = -1;
 		r = get_str(&sub, js, "kind", true, true, &kind);
 		if (r < 0)
 			return r;
@@ -506,11 +523,130 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 		s->kind = k;
 		if ((r = get_str(&sub, js, "api", true, true, &s->api)) < 0 ||
 		    (r = member(&sub, js, "door", false, JSON_STRING, &door)) < 0 ||
-		    (r = get_int(&sub, js, "id", false, 0, INT64_MAX, &x)) < 0 ||
+		    (r = get_int(&sub, js, "id", false, 0, INT64_MAX, &s->id)) < 0 ||
 		    (r = get_int(&sub, js, "first_seq", false, 0, INT64_MAX, &x)) < 0 ||
 		    (r = get_counters(&sub, js, &s->c)) < 0 ||
 		    (r = load_frames(&sub, js, p, s)) < 0 ||
 		    (r = load_python_frames(&sub, js, s)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Whether NAME is "oom-N.json" (N decimal digits, at most 9 of them: a
+ * process writes 16 at most); *N gets N. */
+static bool oom_file_name(const char *name, int64_t *n)
+{
+	const char *d = name + 4;
+	int64_t x = 0;
+	size_t len = 0;
+
+	if (strncmp(name, "oom-", 4) != 0)
+		return false;
+	for (; *d >= '0' && *d <= '9'; d++, len++) {
+		if (len == 9)
+			return false;
+		x = x * 10 + (*d - '0');
+	}
+	if (len == 0 || strcmp(d, ".json") != 0)
+		return false;
+	*n = x;
+	return true;
+}
+
+/* One out-of-memory event: an entry of "oom" (WITH_FILE: it may name its
+ * oom-N.json) or the "event" of an oom-N.json.  Its site is checked
+ * against the report's sites by check_oom_site, once they are read. */
+static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file,
+			  struct gs_oom *o)
+{
+	char *type = NULL, *kind = NULL;
+	int64_t n;
+	int r, k;
+
+	if (!json_is_object(obj))
+		return bad(v, NULL, "expected an object, got %s", type_name(obj));
+	if ((r = get_str(v, obj, "type", true, false, &type)) < 0)
+		return r;
+	if (strcmp(type, "oom") != 0) {
+		r = bad(v, "type", "unknown event type \"%.64s\" (expected \"oom\")", type);
+		free(type);
+		return r;
+	}
+	free(type);
+	if ((r = get_int(v, obj, "number", true, 1, INT64_MAX, &o->number)) < 0 ||
+	    (r = get_time(v, obj, "time", true, &o->time)) < 0 ||
+	    (r = get_str(v, obj, "api", true, true, &o->api)) < 0 ||
+	    (r = get_str(v, obj, "kind", true, true, &kind)) < 0)
+		return r;
+	for (k = 0; k < GS_KIND_COUNT; k++)
+		if (strcmp(kind, kind_names[k]) == 0)
+			break;
+	if (k == GS_KIND_COUNT) {
+		r = bad(v, "kind", "unknown kind \"%.64s\"", kind);
+		free(kind);
+		return r;
+	}
+	free(kind);
+	o->kind = k;
+	if ((r = get_count(v, obj, "requested_bytes", &o->requested_bytes)) < 0 ||
+	    (r = get_int(v, obj, "device", true, -1, INT32_MAX, &o->device)) < 0 ||
+	    (r = get_count(v, obj, "live_bytes", &o->live_bytes)) < 0 ||
+	    (r = get_int(v, obj, "free_bytes", true, -1, INT64_MAX, &o->free_bytes)) < 0 ||
+	    (r = get_int(v, obj, "total_bytes", true, -1, INT64_MAX, &o->total_bytes)) < 0 ||
+	    (r = get_int(v, obj, "site", true, 0, INT64_MAX, &o->site)) < 0)
+		return r;
+	if (!with_file)
+		return 0;
+	if ((r = get_str(v, obj, "file", false, false, &o->file)) < 0)
+		return r;
+	/* the name is joined to the process's directory: nothing else, no
+	 * "../", may come in */
+	if (o->file && !oom_file_name(o->file, &n))
+		return bad(v, "file", "\"%.64s\" is not a name oom-N.json", o->file);
+	return 0;
+}
+
+static int check_oom_site(const struct vctx *v, const struct gs_process *p,
+			  const struct gs_oom *o)
+{
+	for (size_t i = 0; i < p->nsites; i++)
+		if (p->sites[i].id == o->site)
+			return 0;
+	return bad(v, "site", "%" PRId64 " is the id of none of the sites", o->site);
+}
+
+/* "oom", "oom_dropped", and the "event" of an oom-N.json: all optional. */
+static int load_oom(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	struct vctx sub = *v;
+	json_t *arr, *j;
+	size_t i;
+	int r;
+
+	if ((r = get_int(v, root, "oom_dropped", false, 0, INT64_MAX, &p->oom_dropped)) < 0 ||
+	    (r = member(v, root, "event", false, JSON_OBJECT, &j)) < 0)
+		return r;
+	if (j) {
+		sub.where = "event";
+		if ((r = load_oom_event(&sub, j, false, &p->event)) < 0 ||
+		    (r = check_oom_site(&sub, p, &p->event)) < 0)
+			return r;
+		p->partial = true;
+	}
+	if ((r = member(v, root, "oom", false, JSON_ARRAY, &arr)) < 0 || !arr)
+		return r;
+	p->oom = calloc(json_array_size(arr) + 1, sizeof(*p->oom));
+	if (!p->oom)
+		return -ENOMEM;
+	json_array_foreach(arr, i, j) {
+		char where[32];
+
+		snprintf(where, sizeof(where), "oom[%zu]", i);
+		sub.where = where;
+		p->noom = i + 1;
+		if ((r = load_oom_event(&sub, j, true, &p->oom[i])) < 0 ||
+		    (r = check_oom_site(&sub, p, &p->oom[i])) < 0)
 			return r;
 	}
 	return 0;
@@ -563,7 +699,8 @@ static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
 	    (r = get_count(v, root, "untracked_frees", &p->untracked_frees)) < 0 ||
 	    (r = check_optional(v, root, p)) < 0 ||
 	    (r = load_modules(v, root, p)) < 0 ||
-	    (r = load_sites(v, root, p)) < 0)
+	    (r = load_sites(v, root, p)) < 0 ||
+	    (r = load_oom(v, root, p)) < 0)
 		return r;
 	return 0;
 }
@@ -690,6 +827,7 @@ int load_process_file(const char *file, const char *display_path,
 		goto out;
 	}
 	p->depth = -1;
+	p->start_time = -1;
 	p->dev = st.st_dev;
 	p->ino = st.st_ino;
 	p->file = strdup(file);
@@ -712,10 +850,22 @@ out:
 	return r;
 }
 
+static void oom_clear(const struct gs_process *p, struct gs_oom *o)
+{
+	free(o->api);
+	free(o->file);
+	if (o->snapshot != p)
+		process_free(o->snapshot);
+}
+
 void process_free(struct gs_process *p)
 {
 	if (!p)
 		return;
+	for (size_t i = 0; i < p->noom; i++)
+		oom_clear(p, &p->oom[i]);
+	free(p->oom);
+	oom_clear(p, &p->event);
 	free(p->path);
 	free(p->file);
 	free(p->host);
@@ -781,15 +931,190 @@ static int list_add(struct gs_process_list *list, struct gs_process *p)
 	return 0;
 }
 
+/* The directory of FILE ("." when it names none); NULL on out-of-memory. */
+static char *dir_of(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+
+	if (!slash)
+		return strdup(".");
+	if (slash == file)
+		return strdup("/");
+	return strndup(file, slash - file);
+}
+
+/* Whether SNAP, read from FILE, is the post-mortem of P's event O. */
+static int check_snapshot(const struct gs_process *p, const struct gs_oom *o,
+			  const struct gs_process *snap, const char *file,
+			  struct gs_error *err)
+{
+	if (!snap->partial) {
+		gs_error_set(err, file, "event: missing, but %s names this file as the "
+			     "post-mortem of out-of-memory event %" PRId64, p->file, o->number);
+		return -EINVAL;
+	}
+	if (snap->event.number != o->number) {
+		gs_error_set(err, file, "event.number: %" PRId64 ", but %s names this file "
+			     "for out-of-memory event %" PRId64, snap->event.number, p->file,
+			     o->number);
+		return -EINVAL;
+	}
+	if (snap->pid != p->pid || strcmp(snap->host, p->host) != 0) {
+		gs_error_set(err, file, "the report of another process (pid %" PRId64
+			     ") than %s (pid %" PRId64 ")", snap->pid, p->file, p->pid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int load_snapshots(struct gs_process *p, struct gs_error *err)
+{
+	char *dir = NULL;
+	int r = 0;
+
+	for (size_t i = 0; i < p->noom && r == 0; i++) {
+		struct gs_oom *o = &p->oom[i];
+		struct gs_process *snap = NULL;
+		struct stat st;
+		char *file;
+
+		if (!o->file || o->snapshot)
+			continue;
+		if (!dir && !(dir = dir_of(p->file)))
+			return -ENOMEM;
+		file = util_path_join(dir, o->file);
+		if (!file) {
+			r = -ENOMEM;
+			break;
+		}
+		if (stat(file, &st) < 0) {
+			/* removed since, or never written whole: the event
+			 * stays, without the state of its moment */
+			if (errno != ENOENT && errno != ENOTDIR) {
+				r = -errno;
+				gs_error_set(err, file, "%s", strerror(-r));
+			}
+		} else if (st.st_dev == p->dev && st.st_ino == p->ino) {
+			/* the process's report is this post-mortem */
+			r = check_snapshot(p, o, p, file, err);
+			if (r == 0)
+				o->snapshot = p;
+		} else {
+			r = load_process_file(file, file, &snap, err);
+			if (r == 0)
+				r = check_snapshot(p, o, snap, file, err);
+			if (r == 0)
+				o->snapshot = snap;
+			else
+				process_free(snap);
+		}
+		free(file);
+	}
+	free(dir);
+	return r;
+}
+
 static int load_one(struct gs_process_list *list, const char *file,
 		    const char *display_path, struct gs_error *err)
 {
 	struct gs_process *p;
+	const char *base;
+	int64_t n;
 	int r = load_process_file(file, display_path, &p, err);
 
 	if (r < 0)
 		return r;
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	if (!p->partial && oom_file_name(base, &n)) {
+		gs_error_set(err, file, "event: missing (an oom-N.json is the report of "
+			     "an out-of-memory event)");
+		process_free(p);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < list->n; i++) {
+		if (list->items[i]->dev == p->dev && list->items[i]->ino == p->ino) {
+			process_free(p);
+			return 0;
+		}
+	}
+	r = load_snapshots(p, err);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			gs_error_set(err, p->file, "out of memory");
+		process_free(p);
+		return r;
+	}
 	return list_add(list, p);
+}
+
+/* The name of DIR's highest-numbered oom-N.json in *NAMEP, NULL when it
+ * holds none (or is no directory).  -errno when DIR cannot be read. */
+static int highest_oom(const char *dir, char **namep)
+{
+	struct dirent *de;
+	int64_t best = -1, n;
+	DIR *d;
+
+	*namep = NULL;
+	d = opendir(dir);
+	if (!d)
+		return (errno == ENOENT || errno == ENOTDIR) ? 0 : -errno;
+	while ((errno = 0, de = readdir(d))) {
+		if (!oom_file_name(de->d_name, &n) || n <= best)
+			continue;
+		free(*namep);
+		*namep = strdup(de->d_name);
+		if (!*namep) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		best = n;
+	}
+	n = errno;
+	closedir(d);
+	if (n) {
+		free(*namep);
+		*namep = NULL;
+		return (int)-n;
+	}
+	return 0;
+}
+
+/* The report of process directory DIR in *FILEP: its report.json, else
+ * its highest-numbered oom-N.json (the process did not exit normally).
+ * 1, 0 when there is neither, -errno for a failure other than their
+ * absence (*FILEP then names what could not be read). */
+static int process_report(const char *dir, char **filep)
+{
+	char *file = util_path_join(dir, "report.json");
+	char *name = NULL;
+	struct stat st;
+	int r;
+
+	*filep = NULL;
+	if (!file)
+		return -ENOMEM;
+	if (stat(file, &st) == 0) {
+		*filep = file;
+		return 1;
+	}
+	if (errno != ENOENT && errno != ENOTDIR) {
+		r = -errno;
+		*filep = file;
+		return r;
+	}
+	free(file);
+	r = highest_oom(dir, &name);
+	if (r < 0) {
+		*filep = r == -ENOMEM ? NULL : strdup(dir);
+		return r;
+	}
+	if (!name)
+		return 0;
+	*filep = util_path_join(dir, name);
+	free(name);
+	return *filep ? 1 : -ENOMEM;
 }
 
 /* Process directories sort as "node-9" before "node-10". */
@@ -798,27 +1123,17 @@ static int cmp_names(const void *a, const void *b)
 	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Whether DIR/NAME/report.json exists: 1, 0, or -errno for a failure
- * other than its absence (which the caller reports). */
+/* The report of process directory DIR/NAME (process_report). */
 static int has_report(const char *dir, const char *name, char **filep)
 {
 	char *sub = util_path_join(dir, name);
-	char *file = sub ? util_path_join(sub, "report.json") : NULL;
-	struct stat st;
 	int r;
 
-	free(sub);
-	if (!file)
+	*filep = NULL;
+	if (!sub)
 		return -ENOMEM;
-	if (stat(file, &st) == 0) {
-		*filep = file;
-		return 1;
-	}
-	r = (errno == ENOENT || errno == ENOTDIR) ? 0 : -errno;
-	if (r < 0)
-		*filep = file;
-	else
-		free(file);
+	r = process_report(sub, filep);
+	free(sub);
 	return r;
 }
 
@@ -868,8 +1183,9 @@ static int load_run_dir(struct gs_process_list *list, const char *dir,
 	for (size_t i = 0; i < n; i++) {
 		char *file = NULL, *display;
 
-		/* A directory without report.json is a process still
-		 * running, or one that allocated nothing: not an error. */
+		/* A directory without report.json nor oom-N.json is a
+		 * process still running, or one that allocated nothing: not
+		 * an error. */
 		r = has_report(dir, names[i], &file);
 		if (r < 0) {
 			if (file)
@@ -895,7 +1211,7 @@ static int load_run_dir(struct gs_process_list *list, const char *dir,
 	r = 0;
 	if (found == 0) {
 		gs_error_set(err, dir, "no gpuspy reports here (neither report.json "
-			     "nor */report.json)");
+			     "nor */report.json, nor oom-N.json)");
 		r = -ENOENT;
 	}
 out:
@@ -922,17 +1238,15 @@ int load_path(struct gs_process_list *list, const char *path, struct gs_error *e
 	if (!S_ISDIR(st.st_mode))
 		return load_one(list, path, path, err);
 
-	file = util_path_join(path, "report.json");
-	if (!file)
-		return -ENOMEM;
-	if (stat(file, &st) == 0) {
+	r = process_report(path, &file);
+	if (r > 0)
 		r = load_one(list, file, path, err);
-	} else if (errno == ENOENT) {
+	else if (r == 0)
 		r = load_run_dir(list, path, err);
-	} else {
-		r = -errno;
+	else if (file)
 		gs_error_set(err, file, "%s", strerror(-r));
-	}
+	else
+		gs_error_set(err, path, "out of memory");
 	free(file);
 	return r;
 }

@@ -70,6 +70,7 @@ struct gs_pyframe {
 };
 
 struct gs_site {
+	int64_t id;		/* sites[].id; -1 when the report gave none */
 	enum gs_kind kind;
 	char *api;
 	struct gs_counters c;
@@ -87,6 +88,29 @@ struct gs_python {
 	char *note;		/* NULL when absent */
 };
 
+struct gs_process;
+
+/* An allocation that failed for want of memory (docs/format.md, "oom-N.json"):
+ * an entry of a report's "oom", or an oom-N.json's own "event". */
+struct gs_oom {
+	int64_t number;		/* 1, 2, ... in the process */
+	double time;		/* seconds since the epoch */
+	char *api;
+	enum gs_kind kind;
+	int64_t requested_bytes;
+	int64_t device;		/* -1: unknown */
+	int64_t live_bytes;	/* GPU memory gpuspy tracked as live */
+	int64_t free_bytes;	/* -1: unknown */
+	int64_t total_bytes;	/* -1: unknown */
+	int64_t site;		/* a sites[].id of the report that holds it */
+	char *file;		/* "oom-N.json", NULL when none was written */
+	/* The oom-N.json FILE, read from the process's directory when it is
+	 * there (load_path; NULL otherwise, and always NULL for an "event"):
+	 * the report of that moment.  It may be the process itself, when the
+	 * process's report is that very file. */
+	struct gs_process *snapshot;
+};
+
 struct gs_process {
 	char *path;		/* the process directory, or the file when given one */
 	char *file;		/* the report.json that was read */
@@ -102,7 +126,16 @@ struct gs_process {
 	int64_t peak_bytes;
 	struct gs_counters kinds[GS_KIND_COUNT];
 	int64_t untracked_frees;
+	double start_time;	/* -1 when not said */
 	struct gs_python python;
+	/* out-of-memory events so far, in the order of the report */
+	struct gs_oom *oom;
+	size_t noom;
+	int64_t oom_dropped;
+	/* An oom-N.json carries the event it was written for: then the
+	 * report is PARTIAL, the state at that event rather than at exit. */
+	bool partial;
+	struct gs_oom event;
 	struct gs_module *modules;
 	size_t nmodules;
 	struct gs_site *sites;
@@ -134,20 +167,30 @@ void util_put_clean(FILE *out, const char *s);
 
 /* load.c */
 
-/* Read and validate one report.json; DISPLAY_PATH becomes the process's
- * "path".  -EINVAL (bad content), -errno (cannot read), -ENOMEM. */
+/* Read and validate one report.json or oom-N.json; DISPLAY_PATH becomes
+ * the process's "path".  The oom entries' snapshots are not read (see
+ * load_snapshots).  -EINVAL (bad content), -errno (cannot read), -ENOMEM. */
 int load_process_file(const char *file, const char *display_path,
 		      struct gs_process **out, struct gs_error *err);
 
-/* PATH is a report.json, a process directory or a run directory.  Appends
- * every process found (run directories in version order of their entries). */
+/* Read, for each of P's oom entries that names a file, that oom-N.json
+ * from the directory of P's report, when it is there: it must be a valid
+ * report of that very event. */
+int load_snapshots(struct gs_process *p, struct gs_error *err);
+
+/* PATH is a report file (report.json, oom-N.json), a process directory or
+ * a run directory.  A process directory without report.json (a process
+ * killed after an out-of-memory event) is read from its highest-numbered
+ * oom-N.json.  Appends every process found (run directories in version
+ * order of their entries), each with its snapshots. */
 int load_path(struct gs_process_list *list, const char *path,
 	      struct gs_error *err);
 
 void process_free(struct gs_process *p);
 void process_list_clear(struct gs_process_list *list);
 
-/* Whether DIR directly holds at least one <process>/report.json. */
+/* Whether DIR directly holds at least one <process>/report.json or
+ * <process>/oom-N.json. */
 bool load_dir_has_reports(const char *dir);
 
 /* symbolize.c */
@@ -257,10 +300,32 @@ struct report_site {
 	size_t last_process;	/* merge bookkeeping: 1 + index of the last process counted */
 };
 
+/* How many of the sites live at an out-of-memory event a report shows. */
+#define REPORT_OOM_TOP 5
+
+/* An out-of-memory event, with what the reports say of its moment. */
+struct report_oom {
+	const struct gs_process *proc;	/* the process whose report holds it */
+	size_t proc_index;		/* in report.procs */
+	const struct gs_oom *ev;
+	int64_t untracked_bytes;	/* total - free - live, >= 0; -1: unknown */
+	/* The site that made the request, symbolized (key, kind, api, frames,
+	 * library, pool; its counters are those of the report it comes from);
+	 * NULL when the report is not at hand. */
+	struct report_site *requested;
+	/* The sites (merged by key) with most live bytes of the event's kind
+	 * of memory (pinned host memory for a pinned request, else device,
+	 * managed and VMM) in the event's oom-N.json, most first; none when
+	 * that file was not read. */
+	struct report_site **top;
+	size_t ntop;
+};
+
 struct report {
 	struct gs_process **procs;	/* borrowed from the process list */
 	size_t nprocs;
 	size_t incomplete;
+	size_t partial;			/* processes read from an oom-N.json */
 	int64_t leaked_bytes;
 	int64_t leaked_allocations;
 	int64_t peak_bytes;
@@ -270,6 +335,9 @@ struct report {
 	int64_t untracked_frees;
 	struct report_site **sites;	/* sorted: leaked_bytes, peak_bytes desc */
 	size_t nsites;
+	struct report_oom *ooms;	/* every process's, by time */
+	size_t nooms;
+	int64_t oom_dropped;
 	/* key -> site, open addressing */
 	struct report_site **table;
 	size_t table_size;

@@ -134,6 +134,15 @@ static void site_free(struct report_site *s)
 
 void report_clear(struct report *r)
 {
+	for (size_t i = 0; i < r->nooms; i++) {
+		struct report_oom *ro = &r->ooms[i];
+
+		site_free(ro->requested);
+		for (size_t j = 0; j < ro->ntop; j++)
+			site_free(ro->top[j]);
+		free(ro->top);
+	}
+	free(r->ooms);
 	for (size_t i = 0; i < r->nsites; i++)
 		site_free(r->sites[i]);
 	free(r->sites);
@@ -374,6 +383,64 @@ static int cmp_sites(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
+/* P's modules opened for symbolizing (NULL each without S), and which of
+ * them is its executable; both arrays are the caller's to free. */
+static int process_modules(const struct gs_process *p, struct symbolizer *s,
+			   struct sym_module ***modsp, bool **main_exep)
+{
+	struct sym_module **mods = calloc(p->nmodules + 1, sizeof(*mods));
+	bool *main_exe = calloc(p->nmodules + 1, sizeof(*main_exe));
+
+	if (!mods || !main_exe) {
+		free(mods);
+		free(main_exe);
+		return -ENOMEM;
+	}
+	/* once per module of this process, not per frame */
+	for (size_t i = 0; i < p->nmodules; i++) {
+		if (s)
+			mods[i] = symbolizer_module(s, p->modules[i].path, p->modules[i].build_id);
+		/* the process names its executable by the path it names the
+		 * module by (both read from /proc/self/exe) */
+		main_exe[i] = p->exe && strcmp(p->modules[i].path, p->exe) == 0;
+	}
+	*modsp = mods;
+	*main_exep = main_exe;
+	return 0;
+}
+
+/* A report site of its own for SITE of P: symbolized, keyed, labelled,
+ * with SITE's counters. */
+static int make_site(const struct gs_process *p, const struct gs_site *site,
+		     struct sym_module **mods, const bool *main_exe,
+		     struct report_site **out)
+{
+	struct report_site *rs = calloc(1, sizeof(*rs));
+	int e;
+
+	*out = NULL;
+	if (!rs)
+		return -ENOMEM;
+	e = make_frames(p, site, mods, main_exe, &rs->frames, &rs->nframes, &rs->pool);
+	if (e < 0) {
+		free(rs);
+		return e;
+	}
+	rs->key = report_site_key(site->api, rs->frames, rs->nframes);
+	rs->api = strdup(site->api);
+	if (!rs->key || !rs->api) {
+		site_free(rs);
+		return -ENOMEM;
+	}
+	rs->kind = site->kind;
+	rs->processes = 1;
+	rs->c = site->c;
+	if (rs->nframes > 0 || p->depth != 0)
+		rs->library = classify_site_library(rs->frames, rs->nframes);
+	*out = rs;
+	return 0;
+}
+
 static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 			 struct gs_error *err)
 {
@@ -391,24 +458,16 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 	    !add(&r->pinned_peak_bytes, pin->peak_bytes) ||
 	    !add(&r->untracked_frees, p->untracked_frees))
 		goto overflow;
+	if (!add(&r->oom_dropped, p->oom_dropped))
+		goto overflow;
 	if (!p->complete)
 		r->incomplete++;
+	if (p->partial)
+		r->partial++;
 
-	mods = calloc(p->nmodules + 1, sizeof(*mods));
-	main_exe = calloc(p->nmodules + 1, sizeof(*main_exe));
-	if (!mods || !main_exe) {
-		free(mods);
-		free(main_exe);
-		return -ENOMEM;
-	}
-	/* once per module of this process, not per frame */
-	for (size_t i = 0; i < p->nmodules; i++) {
-		if (s)
-			mods[i] = symbolizer_module(s, p->modules[i].path, p->modules[i].build_id);
-		/* the process names its executable by the path it names the
-		 * module by (both read from /proc/self/exe) */
-		main_exe[i] = p->exe && strcmp(p->modules[i].path, p->exe) == 0;
-	}
+	e = process_modules(p, s, &mods, &main_exe);
+	if (e < 0)
+		return e;
 
 	for (size_t i = 0; i < p->nsites; i++) {
 		const struct gs_site *site = &p->sites[i];
@@ -487,6 +546,168 @@ overflow:
 	return -EOVERFLOW;
 }
 
+/* Whether a site of kind K held memory of the kind an event of kind EV
+ * asked for: pinned host memory, or memory on the GPU. */
+static bool same_memory(enum gs_kind k, enum gs_kind ev)
+{
+	return (k == GS_KIND_PINNED) == (ev == GS_KIND_PINNED);
+}
+
+static int cmp_key(const void *pa, const void *pb)
+{
+	return strcmp((*(struct report_site *const *)pa)->key,
+		      (*(struct report_site *const *)pb)->key);
+}
+
+/* Live bytes descending, then the key. */
+static int cmp_live(const void *pa, const void *pb)
+{
+	const struct report_site *a = *(struct report_site *const *)pa;
+	const struct report_site *b = *(struct report_site *const *)pb;
+
+	if (a->c.live_bytes != b->c.live_bytes)
+		return a->c.live_bytes > b->c.live_bytes ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+/* RO's sites of that moment: those of SNAP with live memory of the
+ * event's kind, merged by key as the report merges sites, the first
+ * REPORT_OOM_TOP by live bytes. */
+static int oom_top_sites(struct report_oom *ro, const struct gs_process *snap,
+			 struct sym_module **mods, const bool *main_exe,
+			 struct gs_error *err)
+{
+	struct report_site **all = calloc(snap->nsites + 1, sizeof(*all));
+	size_t n = 0, m = 0;
+	int e = 0;
+
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->nsites && e == 0; i++) {
+		const struct gs_site *site = &snap->sites[i];
+
+		if (site->c.live_bytes == 0 || !same_memory(site->kind, ro->ev->kind))
+			continue;
+		e = make_site(snap, site, mods, main_exe, &all[n]);
+		if (e == 0)
+			n++;
+	}
+	if (e == 0 && n > 1)
+		qsort(all, n, sizeof(*all), cmp_key);
+	/* one entry per key, as in the report */
+	for (size_t i = 0; i < n && e == 0; i++) {
+		if (m > 0 && strcmp(all[m - 1]->key, all[i]->key) == 0) {
+			if (!add_counters(&all[m - 1]->c, &all[i]->c)) {
+				gs_error_set(err, snap->file, "counters overflow 64 bits "
+					     "when its call sites are added");
+				e = -EOVERFLOW;
+				break;
+			}
+			if (!all[m - 1]->pool)
+				all[m - 1]->pool = all[i]->pool;
+			merge_frames(all[m - 1], all[i]->frames, all[i]->nframes);
+			site_free(all[i]);
+		} else {
+			all[m++] = all[i];
+		}
+		/* moved down or freed: the slot is no longer its own */
+		if (i >= m)
+			all[i] = NULL;
+	}
+	if (e < 0) {
+		for (size_t i = 0; i < n; i++)
+			site_free(all[i]);
+		free(all);
+		return e;
+	}
+	if (m > 1)
+		qsort(all, m, sizeof(*all), cmp_live);
+	for (size_t i = REPORT_OOM_TOP; i < m; i++)
+		site_free(all[i]);
+	ro->top = all;
+	ro->ntop = m < REPORT_OOM_TOP ? m : REPORT_OOM_TOP;
+	return 0;
+}
+
+/* What the reports say of event O of process P. */
+static int build_oom(struct report_oom *ro, const struct gs_process *p, size_t index,
+		     const struct gs_oom *o, struct symbolizer *s, struct gs_error *err)
+{
+	/* the state of that moment when it is at hand, else the report that
+	 * holds the event */
+	const struct gs_process *src = o->snapshot ? o->snapshot : p;
+	int64_t site_id = o->snapshot ? o->snapshot->event.site : o->site;
+	struct sym_module **mods;
+	bool *main_exe;
+	int e;
+
+	memset(ro, 0, sizeof(*ro));
+	ro->proc = p;
+	ro->proc_index = index;
+	ro->ev = o;
+	ro->untracked_bytes = -1;
+	if (o->free_bytes >= 0 && o->total_bytes >= 0) {
+		int64_t used = o->total_bytes > o->free_bytes ? o->total_bytes - o->free_bytes : 0;
+
+		ro->untracked_bytes = used > o->live_bytes ? used - o->live_bytes : 0;
+	}
+	e = process_modules(src, s, &mods, &main_exe);
+	if (e < 0)
+		return e;
+	/* the loader saw that the id is one of the report's */
+	for (size_t i = 0; i < src->nsites && e == 0; i++)
+		if (src->sites[i].id == site_id)
+			e = make_site(src, &src->sites[i], mods, main_exe, &ro->requested);
+	if (e == 0 && o->snapshot)
+		e = oom_top_sites(ro, o->snapshot, mods, main_exe, err);
+	free(mods);
+	free(main_exe);
+	return e;
+}
+
+/* By time; events of one moment in the order of the processes, then of
+ * their numbers. */
+static int cmp_ooms(const void *pa, const void *pb)
+{
+	const struct report_oom *a = pa, *b = pb;
+
+	if (a->ev->time != b->ev->time)
+		return a->ev->time < b->ev->time ? -1 : 1;
+	if (a->proc_index != b->proc_index)
+		return a->proc_index < b->proc_index ? -1 : 1;
+	if (a->ev->number != b->ev->number)
+		return a->ev->number < b->ev->number ? -1 : 1;
+	return 0;
+}
+
+static int build_ooms(struct report *r, struct symbolizer *s, struct gs_error *err)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		n += r->procs[i]->noom;
+	if (n == 0)
+		return 0;
+	r->ooms = calloc(n, sizeof(*r->ooms));
+	if (!r->ooms)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct gs_process *p = r->procs[i];
+
+		for (size_t j = 0; j < p->noom; j++) {
+			int e = build_oom(&r->ooms[r->nooms], p, i, &p->oom[j], s, err);
+
+			/* counted even when it failed half-way: report_clear
+			 * frees what it holds */
+			r->nooms++;
+			if (e < 0)
+				return e;
+		}
+	}
+	qsort(r->ooms, r->nooms, sizeof(*r->ooms), cmp_ooms);
+	return 0;
+}
+
 int report_build(struct report *r, const struct gs_process_list *list,
 		 struct symbolizer *s, struct gs_error *err)
 {
@@ -506,6 +727,13 @@ int report_build(struct report *r, const struct gs_process_list *list,
 	}
 	if (r->nsites > 1)
 		qsort(r->sites, r->nsites, sizeof(*r->sites), cmp_sites);
+	e = build_ooms(r, s, err);
+	if (e < 0) {
+		if (e == -ENOMEM)
+			gs_error_set(err, NULL, "out of memory");
+		report_clear(r);
+		return e;
+	}
 	return 0;
 }
 
@@ -588,6 +816,10 @@ static json_t *process_json(const struct gs_process *p)
 	json_object_set_new(o, "leaked", counts_json("bytes", p->leaked_bytes,
 						     "allocations", p->leaked_allocations));
 	json_object_set_new(o, "peak", counts_json("bytes", p->peak_bytes, NULL, 0));
+	if (p->partial) {
+		json_object_set_new(o, "partial", json_true());
+		json_object_set_new(o, "report", json_string(p->file));
+	}
 	if (p->python.present) {
 		json_t *py = json_object();
 
@@ -600,16 +832,62 @@ static json_t *process_json(const struct gs_process *p)
 	return o;
 }
 
+static json_t *oom_site_json(const struct report_site *s)
+{
+	json_t *o = json_object();
+	ssize_t headline = report_site_headline(s);
+
+	json_object_set_new(o, "key", json_string(s->key));
+	if (s->library)
+		json_object_set_new(o, "library", json_string(s->library));
+	if (s->pool)
+		json_object_set_new(o, "pool", json_string(s->pool));
+	json_object_set_new(o, "live_bytes", json_integer(s->c.live_bytes));
+	if (headline >= 0)
+		json_object_set_new(o, "headline", frame_json(&s->frames[headline]));
+	return o;
+}
+
+static json_t *oom_json(const struct report_oom *ro)
+{
+	const struct gs_oom *ev = ro->ev;
+	json_t *o = json_object();
+	json_t *top = json_array();
+	ssize_t headline = ro->requested ? report_site_headline(ro->requested) : -1;
+
+	json_object_set_new(o, "process", json_string(ro->proc->path));
+	json_object_set_new(o, "pid", json_integer(ro->proc->pid));
+	json_object_set_new(o, "number", json_integer(ev->number));
+	json_object_set_new(o, "time", json_real(ev->time));
+	json_object_set_new(o, "api", json_string(ev->api));
+	json_object_set_new(o, "kind", json_string(gs_kind_name(ev->kind)));
+	json_object_set_new(o, "requested_bytes", json_integer(ev->requested_bytes));
+	json_object_set_new(o, "device", json_integer(ev->device));
+	json_object_set_new(o, "live_bytes", json_integer(ev->live_bytes));
+	json_object_set_new(o, "free_bytes", json_integer(ev->free_bytes));
+	json_object_set_new(o, "total_bytes", json_integer(ev->total_bytes));
+	if (ro->untracked_bytes >= 0)
+		json_object_set_new(o, "untracked_bytes", json_integer(ro->untracked_bytes));
+	if (headline >= 0)
+		json_object_set_new(o, "requested_by",
+				    frame_json(&ro->requested->frames[headline]));
+	for (size_t i = 0; i < ro->ntop; i++)
+		json_array_append_new(top, oom_site_json(ro->top[i]));
+	json_object_set_new(o, "top_sites", top);
+	return o;
+}
+
 int report_print_json(const struct report *r, FILE *out, size_t top)
 {
 	json_t *root = json_object();
 	json_t *procs = json_array();
 	json_t *sites = json_array();
+	json_t *ooms = json_array();
 	json_t *pinned;
 	size_t n = top && top < r->nsites ? top : r->nsites;
 	int e = 0;
 
-	if (!root || !procs || !sites) {
+	if (!root || !procs || !sites || !ooms) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -627,13 +905,17 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 	json_object_set_new(pinned, "peak_bytes", json_integer(r->pinned_peak_bytes));
 	json_object_set_new(root, "pinned", pinned);
 	json_object_set_new(root, "untracked_frees", json_integer(r->untracked_frees));
+	for (size_t i = 0; i < r->nooms; i++)
+		json_array_append_new(ooms, oom_json(&r->ooms[i]));
+	json_object_set(root, "oom", ooms);
+	json_object_set_new(root, "oom_dropped", json_integer(r->oom_dropped));
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(sites, site_json(r->sites[i]));
 	json_object_set(root, "sites", sites);
 	/* a part that could not be allocated is simply missing: check the
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
-	    json_object_size(root) != 7) {
+	    json_array_size(ooms) != r->nooms || json_object_size(root) != 9) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -642,6 +924,7 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 out:
 	json_decref(procs);
 	json_decref(sites);
+	json_decref(ooms);
 	json_decref(root);
 	return e;
 }
@@ -846,6 +1129,16 @@ static void print_process(FILE *out, const struct gs_process *p)
 		}
 		putc('\n', out);
 	}
+	if (p->partial) {
+		/* a directory's report.json is read first: when it was not,
+		 * there was none */
+		fputs("    partial: ", out);
+		if (strcmp(p->path, p->file) != 0)
+			fputs("no report.json (the process did not exit normally); read ", out);
+		util_put_clean(out, basename_of(p->file));
+		fprintf(out, ", the state at out-of-memory event %" PRId64 ", not at exit\n",
+			p->event.number);
+	}
 	if (p->python.present) {
 		fputs("    Python ", out);
 		util_put_clean(out, p->python.version);
@@ -955,6 +1248,100 @@ static void print_pool_hints(FILE *out, const struct report *r, struct report_si
 	}
 }
 
+/* A site as "SIZE by API at HEADLINE", with its labels. */
+static void print_oom_site(FILE *out, const struct report_site *s)
+{
+	ssize_t headline = report_site_headline(s);
+	char a[32];
+
+	fprintf(out, "    %s by ", report_human_size(s->c.live_bytes, a, sizeof(a)));
+	util_put_clean(out, s->api);
+	if (s->library)
+		fprintf(out, " [library memory: %s]", s->library);
+	if (s->pool)
+		fprintf(out, " [pool segment: %s]", s->pool);
+	if (headline < 0) {
+		fputs(" (no stack)\n", out);
+		return;
+	}
+	fputs(" at ", out);
+	print_frame(out, &s->frames[headline]);
+}
+
+/* One event: what failed and what the device held, who asked, and what
+ * was live at that moment. */
+static void print_oom(FILE *out, const struct report *r, const struct report_oom *ro,
+		      size_t top)
+{
+	const struct gs_oom *ev = ro->ev;
+	const struct gs_process *p = ro->proc;
+	size_t n = top && top < ro->ntop ? top : ro->ntop;
+	ssize_t headline;
+	char a[32], b[32], c[32];
+
+	if (r->nprocs > 1) {
+		util_put_clean(out, p->path);
+		putc(' ', out);
+	}
+	if (p->start_time >= 0 && ev->time >= p->start_time)
+		fprintf(out, "+%.1f s", ev->time - p->start_time);
+	else
+		fprintf(out, "event %" PRId64, ev->number);
+	fputs(": ", out);
+	util_put_clean(out, ev->api);
+	fprintf(out, " of %s", report_human_size(ev->requested_bytes, a, sizeof(a)));
+	if (ev->kind == GS_KIND_PINNED)
+		fputs(" of pinned host memory", out);
+	else if (ev->device >= 0)
+		fprintf(out, " on device %" PRId64, ev->device);
+	else
+		fputs(" on an unknown device", out);
+	fprintf(out, " failed: tracked live %s",
+		report_human_size(ev->live_bytes, a, sizeof(a)));
+	if (ro->untracked_bytes >= 0)
+		fprintf(out, ", device free %s of %s, not seen by gpuspy %s\n",
+			report_human_size(ev->free_bytes, a, sizeof(a)),
+			report_human_size(ev->total_bytes, b, sizeof(b)),
+			report_human_size(ro->untracked_bytes, c, sizeof(c)));
+	else
+		fputs(", device free and total unknown\n", out);
+
+	headline = ro->requested ? report_site_headline(ro->requested) : -1;
+	fputs("  requested by ", out);
+	if (headline >= 0)
+		print_frame(out, &ro->requested->frames[headline]);
+	else
+		fputs("(no stack)\n", out);
+
+	if (!ev->file) {
+		fputs("  (no post-mortem file: what was live then is unknown)\n", out);
+		return;
+	}
+	if (!ev->snapshot) {
+		fputs("  (", out);
+		util_put_clean(out, ev->file);
+		fputs(" is gone: what was live then is unknown)\n", out);
+		return;
+	}
+	fprintf(out, "  largest live %s at that moment:%s\n",
+		ev->kind == GS_KIND_PINNED ? "pinned host memory" : "on the GPU",
+		n == 0 ? " none" : "");
+	for (size_t i = 0; i < n; i++)
+		print_oom_site(out, ro->top[i]);
+}
+
+static void print_ooms(FILE *out, const struct report *r, size_t top)
+{
+	if (r->nooms == 0 && r->oom_dropped == 0)
+		return;
+	fputs("\nOUT OF MEMORY\n", out);
+	for (size_t i = 0; i < r->nooms; i++)
+		print_oom(out, r, &r->ooms[i], top);
+	if (r->oom_dropped > 0)
+		fprintf(out, "\u2026 and %" PRId64 " more %s, counted but not recorded\n",
+			r->oom_dropped, plural(r->oom_dropped, "event", "events"));
+}
+
 int report_print_text(const struct report *r, FILE *out, size_t top)
 {
 	struct report_site **by_peak = NULL, **by_calls = NULL;
@@ -998,7 +1385,13 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 		fprintf(out, "  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",
 			r->incomplete, plural(r->incomplete, "process", "processes"),
 			plural(r->incomplete, "its", "their"));
+	if (r->partial)
+		fprintf(out, "  warning: %zu %s read from an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
+			r->partial, plural(r->partial, "process is", "processes are"),
+			plural(r->partial, "its", "their"));
 	print_pool_hints(out, r, by_peak, by_calls, top);
+
+	print_ooms(out, r, top);
 
 	fputs("\nPROCESSES\n", out);
 	for (size_t i = 0; i < r->nprocs; i++)

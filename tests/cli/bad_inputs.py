@@ -38,6 +38,11 @@ DELETE = object()
 # valid Python parts, each mutated below
 PYFRAME = {"file": "/home/u/train.py", "function": "step", "line": 17}
 PYTHON = {"version": "3.12.3", "supported": True}
+# a valid out-of-memory event of the fixture (site 2 exists there)
+EVENT = {"type": "oom", "number": 1, "time": 1764510040.5, "api": "cudaMalloc",
+         "kind": "device", "requested_bytes": 2**36, "device": 0,
+         "live_bytes": 3 * 2**20, "free_bytes": 2**20, "total_bytes": 2**37, "site": 2}
+OOM = dict(EVENT, file="oom-1.json")
 
 
 def drop_deleted(value):
@@ -143,6 +148,43 @@ def mutations(valid_doc, valid_text):
         ("process python supported a string", mut("python", dict(PYTHON, supported="yes"))),
         ("process python note not a string",
          mut("python", dict(PYTHON, supported=False, note=["unknown"]))),
+        ("oom an object", mut("oom", OOM)),
+        ("oom entry not an object", mut("oom", [OOM, 1])),
+        ("oom type missing", mut("oom", [dict(OOM, type=DELETE)])),
+        ("oom type unknown", mut("oom", [dict(OOM, type="leak")])),
+        ("oom type not a string", mut("oom", [dict(OOM, type=1)])),
+        ("oom number zero", mut("oom", [dict(OOM, number=0)])),
+        ("oom number a string", mut("oom", [dict(OOM, number="1")])),
+        ("oom number missing", mut("oom", [dict(OOM, number=DELETE)])),
+        ("oom time missing", mut("oom", [dict(OOM, time=DELETE)])),
+        ("oom time a string", mut("oom", [dict(OOM, time="now")])),
+        ("oom time negative", mut("oom", [dict(OOM, time=-1.5)])),
+        ("oom api empty", mut("oom", [dict(OOM, api="")])),
+        ("oom api missing", mut("oom", [dict(OOM, api=DELETE)])),
+        ("oom kind unknown", mut("oom", [dict(OOM, kind="texture")])),
+        ("oom kind null", mut("oom", [dict(OOM, kind=None)])),
+        ("oom requested_bytes negative", mut("oom", [dict(OOM, requested_bytes=-1)])),
+        ("oom requested_bytes a real number", mut("oom", [dict(OOM, requested_bytes=1e9)])),
+        ("oom device below -1", mut("oom", [dict(OOM, device=-2)])),
+        ("oom device huge", mut("oom", [dict(OOM, device=2**40)])),
+        ("oom live_bytes negative", mut("oom", [dict(OOM, live_bytes=-1)])),
+        ("oom free_bytes below -1", mut("oom", [dict(OOM, free_bytes=-2)])),
+        ("oom free_bytes missing", mut("oom", [dict(OOM, free_bytes=DELETE)])),
+        ("oom total_bytes a real number", mut("oom", [dict(OOM, total_bytes=1.5)])),
+        ("oom site unknown", mut("oom", [dict(OOM, site=99)])),
+        ("oom site negative", mut("oom", [dict(OOM, site=-1)])),
+        ("oom site missing", mut("oom", [dict(OOM, site=DELETE)])),
+        ("oom file outside the directory", mut("oom", [dict(OOM, file="../report.json")])),
+        ("oom file another name", mut("oom", [dict(OOM, file="oom-1.json.tmp")])),
+        ("oom file without a number", mut("oom", [dict(OOM, file="oom-.json")])),
+        ("oom file an absolute path", mut("oom", [dict(OOM, file="/tmp/oom-1.json")])),
+        ("oom file not a string", mut("oom", [dict(OOM, file=1)])),
+        ("oom_dropped negative", mut("oom_dropped", -1)),
+        ("oom_dropped a string", mut("oom_dropped", "2")),
+        ("event an array", mut("event", [EVENT])),
+        ("event kind unknown", mut("event", dict(EVENT, kind="host"))),
+        ("event site unknown", mut("event", dict(EVENT, site=7))),
+        ("event number negative", mut("event", dict(EVENT, number=-3))),
     ]
     return cases
 
@@ -223,7 +265,9 @@ def main():
                     "deep nesting", "format version 2", "leaked a string",
                     "integer beyond 64 bits", "site live above allocated",
                     "frame module index out of range", "frame symbol not a string",
-                    "python frame function missing", "process python note not a string"}
+                    "python frame function missing", "process python note not a string",
+                    "oom site unknown", "oom file outside the directory",
+                    "event kind unknown"}
             cases = [x for x in cases if x[0] in pick]
         for i, (name, content) in enumerate(cases):
             # a process directory of its own per case; every other case
@@ -264,6 +308,64 @@ def main():
         # a good path, then a bad one
         c.expect_error("good path then a missing one", [valid_file, missing], missing)
 
+        # post-mortems (oom-N.json) that report.json names, or that stand
+        # for a process without report.json: the bad one is named
+        def post_mortem(number, **changes):
+            d = copy.deepcopy(valid_doc)
+            d["oom"] = [dict(OOM, number=n, file="oom-%d.json" % n)
+                        for n in range(1, number + 1)]
+            d["event"] = dict(EVENT, number=number)
+            d.update(changes)
+            return json.dumps(d, indent=1).encode()
+
+        def with_oom(n):
+            d = copy.deepcopy(valid_doc)
+            d["oom"] = [dict(OOM, number=1, file="oom-%d.json" % n)]
+            return json.dumps(d).encode()
+
+        pm_cases = [
+            ("post-mortem truncated", with_oom(1), "oom-1.json", post_mortem(1)[:200]),
+            ("post-mortem without event", with_oom(1), "oom-1.json", valid_text),
+            ("post-mortem of another event", with_oom(1), "oom-1.json", post_mortem(2)),
+            ("post-mortem of another process", with_oom(1), "oom-1.json",
+             post_mortem(1, pid=4243)),
+            ("post-mortem of another host", with_oom(1), "oom-1.json",
+             post_mortem(1, host="node8")),
+            ("post-mortem a directory", with_oom(1), "oom-1.json", None),
+            ("post-mortem with a bad event", with_oom(1), "oom-1.json",
+             post_mortem(1, event=dict(EVENT, requested_bytes="big"))),
+            # no report.json: the highest oom-N.json is the report
+            ("only post-mortem invalid", None, "oom-2.json", post_mortem(2)[:-3]),
+            ("only post-mortem not an event's", None, "oom-3.json", valid_text),
+        ]
+        for i, (name, report, bad_name, bad_content) in enumerate(pm_cases):
+            d = os.path.join(tmp, "pm%02d" % i, "node-%d" % (2000 + i))
+            os.makedirs(d)
+            if report is not None:
+                with open(os.path.join(d, "report.json"), "wb") as out:
+                    out.write(report)
+            else:
+                # an earlier, valid one that the bad one names
+                with open(os.path.join(d, "oom-1.json"), "wb") as out:
+                    out.write(post_mortem(1))
+            bad_file = os.path.join(d, bad_name)
+            if bad_content is None:
+                os.makedirs(bad_file)
+            else:
+                with open(bad_file, "wb") as out:
+                    out.write(bad_content)
+            # as a process directory, and within a run directory
+            c.expect_error(name, [d if i % 2 else os.path.dirname(d)], bad_file)
+        # the earlier post-mortem that the highest one names is bad
+        d = os.path.join(tmp, "pm-earlier", "node-3000")
+        os.makedirs(d)
+        with open(os.path.join(d, "oom-2.json"), "wb") as out:
+            out.write(post_mortem(2))
+        with open(os.path.join(d, "oom-1.json"), "wb") as out:
+            out.write(post_mortem(2))
+        c.expect_error("earlier post-mortem of another event", [d],
+                       os.path.join(d, "oom-1.json"))
+
         # each report is valid, but their sums do not fit in 64 bits
         big = os.path.join(tmp, "overflow-run")
         for name in ("node-1", "node-2"):
@@ -293,6 +395,11 @@ def main():
             c.expect_ok("valid Python run (valgrind)", [os.path.join(fixtures, "python")])
             c.expect_ok("valid Python run, JSON (valgrind)",
                         ["--format", "json", os.path.join(fixtures, "python")])
+            c.expect_ok("valid out-of-memory run (valgrind)", [os.path.join(fixtures, "oom")])
+            c.expect_ok("valid out-of-memory run, JSON (valgrind)",
+                        ["--format", "json", os.path.join(fixtures, "oom")])
+            c.expect_ok("a post-mortem named (valgrind)",
+                        [os.path.join(fixtures, "oom", "node9-500", "oom-2.json")])
 
     print("%d checks, %d failed" % (c.count, c.failed))
     return 1 if c.failed else 0

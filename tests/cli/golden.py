@@ -24,6 +24,9 @@ CASES = [
     (["report", "pools"], "pools.expected.txt"),
     (["report", "--format", "json", "pools"], "pools.expected.json"),
     (["report", "--top", "1", "pools"], "pools-top1.expected.txt"),
+    (["report", "oom"], "oom.expected.txt"),
+    (["report", "--format", "json", "oom"], "oom.expected.json"),
+    (["report", "--top", "2", "oom/node9-500/oom-2.json"], "oom-file-top2.expected.txt"),
 ]
 
 

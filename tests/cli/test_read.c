@@ -755,6 +755,236 @@ static void test_library_no_frames(void **state)
 	}
 }
 
+#define GiB (1024LL * MiB)
+
+/* fixtures/oom: a process with report.json and two post-mortems, and one
+ * killed after its first out-of-memory event (fixtures/README.md). */
+static void test_load_oom(void **state)
+{
+	struct gs_process_list list = { 0 };
+	struct gs_error err = { "" };
+	struct gs_process *p, *q;
+
+	assert_int_equal(load_path(&list, fixture("oom"), &err), 0);
+	assert_int_equal(list.n, 2);
+	p = list.items[0];
+	assert_int_equal(p->pid, 500);
+	assert_false(p->partial);
+	assert_non_null(strstr(p->file, "node9-500/report.json"));
+	assert_true(p->start_time == 1764510000.0);
+	assert_int_equal(p->noom, 3);
+	assert_int_equal(p->oom_dropped, 2);
+	assert_int_equal(p->oom[0].number, 1);
+	assert_true(p->oom[0].time == 1764510040.5);
+	assert_string_equal(p->oom[0].api, "cudaMalloc");
+	assert_int_equal(p->oom[0].kind, GS_KIND_DEVICE);
+	assert_int_equal(p->oom[0].requested_bytes, 80 * GiB);
+	assert_int_equal(p->oom[0].site, 4);
+	assert_string_equal(p->oom[0].file, "oom-1.json");
+	/* each post-mortem read from the process's directory */
+	assert_non_null(p->oom[0].snapshot);
+	assert_true(p->oom[0].snapshot->partial);
+	assert_int_equal(p->oom[0].snapshot->event.number, 1);
+	assert_int_equal(p->oom[0].snapshot->noom, 1);
+	assert_non_null(p->oom[1].snapshot);
+	assert_int_equal(p->oom[1].snapshot->event.number, 2);
+	assert_int_equal(p->oom[1].kind, GS_KIND_PINNED);
+	/* no file was written for the third */
+	assert_null(p->oom[2].file);
+	assert_null(p->oom[2].snapshot);
+	assert_int_equal(p->oom[2].free_bytes, -1);
+	assert_int_equal(p->oom[2].total_bytes, -1);
+	assert_int_equal(p->sites[3].id, 4);
+
+	/* no report.json: its only post-mortem is its report, and the
+	 * snapshot of its event is the process itself */
+	q = list.items[1];
+	assert_int_equal(q->pid, 501);
+	assert_true(q->partial);
+	assert_non_null(strstr(q->file, "node9-501/oom-1.json"));
+	assert_non_null(strstr(q->path, "oom/node9-501"));
+	assert_int_equal(q->event.number, 1);
+	assert_int_equal(q->event.kind, GS_KIND_VMM);
+	assert_null(q->event.file);
+	assert_int_equal(q->noom, 1);
+	assert_ptr_equal(q->oom[0].snapshot, q);
+	assert_int_equal(q->oom[0].device, 1);
+
+	/* named again, as its directory: counted once */
+	assert_int_equal(load_path(&list, fixture("oom/node9-501"), &err), 0);
+	assert_int_equal(list.n, 2);
+	process_list_clear(&list);
+
+	/* a post-mortem named by itself: partial; the earlier one is read
+	 * from its directory */
+	assert_int_equal(load_path(&list, fixture("oom/node9-500/oom-2.json"), &err), 0);
+	assert_int_equal(list.n, 1);
+	p = list.items[0];
+	assert_true(p->partial);
+	assert_int_equal(p->noom, 2);
+	assert_non_null(p->oom[0].snapshot);
+	assert_int_equal(p->oom[0].snapshot->event.number, 1);
+	assert_ptr_equal(p->oom[1].snapshot, p);
+	process_list_clear(&list);
+}
+
+static const struct report_site *oom_top(const struct report_oom *ro, size_t i)
+{
+	assert_true(i < ro->ntop);
+	return ro->top[i];
+}
+
+static const struct report_frame *oom_requested_by(const struct report_oom *ro)
+{
+	ssize_t h;
+
+	assert_non_null(ro->requested);
+	h = report_site_headline(ro->requested);
+	assert_true(h >= 0);
+	return &ro->requested->frames[h];
+}
+
+static void test_merge_oom(void **state)
+{
+	struct gs_process_list list = { 0 };
+	struct gs_error err = { "" };
+	const struct report_oom *ro;
+	const struct report_frame *f;
+	struct report r;
+	int64_t live;
+
+	assert_int_equal(load_path(&list, fixture("oom"), &err), 0);
+	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(r.partial, 1);
+	assert_int_equal(r.oom_dropped, 2);
+	/* by time, over the processes */
+	assert_int_equal(r.nooms, 4);
+	assert_int_equal(r.ooms[0].proc->pid, 500);
+	assert_int_equal(r.ooms[0].ev->number, 1);
+	assert_int_equal(r.ooms[1].proc->pid, 501);
+	assert_int_equal(r.ooms[2].proc->pid, 500);
+	assert_int_equal(r.ooms[2].ev->number, 2);
+	assert_int_equal(r.ooms[3].ev->number, 3);
+
+	/* node9-500, event 1: what was live in oom-1.json, site 6 merged
+	 * into site 2 (one key), the two smallest left out */
+	ro = &r.ooms[0];
+	live = 9 * GiB + 449 * MiB;
+	assert_int_equal(ro->ev->live_bytes, live);
+	assert_int_equal(ro->untracked_bytes, 140 * GiB - MiB - live);
+	f = oom_requested_by(ro);
+	assert_string_equal(f->function, "grow_buffer");
+	assert_int_equal(ro->ntop, REPORT_OOM_TOP);
+	assert_string_equal(oom_top(ro, 0)->key,
+			    "cudaMalloc|trainer!alloc_activations;trainer!train_step;trainer!main");
+	assert_int_equal(oom_top(ro, 0)->c.live_bytes, 6 * GiB);
+	assert_string_equal(oom_top(ro, 1)->key, "cudaMalloc|trainer!load_weights;trainer!main");
+	assert_int_equal(oom_top(ro, 2)->c.live_bytes, GiB);
+	assert_int_equal(oom_top(ro, 3)->kind, GS_KIND_MANAGED);
+	assert_int_equal(oom_top(ro, 4)->c.live_bytes, 128 * MiB);
+	assert_string_equal(oom_top(ro, 4)->library, "cuBLASLt");
+	/* at exit, the activations were freed: the moment is the file's */
+	for (size_t i = 0; i < r.nsites; i++)
+		if (strstr(r.sites[i]->key, "alloc_activations"))
+			assert_int_equal(r.sites[i]->c.live_bytes, 0);
+
+	/* node9-501: the requesting site shares its key with the biggest
+	 * one, but keeps its own line; tracked live exceeds what the driver
+	 * saw used: nothing untracked */
+	ro = &r.ooms[1];
+	assert_int_equal(ro->untracked_bytes, 0);
+	f = oom_requested_by(ro);
+	assert_true(f->python);
+	assert_string_equal(f->function, "Model.forward");
+	assert_int_equal(f->line, 57);
+	assert_int_equal(ro->ntop, 2);
+	assert_string_equal(oom_top(ro, 0)->pool, "PyTorch caching allocator");
+	assert_int_equal(oom_top(ro, 0)->c.live_bytes, 12 * GiB);
+	f = &oom_top(ro, 0)->frames[report_site_headline(oom_top(ro, 0))];
+	assert_int_equal(f->line, 42);
+
+	/* node9-500, event 2: a pinned request, pinned sites only */
+	ro = &r.ooms[2];
+	assert_string_equal(oom_requested_by(ro)->function, "pin_dataset");
+	assert_int_equal(ro->ntop, 1);
+	assert_int_equal(oom_top(ro, 0)->kind, GS_KIND_PINNED);
+	assert_int_equal(oom_top(ro, 0)->c.live_bytes, 512 * MiB);
+
+	/* event 3: no file, the driver not asked; the site from report.json */
+	ro = &r.ooms[3];
+	assert_int_equal(ro->untracked_bytes, -1);
+	assert_int_equal(ro->ntop, 0);
+	assert_string_equal(oom_requested_by(ro)->function, "expand_pool");
+
+	report_clear(&r);
+	process_list_clear(&list);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	size_t n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+/* A post-mortem removed since: the event stays, without what was live
+ * then.  Without report.json, the highest number is the report: 10 after
+ * 9, not "oom-9.json" after "oom-10.json". */
+static void test_oom_files(void **state)
+{
+	char dir[] = "/tmp/gpuspy-test-oom-XXXXXX";
+	char a[PATH_MAX], b[PATH_MAX];
+	struct gs_process_list list = { 0 };
+	struct gs_error err = { "" };
+	struct report r;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(b, sizeof(b), "%s/report.json", dir);
+	copy_file(fixture("oom/node9-500/report.json"), b);
+	snprintf(b, sizeof(b), "%s/oom-2.json", dir);
+	copy_file(fixture("oom/node9-500/oom-2.json"), b);
+	assert_int_equal(load_path(&list, dir, &err), 0);
+	assert_int_equal(list.n, 1);
+	assert_null(list.items[0]->oom[0].snapshot);
+	assert_non_null(list.items[0]->oom[1].snapshot);
+	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(r.nooms, 3);
+	assert_int_equal(r.ooms[0].ntop, 0);
+	/* the site is then the one of report.json */
+	assert_string_equal(oom_requested_by(&r.ooms[0])->function, "grow_buffer");
+	assert_int_equal(r.ooms[1].ntop, 1);
+	report_clear(&r);
+	process_list_clear(&list);
+
+	/* no report.json; oom-9.json and oom-10.json (a copy of the
+	 * crashed process's only one, whose entries name oom-1.json) */
+	unlink(b);
+	snprintf(b, sizeof(b), "%s/report.json", dir);
+	unlink(b);
+	snprintf(a, sizeof(a), "%s/oom-9.json", dir);
+	copy_file(fixture("oom/node9-500/oom-1.json"), a);
+	snprintf(b, sizeof(b), "%s/oom-10.json", dir);
+	copy_file(fixture("oom/node9-501/oom-1.json"), b);
+	assert_int_equal(load_path(&list, dir, &err), 0);
+	assert_int_equal(list.n, 1);
+	assert_int_equal(list.items[0]->pid, 501);
+	assert_true(list.items[0]->partial);
+	assert_non_null(strstr(list.items[0]->file, "/oom-10.json"));
+	/* oom-1.json is not there */
+	assert_null(list.items[0]->oom[0].snapshot);
+	process_list_clear(&list);
+	unlink(a);
+	unlink(b);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_human_size(void **state)
 {
 	char buf[32];
@@ -935,6 +1165,9 @@ int main(void)
 		cmocka_unit_test(test_merge_python),
 		cmocka_unit_test(test_merge_pools),
 		cmocka_unit_test(test_library_no_frames),
+		cmocka_unit_test(test_load_oom),
+		cmocka_unit_test(test_merge_oom),
+		cmocka_unit_test(test_oom_files),
 		cmocka_unit_test(test_human_size),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_normalize),

@@ -219,6 +219,33 @@ struct gs_totals {
 };
 extern struct gs_totals gs_totals;
 
+/* ---- peak.c: what was live at the high-water mark ---- */
+#define GS_MAX_DEVICES 64
+/* Live GPU bytes per device ordinal + 1 (index 0: unknown device). */
+extern atomic_llong gs_device_live[GS_MAX_DEVICES + 1];
+static inline unsigned gs_device_index(int device)
+{
+	return device >= 0 && device < GS_MAX_DEVICES ? (unsigned)device + 1 : 0;
+}
+struct gs_peak_site {
+	uint32_t site;
+	long long live_bytes;
+};
+struct gs_peak_snap {
+	double time;
+	long long bytes; /* GPU memory live when taken, within 1% of the peak */
+	unsigned n;
+	struct gs_peak_site *sites;
+	long long devices[GS_MAX_DEVICES + 1];
+};
+/* After GPU memory grew to `live` bytes. */
+void peak_note(long long live);
+/* The last snapshot, or NULL; read it under peak_lock(). */
+const struct gs_peak_snap *peak_snapshot(void);
+void peak_lock(void);
+void peak_unlock(void);
+void peak_reset_lock(void);
+
 /* ---- unwind.c: raw stacks and the modules they fall in ---- */
 struct gs_frame {
 	int32_t module; /* index in the module registry, -1 = unknown */

@@ -46,6 +46,7 @@ double gs_now(void)
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&activate_lock);
+	peak_lock();
 	vmm_lock();
 	unwind_lock();
 	sites_lock_all();
@@ -58,6 +59,7 @@ static void fork_parent(void)
 	sites_unlock_all();
 	unwind_unlock();
 	vmm_unlock();
+	peak_unlock();
 	pthread_mutex_unlock(&activate_lock);
 }
 
@@ -67,6 +69,7 @@ static void fork_child(void)
 	sites_reset_locks();
 	unwind_reset_lock();
 	vmm_reset_lock();
+	peak_reset_lock();
 	pthread_mutex_init(&activate_lock, NULL);
 	/* CUDA is unusable in a child forked after it was initialised, and
 	 * the table describes the parent's memory: the child goes silent

@@ -57,26 +57,35 @@ void counters_read(struct gs_counters *c, struct gs_count_snap *o)
 		o->peak_bytes = o->live_bytes; /* a peak update still in flight */
 }
 
-static void totals_alloc(enum gs_kind kind, uint64_t size)
+static void totals_alloc(enum gs_kind kind, uint64_t size, int device)
 {
+	long long live;
+
 	counters_alloc(&gs_totals.kind[kind], size);
-	if (on_gpu(kind))
-		gs_max(&gs_totals.gpu_peak_bytes,
-		       atomic_fetch_add(&gs_totals.gpu_live_bytes, (long long)size) + (long long)size);
+	if (!on_gpu(kind))
+		return;
+	atomic_fetch_add_explicit(&gs_device_live[gs_device_index(device)], (long long)size,
+				  memory_order_relaxed);
+	live = atomic_fetch_add(&gs_totals.gpu_live_bytes, (long long)size) + (long long)size;
+	gs_max(&gs_totals.gpu_peak_bytes, live);
+	peak_note(live);
 }
 
-static void totals_free(enum gs_kind kind, uint64_t size)
+static void totals_free(enum gs_kind kind, uint64_t size, int device)
 {
 	counters_free(&gs_totals.kind[kind], size);
-	if (on_gpu(kind))
-		atomic_fetch_sub(&gs_totals.gpu_live_bytes, (long long)size);
+	if (!on_gpu(kind))
+		return;
+	atomic_fetch_sub_explicit(&gs_device_live[gs_device_index(device)], (long long)size,
+				  memory_order_relaxed);
+	atomic_fetch_sub(&gs_totals.gpu_live_bytes, (long long)size);
 }
 
 static void account_free(struct gs_alloc *a)
 {
 	if (a->site)
 		counters_free(&a->site->c, a->size);
-	totals_free((enum gs_kind)a->kind, a->size);
+	totals_free((enum gs_kind)a->kind, a->size, a->device);
 }
 
 void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs_space space,
@@ -115,7 +124,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	/* Counters first: once the entry is in the table another thread may
 	 * free it, and its free must find the counters already raised. */
 	counters_alloc(&a->site->c, size);
-	totals_alloc(kind, size);
+	totals_alloc(kind, size, a->device);
 	atomic_fetch_add_explicit(&gs_totals.doors[door], 1, memory_order_relaxed);
 
 	old = table_insert(a, &err);

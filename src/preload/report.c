@@ -270,6 +270,32 @@ static void write_oom_event(FILE *f, const struct gs_oom *e, bool with_file)
 	fputc('}', f);
 }
 
+static void write_at_peak(FILE *f)
+{
+	const struct gs_peak_snap *p;
+	bool first = true;
+
+	peak_lock();
+	p = peak_snapshot();
+	if (p) {
+		fprintf(f, ",\n  \"at_peak\": {\"bytes\": %lld, \"time\": %.3f, \"devices\": [",
+			p->bytes, p->time);
+		for (int d = 0; d <= GS_MAX_DEVICES; d++) {
+			if (!p->devices[d])
+				continue;
+			fprintf(f, "%s{\"device\": %d, \"live_bytes\": %lld}", first ? "" : ", ",
+				d - 1, p->devices[d]);
+			first = false;
+		}
+		fputs("],\n    \"sites\": [", f);
+		for (unsigned i = 0; i < p->n; i++)
+			fprintf(f, "%s{\"site\": %u, \"live_bytes\": %lld}", i ? ", " : "",
+				p->sites[i].site, p->sites[i].live_bytes);
+		fputs("]}", f);
+	}
+	peak_unlock();
+}
+
 static int write_json(FILE *f, const struct snapshot *snap)
 {
 	struct gs_site **sites = snap->sites;
@@ -357,6 +383,7 @@ static int write_json(FILE *f, const struct snapshot *snap)
 		fputs(i + 1 < n ? ",\n" : "\n", f);
 	}
 	fputs("  ]", f);
+	write_at_peak(f);
 	if (n_ooms || oom_dropped) {
 		fputs(",\n  \"oom\": [", f);
 		for (unsigned i = 0; i < n_ooms; i++) {

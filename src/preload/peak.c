@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What was live at the process's high-water mark.
+ *
+ * Each time the GPU memory gpuspy tracks grows 1% past the last snapshot,
+ * the per-site and per-device live bytes are copied.  The last copy is then
+ * within 1% of the true peak: had live memory ever gone 1% beyond it,
+ * another copy would have been taken.  The hot path pays one relaxed load
+ * and a comparison; copies happen O(log(peak)) times, each O(sites).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuspy_int.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_llong next_at; /* live bytes at which the next copy is due */
+static struct gs_peak_snap snap; /* under lock */
+/* Two buffers: the snapshot's, and the one the next copy is made in. */
+static struct {
+	struct gs_peak_site *p;
+	size_t cap;
+} bufs[2];
+static unsigned cur;
+
+atomic_llong gs_device_live[GS_MAX_DEVICES + 1];
+
+void peak_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void peak_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+void peak_reset_lock(void)
+{
+	pthread_mutex_init(&lock, NULL);
+}
+
+void peak_note(long long live)
+{
+	unsigned n = 0, cap, next = !cur;
+	struct gs_peak_site *buf;
+
+	if (GS_LIKELY(live < atomic_load_explicit(&next_at, memory_order_relaxed)))
+		return;
+	pthread_mutex_lock(&lock);
+	if (live < atomic_load_explicit(&next_at, memory_order_relaxed)) {
+		pthread_mutex_unlock(&lock); /* another thread just took it */
+		return;
+	}
+	cap = site_count() + 64;
+	if (bufs[next].cap < cap) {
+		buf = realloc(bufs[next].p, cap * sizeof(*buf));
+		if (!buf) {
+			pthread_mutex_unlock(&lock);
+			gs_fail("out of memory while recording the peak");
+			return;
+		}
+		bufs[next].p = buf;
+		bufs[next].cap = cap;
+	}
+	buf = bufs[next].p;
+	for (struct gs_site *s = site_list(); s && n < cap; s = s->next_all) {
+		long long b;
+
+		if (s->kind == GS_KIND_PINNED || (b = counters_live_bytes(&s->c)) <= 0)
+			continue;
+		buf[n].site = s->id;
+		buf[n].live_bytes = b;
+		n++;
+	}
+	cur = next;
+	snap.sites = buf;
+	snap.n = n;
+	snap.bytes = live;
+	snap.time = gs_now();
+	for (int d = 0; d <= GS_MAX_DEVICES; d++)
+		snap.devices[d] = atomic_load_explicit(&gs_device_live[d], memory_order_relaxed);
+	atomic_store_explicit(&next_at, live + live / 100 + 1, memory_order_relaxed);
+	pthread_mutex_unlock(&lock);
+}
+
+const struct gs_peak_snap *peak_snapshot(void)
+{
+	return snap.time > 0 ? &snap : NULL;
+}

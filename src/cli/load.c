@@ -533,6 +533,66 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 	return 0;
 }
 
+/* "at_peak": optional; each of its sites must be one of the report's,
+ * so it is read after them. */
+static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	struct gs_at_peak *ap = &p->at_peak;
+	struct vctx sub = *v;
+	json_t *obj, *devs, *sites, *j;
+	size_t i;
+	int r = member(v, root, "at_peak", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	sub.where = "at_peak";
+	if ((r = get_count(&sub, obj, "bytes", &ap->bytes)) < 0 ||
+	    (r = get_time(&sub, obj, "time", true, &ap->time)) < 0 ||
+	    (r = member(&sub, obj, "devices", true, JSON_ARRAY, &devs)) < 0 ||
+	    (r = member(&sub, obj, "sites", true, JSON_ARRAY, &sites)) < 0)
+		return r;
+	ap->devices = calloc(json_array_size(devs) + 1, sizeof(*ap->devices));
+	ap->sites = calloc(json_array_size(sites) + 1, sizeof(*ap->sites));
+	if (!ap->devices || !ap->sites)
+		return -ENOMEM;
+	json_array_foreach(devs, i, j) {
+		struct gs_peak_device *d = &ap->devices[i];
+		char where[48];
+
+		snprintf(where, sizeof(where), "at_peak.devices[%zu]", i);
+		sub.where = where;
+		if (!json_is_object(j))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(j));
+		if ((r = get_int(&sub, j, "device", true, -1, INT32_MAX, &d->device)) < 0 ||
+		    (r = get_count(&sub, j, "live_bytes", &d->live_bytes)) < 0)
+			return r;
+		ap->ndevices = i + 1;
+	}
+	json_array_foreach(sites, i, j) {
+		struct gs_peak_site *ps = &ap->sites[i];
+		size_t k;
+		char where[48];
+
+		snprintf(where, sizeof(where), "at_peak.sites[%zu]", i);
+		sub.where = where;
+		if (!json_is_object(j))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(j));
+		if ((r = get_int(&sub, j, "site", true, 0, INT64_MAX, &ps->site)) < 0 ||
+		    (r = get_count(&sub, j, "live_bytes", &ps->live_bytes)) < 0)
+			return r;
+		for (k = 0; k < p->nsites; k++)
+			if (p->sites[k].id == ps->site)
+				break;
+		if (k == p->nsites)
+			return bad(&sub, "site", "%" PRId64 " is the id of none of the sites",
+				   ps->site);
+		ps->index = k;
+		ap->nsites = i + 1;
+	}
+	ap->present = true;
+	return 0;
+}
+
 /* Whether NAME is "oom-N.json" (N decimal digits, at most 9 of them: a
  * process writes 16 at most); *N gets N. */
 static bool oom_file_name(const char *name, int64_t *n)
@@ -700,6 +760,7 @@ static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
 	    (r = check_optional(v, root, p)) < 0 ||
 	    (r = load_modules(v, root, p)) < 0 ||
 	    (r = load_sites(v, root, p)) < 0 ||
+	    (r = load_at_peak(v, root, p)) < 0 ||
 	    (r = load_oom(v, root, p)) < 0)
 		return r;
 	return 0;
@@ -894,6 +955,8 @@ void process_free(struct gs_process *p)
 		free(s->python);
 	}
 	free(p->sites);
+	free(p->at_peak.devices);
+	free(p->at_peak.sites);
 	free(p);
 }
 

@@ -111,6 +111,32 @@ struct gs_oom {
 	struct gs_process *snapshot;
 };
 
+/* GPU memory of one device ordinal (-1: unknown) in "at_peak". */
+struct gs_peak_device {
+	int64_t device;
+	int64_t live_bytes;
+};
+
+/* A site's live memory in "at_peak". */
+struct gs_peak_site {
+	int64_t site;		/* a sites[].id of the report */
+	size_t index;		/* that site's index in the process's sites */
+	int64_t live_bytes;
+};
+
+/* The process's "at_peak" (docs/format.md, "What was live at the peak"):
+ * the last copy of the live GPU memory, per device and per site, taken
+ * within 1% of the peak. */
+struct gs_at_peak {
+	bool present;
+	int64_t bytes;
+	double time;		/* seconds since the epoch */
+	struct gs_peak_device *devices;
+	size_t ndevices;
+	struct gs_peak_site *sites;
+	size_t nsites;
+};
+
 struct gs_process {
 	char *path;		/* the process directory, or the file when given one */
 	char *file;		/* the report.json that was read */
@@ -140,6 +166,7 @@ struct gs_process {
 	size_t nmodules;
 	struct gs_site *sites;
 	size_t nsites;
+	struct gs_at_peak at_peak;
 	/* device and inode of the report read, so that a process named twice
 	 * (a run directory and one of its process directories) counts once */
 	dev_t dev;
@@ -295,6 +322,8 @@ struct report_site {
 	const char *pool;	/* static label, NULL when not a pool segment */
 	int64_t processes;
 	struct gs_counters c;
+	/* live at each process's peak (its "at_peak" copy), summed; 0 when none */
+	int64_t at_peak_bytes;
 	struct report_frame *frames;
 	size_t nframes;
 	size_t last_process;	/* merge bookkeeping: 1 + index of the last process counted */
@@ -333,6 +362,11 @@ struct report {
 	int64_t pinned_leaked_allocations;
 	int64_t pinned_peak_bytes;
 	int64_t untracked_frees;
+	/* "at_peak" summed over the processes that have one */
+	bool at_peak;			/* whether any process has one */
+	int64_t at_peak_bytes;
+	struct gs_peak_device *at_peak_devices;	/* by device ordinal */
+	size_t at_peak_ndevices;
 	struct report_site **sites;	/* sorted: leaked_bytes, peak_bytes desc */
 	size_t nsites;
 	struct report_oom *ooms;	/* every process's, by time */

@@ -147,6 +147,7 @@ void report_clear(struct report *r)
 		site_free(r->sites[i]);
 	free(r->sites);
 	free(r->table);
+	free(r->at_peak_devices);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -441,12 +442,63 @@ static int make_site(const struct gs_process *p, const struct gs_site *site,
 	return 0;
 }
 
+/* Add P's "at_peak" to the report's: its bytes, and its devices to those
+ * of the same ordinal (kept in order); *SITE_BYTES (the caller's to free,
+ * NULL when P has none) gets each of P's sites' live bytes at its peak. */
+static int merge_at_peak(struct report *r, const struct gs_process *p,
+			 int64_t **site_bytes)
+{
+	const struct gs_at_peak *ap = &p->at_peak;
+	int64_t *sb;
+
+	*site_bytes = NULL;
+	if (!ap->present)
+		return 0;
+	r->at_peak = true;
+	if (!add(&r->at_peak_bytes, ap->bytes))
+		return -EOVERFLOW;
+	for (size_t i = 0; i < ap->ndevices; i++) {
+		const struct gs_peak_device *d = &ap->devices[i];
+		size_t k = 0;
+
+		while (k < r->at_peak_ndevices && r->at_peak_devices[k].device < d->device)
+			k++;
+		if (k == r->at_peak_ndevices || r->at_peak_devices[k].device != d->device) {
+			struct gs_peak_device *nd = reallocarray(r->at_peak_devices,
+								 r->at_peak_ndevices + 1,
+								 sizeof(*nd));
+
+			if (!nd)
+				return -ENOMEM;
+			r->at_peak_devices = nd;
+			memmove(nd + k + 1, nd + k, (r->at_peak_ndevices - k) * sizeof(*nd));
+			nd[k].device = d->device;
+			nd[k].live_bytes = 0;
+			r->at_peak_ndevices++;
+		}
+		if (!add(&r->at_peak_devices[k].live_bytes, d->live_bytes))
+			return -EOVERFLOW;
+	}
+	sb = calloc(p->nsites + 1, sizeof(*sb));
+	if (!sb)
+		return -ENOMEM;
+	for (size_t i = 0; i < ap->nsites; i++) {
+		if (!add(&sb[ap->sites[i].index], ap->sites[i].live_bytes)) {
+			free(sb);
+			return -EOVERFLOW;
+		}
+	}
+	*site_bytes = sb;
+	return 0;
+}
+
 static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 			 struct gs_error *err)
 {
 	const struct gs_process *p = r->procs[index];
 	const struct gs_counters *pin = &p->kinds[GS_KIND_PINNED];
 	struct sym_module **mods;
+	int64_t *at_peak = NULL;
 	bool *main_exe;
 	int e = 0;
 
@@ -464,10 +516,17 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		r->incomplete++;
 	if (p->partial)
 		r->partial++;
-
-	e = process_modules(p, s, &mods, &main_exe);
+	e = merge_at_peak(r, p, &at_peak);
+	if (e == -EOVERFLOW)
+		goto overflow;
 	if (e < 0)
 		return e;
+
+	e = process_modules(p, s, &mods, &main_exe);
+	if (e < 0) {
+		free(at_peak);
+		return e;
+	}
 
 	for (size_t i = 0; i < p->nsites; i++) {
 		const struct gs_site *site = &p->sites[i];
@@ -497,7 +556,8 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 			merge_frames(rs, frames, nframes);
 			free(key);
 			frames_free(frames, nframes);
-			if (!add_counters(&rs->c, &site->c)) {
+			if (!add_counters(&rs->c, &site->c) ||
+			    (at_peak && !add(&rs->at_peak_bytes, at_peak[i]))) {
 				e = -EOVERFLOW;
 				break;
 			}
@@ -520,6 +580,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		rs->processes = 1;
 		rs->last_process = index + 1;
 		rs->c = site->c;
+		rs->at_peak_bytes = at_peak ? at_peak[i] : 0;
 		rs->frames = frames;
 		rs->nframes = nframes;
 		rs->pool = pool;
@@ -536,6 +597,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 	}
 	free(mods);
 	free(main_exe);
+	free(at_peak);
 	if (e == -EOVERFLOW)
 		goto overflow;
 	return e;
@@ -789,6 +851,7 @@ static json_t *site_json(const struct report_site *s)
 	json_object_set_new(o, "leaked_bytes", json_integer(s->c.live_bytes));
 	json_object_set_new(o, "leaked_allocations", json_integer(s->c.live_allocations));
 	json_object_set_new(o, "peak_bytes", json_integer(s->c.peak_bytes));
+	json_object_set_new(o, "at_peak_bytes", json_integer(s->at_peak_bytes));
 	json_object_set_new(o, "allocated_bytes", json_integer(s->c.allocated_bytes));
 	json_object_set_new(o, "allocations", json_integer(s->c.allocations));
 	json_object_set_new(o, "freed_bytes", json_integer(s->c.freed_bytes));
@@ -900,6 +963,17 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 	json_object_set_new(root, "leaked", counts_json("bytes", r->leaked_bytes,
 							"allocations", r->leaked_allocations));
 	json_object_set_new(root, "peak", counts_json("bytes", r->peak_bytes, NULL, 0));
+	if (r->at_peak) {
+		json_t *ap = counts_json("bytes", r->at_peak_bytes, NULL, 0);
+		json_t *devs = json_array();
+
+		for (size_t i = 0; i < r->at_peak_ndevices; i++)
+			json_array_append_new(devs, counts_json("device", r->at_peak_devices[i].device,
+								"live_bytes",
+								r->at_peak_devices[i].live_bytes));
+		json_object_set_new(ap, "devices", devs);
+		json_object_set_new(root, "at_peak", ap);
+	}
 	pinned = counts_json("leaked_bytes", r->pinned_leaked_bytes,
 			     "leaked_allocations", r->pinned_leaked_allocations);
 	json_object_set_new(pinned, "peak_bytes", json_integer(r->pinned_peak_bytes));
@@ -915,7 +989,8 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 	/* a part that could not be allocated is simply missing: check the
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
-	    json_array_size(ooms) != r->nooms || json_object_size(root) != 9) {
+	    json_array_size(ooms) != r->nooms ||
+	    json_object_size(root) != 9 + (size_t)r->at_peak) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -1019,7 +1094,7 @@ static void print_site_origin(FILE *out, const struct report_site *s)
 		fprintf(out, " [pool segment: %s]", s->pool);
 }
 
-enum section { SEC_LEAKED, SEC_PINNED, SEC_PEAK, SEC_CALLS };
+enum section { SEC_LEAKED, SEC_PINNED, SEC_AT_PEAK, SEC_PEAK, SEC_CALLS };
 
 static bool in_section(enum section sec, const struct report_site *s)
 {
@@ -1028,6 +1103,8 @@ static bool in_section(enum section sec, const struct report_site *s)
 		return s->kind != GS_KIND_PINNED && s->c.live_bytes > 0;
 	case SEC_PINNED:
 		return s->kind == GS_KIND_PINNED && s->c.live_bytes > 0;
+	case SEC_AT_PEAK:
+		return s->at_peak_bytes > 0;
 	case SEC_PEAK:
 		return s->c.peak_bytes > 0;
 	case SEC_CALLS:
@@ -1044,6 +1121,41 @@ static int cmp_peak(const void *pa, const void *pb)
 	if (a->c.peak_bytes != b->c.peak_bytes)
 		return a->c.peak_bytes > b->c.peak_bytes ? -1 : 1;
 	return strcmp(a->key, b->key);
+}
+
+static int cmp_at_peak(const void *pa, const void *pb)
+{
+	const struct report_site *a = *(struct report_site *const *)pa;
+	const struct report_site *b = *(struct report_site *const *)pb;
+
+	if (a->at_peak_bytes != b->at_peak_bytes)
+		return a->at_peak_bytes > b->at_peak_bytes ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+/* "at the peak: X live (within 1% of the peak), device 0: Y, ...". */
+static void print_at_peak_line(FILE *out, const struct report *r)
+{
+	char a[32];
+
+	fprintf(out, "  at the peak: %s live (%s), ",
+		report_human_size(r->at_peak_bytes, a, sizeof(a)),
+		r->nprocs > 1 ? "sum over processes, each within 1% of its peak"
+			      : "within 1% of the peak");
+	for (size_t i = 0; i < r->at_peak_ndevices; i++) {
+		const struct gs_peak_device *d = &r->at_peak_devices[i];
+
+		if (i)
+			fputs(", ", out);
+		if (d->device >= 0)
+			fprintf(out, "device %" PRId64 ": ", d->device);
+		else
+			fputs("unknown device: ", out);
+		fputs(report_human_size(d->live_bytes, a, sizeof(a)), out);
+	}
+	if (r->at_peak_ndevices == 0)
+		fputs("no device", out);
+	putc('\n', out);
 }
 
 static int cmp_calls(const void *pa, const void *pb)
@@ -1066,10 +1178,14 @@ static void print_section(FILE *out, const struct report *r, enum section sec,
 		total += in_section(sec, order[i]);
 	if (sec == SEC_PINNED && total == 0)
 		return;
+	if (sec == SEC_AT_PEAK && !r->at_peak)
+		return;
 	fprintf(out, "\n%s", title);
 	if (top && total > top)
 		fprintf(out, " (top %zu of %zu call sites)", top, total);
 	fputs("\n", out);
+	if (sec == SEC_AT_PEAK)
+		print_at_peak_line(out, r);
 	if (total == 0) {
 		fputs(sec == SEC_LEAKED ? "  nothing leaked\n" : "  none\n", out);
 		return;
@@ -1087,6 +1203,11 @@ static void print_section(FILE *out, const struct report *r, enum section sec,
 				report_human_size(s->c.live_bytes, a, sizeof(a)),
 				s->c.live_allocations,
 				plural(s->c.live_allocations, "allocation", "allocations"));
+			break;
+		case SEC_AT_PEAK:
+			fprintf(out, "%s live at the peak, %s peak, ",
+				report_human_size(s->at_peak_bytes, a, sizeof(a)),
+				report_human_size(s->c.peak_bytes, b, sizeof(b)));
 			break;
 		case SEC_PEAK:
 			fprintf(out, "%s peak, %s allocated in %" PRId64 " %s, ",
@@ -1226,8 +1347,8 @@ static void mark_pools(const struct report *r, enum section sec, struct report_s
 
 /* One line per pool whose segments the report shows: what its sites are,
  * and how to get one site per tensor where the framework can. */
-static void print_pool_hints(FILE *out, const struct report *r, struct report_site **by_peak,
-			     struct report_site **by_calls, size_t top)
+static void print_pool_hints(FILE *out, const struct report *r, struct report_site **by_at_peak,
+			     struct report_site **by_peak, struct report_site **by_calls, size_t top)
 {
 	bool seen[8] = { false };
 	size_t n = 0;
@@ -1237,6 +1358,8 @@ static void print_pool_hints(FILE *out, const struct report *r, struct report_si
 		n++;
 	mark_pools(r, SEC_LEAKED, r->sites, top, seen, n);
 	mark_pools(r, SEC_PINNED, r->sites, top, seen, n);
+	if (r->at_peak)
+		mark_pools(r, SEC_AT_PEAK, by_at_peak, top, seen, n);
 	mark_pools(r, SEC_PEAK, by_peak, top, seen, n);
 	mark_pools(r, SEC_CALLS, by_calls, top, seen, n);
 	for (size_t k = 0; k < n; k++) {
@@ -1344,21 +1467,25 @@ static void print_ooms(FILE *out, const struct report *r, size_t top)
 
 int report_print_text(const struct report *r, FILE *out, size_t top)
 {
-	struct report_site **by_peak = NULL, **by_calls = NULL;
+	struct report_site **by_at_peak = NULL, **by_peak = NULL, **by_calls = NULL;
 	char a[32], b[32];
 
 	if (r->nsites > 0) {
+		by_at_peak = malloc(r->nsites * sizeof(*by_at_peak));
 		by_peak = malloc(r->nsites * sizeof(*by_peak));
 		by_calls = malloc(r->nsites * sizeof(*by_calls));
-		if (!by_peak || !by_calls) {
+		if (!by_at_peak || !by_peak || !by_calls) {
+			free(by_at_peak);
 			free(by_peak);
 			free(by_calls);
 			return -ENOMEM;
 		}
+		memcpy(by_at_peak, r->sites, r->nsites * sizeof(*by_at_peak));
 		memcpy(by_peak, r->sites, r->nsites * sizeof(*by_peak));
 		memcpy(by_calls, r->sites, r->nsites * sizeof(*by_calls));
 	}
 	if (r->nsites > 1) {
+		qsort(by_at_peak, r->nsites, sizeof(*by_at_peak), cmp_at_peak);
 		qsort(by_peak, r->nsites, sizeof(*by_peak), cmp_peak);
 		qsort(by_calls, r->nsites, sizeof(*by_calls), cmp_calls);
 	}
@@ -1389,7 +1516,7 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 		fprintf(out, "  warning: %zu %s read from an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
 			r->partial, plural(r->partial, "process is", "processes are"),
 			plural(r->partial, "its", "their"));
-	print_pool_hints(out, r, by_peak, by_calls, top);
+	print_pool_hints(out, r, by_at_peak, by_peak, by_calls, top);
 
 	print_ooms(out, r, top);
 
@@ -1399,8 +1526,10 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 
 	print_section(out, r, SEC_LEAKED, "LEAKED AT EXIT", r->sites, top);
 	print_section(out, r, SEC_PINNED, "PINNED HOST MEMORY LEAKED AT EXIT", r->sites, top);
+	print_section(out, r, SEC_AT_PEAK, "LIVE AT PEAK", by_at_peak, top);
 	print_section(out, r, SEC_PEAK, "PEAK CONSUMERS", by_peak, top);
 	print_section(out, r, SEC_CALLS, "MOST ALLOCATIONS", by_calls, top);
+	free(by_at_peak);
 	free(by_peak);
 	free(by_calls);
 	return ferror(out) ? -EIO : 0;

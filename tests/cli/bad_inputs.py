@@ -43,6 +43,12 @@ EVENT = {"type": "oom", "number": 1, "time": 1764510040.5, "api": "cudaMalloc",
          "kind": "device", "requested_bytes": 2**36, "device": 0,
          "live_bytes": 3 * 2**20, "free_bytes": 2**20, "total_bytes": 2**37, "site": 2}
 OOM = dict(EVENT, file="oom-1.json")
+# a valid "at_peak" of the fixture (sites 1 and 2 exist there)
+AT_PEAK = {"bytes": 11 * 2**20, "time": 1764510012.5,
+           "devices": [{"device": 0, "live_bytes": 11 * 2**20}],
+           "sites": [{"site": 1, "live_bytes": 3 * 2**20}, {"site": 2, "live_bytes": 8 * 2**20}]}
+APDEV = AT_PEAK["devices"][0]
+APSITE = AT_PEAK["sites"][0]
 
 
 def drop_deleted(value):
@@ -185,6 +191,35 @@ def mutations(valid_doc, valid_text):
         ("event kind unknown", mut("event", dict(EVENT, kind="host"))),
         ("event site unknown", mut("event", dict(EVENT, site=7))),
         ("event number negative", mut("event", dict(EVENT, number=-3))),
+        ("at_peak an array", mut("at_peak", [AT_PEAK])),
+        ("at_peak null", mut("at_peak", None)),
+        ("at_peak bytes missing", mut("at_peak", dict(AT_PEAK, bytes=DELETE))),
+        ("at_peak bytes negative", mut("at_peak", dict(AT_PEAK, bytes=-1))),
+        ("at_peak bytes a string", mut("at_peak", dict(AT_PEAK, bytes="11 MiB"))),
+        ("at_peak time missing", mut("at_peak", dict(AT_PEAK, time=DELETE))),
+        ("at_peak time a string", mut("at_peak", dict(AT_PEAK, time="now"))),
+        ("at_peak devices missing", mut("at_peak", dict(AT_PEAK, devices=DELETE))),
+        ("at_peak devices an object", mut("at_peak", dict(AT_PEAK, devices=APDEV))),
+        ("at_peak device not an object", mut("at_peak", dict(AT_PEAK, devices=[0]))),
+        ("at_peak device below -1",
+         mut("at_peak", dict(AT_PEAK, devices=[dict(APDEV, device=-2)]))),
+        ("at_peak device missing",
+         mut("at_peak", dict(AT_PEAK, devices=[dict(APDEV, device=DELETE)]))),
+        ("at_peak device live_bytes negative",
+         mut("at_peak", dict(AT_PEAK, devices=[APDEV, dict(APDEV, device=1, live_bytes=-1)]))),
+        ("at_peak device live_bytes a real number",
+         mut("at_peak", dict(AT_PEAK, devices=[dict(APDEV, live_bytes=1.5)]))),
+        ("at_peak sites missing", mut("at_peak", dict(AT_PEAK, sites=DELETE))),
+        ("at_peak sites an object", mut("at_peak", dict(AT_PEAK, sites=APSITE))),
+        ("at_peak site not an object", mut("at_peak", dict(AT_PEAK, sites=[1]))),
+        ("at_peak site unknown", mut("at_peak", dict(AT_PEAK, sites=[APSITE, dict(APSITE, site=99)]))),
+        ("at_peak site negative", mut("at_peak", dict(AT_PEAK, sites=[dict(APSITE, site=-1)]))),
+        ("at_peak site a string", mut("at_peak", dict(AT_PEAK, sites=[dict(APSITE, site="1")]))),
+        ("at_peak site missing", mut("at_peak", dict(AT_PEAK, sites=[dict(APSITE, site=DELETE)]))),
+        ("at_peak site live_bytes negative",
+         mut("at_peak", dict(AT_PEAK, sites=[dict(APSITE, live_bytes=-1)]))),
+        ("at_peak site live_bytes missing",
+         mut("at_peak", dict(AT_PEAK, sites=[dict(APSITE, live_bytes=DELETE)]))),
     ]
     return cases
 
@@ -267,7 +302,8 @@ def main():
                     "frame module index out of range", "frame symbol not a string",
                     "python frame function missing", "process python note not a string",
                     "oom site unknown", "oom file outside the directory",
-                    "event kind unknown"}
+                    "event kind unknown", "at_peak site unknown",
+                    "at_peak device live_bytes negative"}
             cases = [x for x in cases if x[0] in pick]
         for i, (name, content) in enumerate(cases):
             # a process directory of its own per case; every other case
@@ -376,6 +412,16 @@ def main():
                 json.dump(d, out)
         c.expect_error("counters overflow when merged", [big],
                        os.path.join(big, "node-2", "report.json"))
+
+        # a valid at_peak is read
+        good = os.path.join(tmp, "at-peak", "node-4000")
+        os.makedirs(good)
+        d = copy.deepcopy(valid_doc)
+        d["at_peak"] = AT_PEAK
+        with open(os.path.join(good, "report.json"), "w") as out:
+            json.dump(d, out)
+        c.expect_ok("valid at_peak", [good])
+        c.expect_ok("valid at_peak, JSON", ["--format", "json", good])
 
         # control characters in a file name are not passed to the terminal
         weird = os.path.join(tmp, "line\nbreak\x1b[31m")

@@ -16,6 +16,7 @@ import sys
 CASES = [
     (["report", "run"], "run.expected.txt"),
     (["report", "--format", "json", "run"], "run.expected.json"),
+    (["report", "--top", "1", "run/node7-101"], "run-node7-101-top1.expected.txt"),
     (["report", "process/node7-4242"], "process.expected.txt"),
     (["report", "--format=json", "process"], "process.expected.json"),
     (["report", "--top", "1", "process"], "process-top1.expected.txt"),

@@ -82,6 +82,17 @@ static void test_load_run_dir(void **state)
 	assert_int_equal(list.items[1]->pid, 101);
 	assert_false(list.items[1]->complete);
 	assert_non_null(strstr(list.items[0]->path, "run/node7-100"));
+	/* at_peak: the sites by id, resolved to their index */
+	assert_true(list.items[1]->at_peak.present);
+	assert_int_equal(list.items[1]->at_peak.bytes, 3 * MiB - 16 * 1024);
+	assert_true(list.items[1]->at_peak.time == 1764510020.5);
+	assert_int_equal(list.items[1]->at_peak.ndevices, 1);
+	assert_int_equal(list.items[1]->at_peak.devices[0].device, 1);
+	assert_int_equal(list.items[1]->at_peak.nsites, 2);
+	assert_int_equal(list.items[1]->at_peak.sites[0].site, 8);
+	assert_int_equal(list.items[1]->at_peak.sites[0].index, 1);
+	assert_int_equal(list.items[1]->at_peak.sites[0].live_bytes, MiB - 16 * 1024);
+	assert_int_equal(list.items[1]->at_peak.sites[1].index, 0);
 
 	/* the same report named again, as a process directory and as a
 	 * file, is counted once */
@@ -137,6 +148,19 @@ static void test_merge_run(void **state)
 	assert_string_equal(x->frames[0].build_id, "5f0c9a11d00dfeed");
 	assert_null(x->frames[0].file);
 
+	/* what was live at each process's peak, summed: per site (the
+	 * leak_driver site from both), per device ordinal */
+	assert_true(r.at_peak);
+	assert_int_equal(r.at_peak_bytes, 6 * MiB - 16 * 1024);
+	assert_int_equal(r.at_peak_ndevices, 2);
+	assert_int_equal(r.at_peak_devices[0].device, 0);
+	assert_int_equal(r.at_peak_devices[0].live_bytes, 3 * MiB);
+	assert_int_equal(r.at_peak_devices[1].device, 1);
+	assert_int_equal(r.at_peak_devices[1].live_bytes, 3 * MiB - 16 * 1024);
+	assert_int_equal(x->at_peak_bytes, 3 * MiB);
+	assert_int_equal(y->at_peak_bytes, 2 * MiB);
+	assert_int_equal(z->at_peak_bytes, MiB - 16 * 1024);
+
 	report_clear(&r);
 	symbolizer_free(sym);
 	process_list_clear(&list);
@@ -153,6 +177,10 @@ static void test_merge_process(void **state)
 	assert_int_equal(list.n, 1);
 	/* no symbolizer: names come from the report alone */
 	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	/* no at_peak in this report: none in the merged one */
+	assert_false(list.items[0]->at_peak.present);
+	assert_false(r.at_peak);
+	assert_int_equal(r.at_peak_ndevices, 0);
 	assert_int_equal(r.pinned_leaked_bytes, MiB);
 	assert_int_equal(r.pinned_leaked_allocations, 1);
 	assert_int_equal(r.pinned_peak_bytes, MiB);

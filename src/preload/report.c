@@ -6,6 +6,7 @@
  * reader never sees half a file.  Any failure (full disk, say) is one
  * line on stderr; the host program's exit is never disturbed.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -425,15 +426,34 @@ static const struct gs_frame *useful_frame(const struct gs_site *s)
 	return unnamed ? unnamed : (s->depth ? &s->frames[0] : NULL);
 }
 
+/*
+ * For people (report.txt, stderr) C++ names read better demangled.  The
+ * process's own libstdc++ does it when a C++ library loaded it; gpuspy
+ * never links it.  report.json keeps the raw symbol.  Under report_lock.
+ */
 static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 {
+	static char *(*demangle)(const char *, char *, size_t *, int *);
+	static bool looked;
 	const char *mod = fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) :
 					    "?";
+	char *d = NULL;
+	int status = -1;
 
-	if (fr->symbol)
-		snprintf(buf, len, "%s (%s+0x%llx)", fr->symbol, mod, (unsigned long long)fr->offset);
-	else
+	if (!fr->symbol) {
 		snprintf(buf, len, "%s+0x%llx", mod, (unsigned long long)fr->offset);
+		return;
+	}
+	if (!looked) {
+		demangle = (char *(*)(const char *, char *, size_t *, int *))real_dlsym(
+			RTLD_DEFAULT, "__cxa_demangle");
+		looked = true;
+	}
+	if (demangle && fr->symbol[0] == '_' && fr->symbol[1] == 'Z')
+		d = demangle(fr->symbol, NULL, NULL, &status);
+	snprintf(buf, len, "%s (%s+0x%llx)", d && status == 0 ? d : fr->symbol, mod,
+		 (unsigned long long)fr->offset);
+	free(d);
 }
 
 static int cmp_live(const void *a, const void *b)

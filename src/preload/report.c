@@ -431,6 +431,20 @@ static const struct gs_frame *useful_frame(const struct gs_site *s)
  * process's own libstdc++ does it when a C++ library loaded it; gpuspy
  * never links it.  report.json keeps the raw symbol.  Under report_lock.
  */
+/* The innermost Python frame of user code, as `gpuspy report` picks its
+ * headline: not the standard library, not an installed package. */
+static const struct gs_pyframe *user_pyframe(const struct gs_site *s)
+{
+	for (unsigned i = 0; i < s->pydepth; i++) {
+		const char *f = s->py[i].file;
+
+		if (f && !strstr(f, "/site-packages/") && !strstr(f, "/dist-packages/") &&
+		    !strstr(f, "/lib/python3.") && strncmp(f, "<frozen", 7) != 0)
+			return &s->py[i];
+	}
+	return NULL;
+}
+
 static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 {
 	static char *(*demangle)(const char *, char *, size_t *, int *);
@@ -604,6 +618,7 @@ void report_write_exit(void)
 		for (unsigned i = 0, shown = 0; i < snap.n && shown < 3; i++) {
 			struct gs_site *s = snap.sites[i];
 			const struct gs_frame *uf = useful_frame(s);
+			const struct gs_pyframe *py = user_pyframe(s);
 
 			if (counters_live_bytes(&s->c) <= 0)
 				break;
@@ -611,7 +626,10 @@ void report_write_exit(void)
 				continue;
 			shown++;
 			human(a, sizeof(a), counters_live_bytes(&s->c));
-			if (uf)
+			if (py)
+				snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?",
+					 py->file, py->line);
+			else if (uf)
 				frame_text(fr, sizeof(fr), uf);
 			else
 				snprintf(fr, sizeof(fr), "?");

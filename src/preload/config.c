@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* GPUSPY_* environment variables, read once (see libgpuspy(7)). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,28 @@ struct gs_config gs_config = {
 	.output_dir = "gpuspy-out",
 	.depth = 16,
 	.py_depth = 32,
+	.interval_us = 1000000,
 };
+
+/* "1s", "100ms", "500us", "0" (off); a bare number is seconds. */
+static int parse_interval(const char *v, unsigned long long *us)
+{
+	char *end;
+	double x = strtod(v, &end);
+
+	if (end == v || x < 0)
+		return -EINVAL;
+	if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+		x *= 1e6;
+	else if (strcmp(end, "ms") == 0)
+		x *= 1e3;
+	else if (strcmp(end, "us") != 0)
+		return -EINVAL;
+	if (x > 0 && x < 100) /* below 100 us the thread would do nothing else */
+		x = 100;
+	*us = (unsigned long long)x;
+	return 0;
+}
 
 static bool env_true(const char *v)
 {
@@ -48,6 +70,10 @@ void config_load(void)
 		else
 			gs_config.py_depth = (unsigned)d;
 	}
+
+	v = secure_getenv("GPUSPY_INTERVAL");
+	if (v && *v && parse_interval(v, &gs_config.interval_us) < 0)
+		gs_warn("GPUSPY_INTERVAL=%s is not a duration such as 1s, 100ms or 0; using 1s", v);
 
 	gs_config.unwind = secure_getenv("GPUSPY_UNWIND");
 	gs_config.libunwind = secure_getenv("GPUSPY_LIBUNWIND");

@@ -96,6 +96,7 @@ struct gs_config {
 	const char *output_dir; /* as given; made absolute at first allocation */
 	unsigned depth; /* native frames kept per call site */
 	unsigned py_depth; /* Python frames kept per call site, 0 = none */
+	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */
 	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp */
 	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
 	bool quiet; /* no summary on stderr */
@@ -296,6 +297,8 @@ struct gs_site {
 	struct gs_counters c;
 	struct gs_frame *frames; /* resolved once, when the site is new */
 	struct gs_pyframe *py; /* decoded once, innermost first */
+	atomic_bool growing; /* set by the snapshot thread (writer.c) */
+	atomic_bool growth_told; /* named on stderr once */
 	/* hash-table linkage and the key live in sites.c */
 };
 struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
@@ -361,6 +364,14 @@ struct gs_oom {
 	uint32_t site; /* the requesting call site's id */
 };
 void report_oom(struct gs_oom *e);
+/* The snapshot thread's periodic snapshot.json, and its notice. */
+void report_write_snapshot(unsigned long long samples);
+void report_growth_notice(const struct gs_site *s);
+
+/* ---- writer.c: the snapshot thread ---- */
+void writer_start(void);
+void writer_stop(void);
+void writer_forget(void);
 /* An allocation failed for lack of memory (record.c). */
 void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device);
 

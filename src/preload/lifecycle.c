@@ -71,6 +71,7 @@ static void fork_child(void)
 	vmm_reset_lock();
 	peak_reset_lock();
 	pthread_mutex_init(&activate_lock, NULL);
+	writer_forget();
 	/* CUDA is unusable in a child forked after it was initialised, and
 	 * the table describes the parent's memory: the child goes silent
 	 * rather than report its parent's allocations as its own leaks. */
@@ -147,6 +148,7 @@ bool gs_activate(void)
 	pystack_init();
 	atomic_store_explicit(&gs_state.active, true, memory_order_release);
 	pthread_mutex_unlock(&activate_lock);
+	writer_start();
 	return true;
 }
 
@@ -157,6 +159,7 @@ __attribute__((constructor)) static void gpuspy_ctor(void)
 
 __attribute__((destructor)) static void gpuspy_dtor(void)
 {
+	writer_stop();
 	if (atomic_load(&gs_state.active) && !atomic_load(&gs_state.silent))
 		report_write_exit();
 }

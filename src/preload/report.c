@@ -210,7 +210,8 @@ static void write_site(FILE *f, struct gs_site *s)
 	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
 		gs_kind_names[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
 	write_counters(f, &s->c);
-	fprintf(f, ", \"first_seq\": %llu,\n     \"frames\": [", (unsigned long long)s->first_seq);
+	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     \"frames\": [",
+		atomic_load(&s->growing) ? "true" : "false", (unsigned long long)s->first_seq);
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
 
@@ -246,6 +247,7 @@ struct snapshot {
 	char host[200];
 	char dir[4400]; /* <run dir>/<host>-<pid>, created */
 	const struct gs_oom *event; /* the out-of-memory this file is about */
+	unsigned long long samples; /* snapshot.json: the thread's samples so far */
 };
 
 /*
@@ -397,6 +399,9 @@ static int write_json(FILE *f, const struct snapshot *snap)
 		fputs(",\n  \"event\": ", f);
 		write_oom_event(f, snap->event, false);
 	}
+	if (snap->samples)
+		fprintf(f, ",\n  \"snapshot\": {\"samples\": %llu, \"interval_us\": %llu}",
+			snap->samples, gs_config.interval_us);
 	fputs("\n}\n", f);
 	return ferror(f) ? -EIO : 0;
 }
@@ -566,6 +571,7 @@ static int snapshot_take(struct snapshot *snap, const struct gs_oom *event)
 
 	snap->n = 0;
 	snap->event = event;
+	snap->samples = 0;
 	snap->sites = calloc(cap, sizeof(*snap->sites));
 	if (!snap->sites) {
 		gs_warn("out of memory writing a report");
@@ -689,4 +695,46 @@ void report_oom(struct gs_oom *e)
 	}
 	free(snap.sites);
 	pthread_mutex_unlock(&report_lock);
+}
+
+/* The snapshot thread's periodic file: the whole report, as of now. */
+void report_write_snapshot(unsigned long long samples)
+{
+	struct snapshot snap;
+	int err;
+
+	pthread_mutex_lock(&report_lock);
+	if (snapshot_take(&snap, NULL) == 0) {
+		snap.samples = samples;
+		err = write_file(&snap, "snapshot.json", write_json);
+		free(snap.sites);
+		if (err) {
+			pthread_mutex_unlock(&report_lock);
+			gs_fail("cannot write %s/snapshot.json: %s", snap.dir, strerror(-err));
+			return;
+		}
+	}
+	pthread_mutex_unlock(&report_lock);
+}
+
+/* Named once while the job runs, when a site is first seen growing. */
+void report_growth_notice(const struct gs_site *s)
+{
+	const struct gs_pyframe *py = user_pyframe(s);
+	const struct gs_frame *uf = useful_frame(s);
+	char a[32], fr[512];
+
+	if (gs_config.quiet)
+		return;
+	human(a, sizeof(a), counters_live_bytes(&s->c));
+	pthread_mutex_lock(&report_lock); /* frame_text's demangler state */
+	if (py)
+		snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?", py->file,
+			 py->line);
+	else if (uf)
+		frame_text(fr, sizeof(fr), uf);
+	else
+		snprintf(fr, sizeof(fr), "?");
+	pthread_mutex_unlock(&report_lock);
+	gs_warn("memory keeps growing at %s: %s live now (pid %d)", fr, a, (int)getpid());
 }

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The writer thread: every GPUSPY_INTERVAL it samples each call site's
+ * live bytes, flags the sites that keep growing, and - when anything was
+ * allocated or freed since the last time - rewrites snapshot.json, a
+ * complete report of that moment (tmp + rename: never torn; a SIGKILL
+ * loses at most one interval).
+ *
+ * Cost grows with the number of call sites, not of live allocations; the
+ * allocating threads never wait for its I/O (it reads their lock-free
+ * counters).  It starts at the first allocation with every signal blocked,
+ * so signals meant for the program never land on it, and it is stopped
+ * and joined before the exit report is written.
+ *
+ * Growth rule (libgpuspy(7)): a site is growing when, over the window of
+ * its last W samples - W the larger of 16 and half the samples taken so
+ * far - its live bytes reached a new high in at least three quarters of
+ * the samples and ended higher than they began.  A pool that warms up
+ * and then plateaus stops making new highs, and its window soon holds
+ * none.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpuspy_int.h"
+
+#define MIN_WINDOW 16
+#define MAX_WINDOW 256 /* samples kept per site: 256 x 9 bytes */
+
+struct series {
+	long long live[MAX_WINDOW]; /* ring, newest at head - 1 */
+	bool high[MAX_WINDOW]; /* did that sample set a new high */
+	unsigned head;
+	unsigned long long n; /* samples taken of this site */
+	long long max;
+};
+
+static pthread_t thread;
+static bool running;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static bool stop;
+
+/* By site id, writer thread only; allocated at a site's first live bytes. */
+static struct series **series;
+static unsigned n_series;
+static unsigned long long samples, written_events = (unsigned long long)-1;
+
+static bool series_fit(unsigned sites)
+{
+	struct series **s;
+
+	if (sites <= n_series)
+		return true;
+	s = realloc(series, sites * sizeof(*s));
+	if (!s)
+		return false;
+	memset(s + n_series, 0, (sites - n_series) * sizeof(*s));
+	series = s;
+	n_series = sites;
+	return true;
+}
+
+static void sample_push(struct series *s, long long live)
+{
+	s->live[s->head] = live;
+	s->high[s->head] = s->n > 0 && live > s->max;
+	if (live > s->max)
+		s->max = live;
+	s->head = (s->head + 1) % MAX_WINDOW;
+	s->n++;
+}
+
+static bool series_growing(const struct series *s)
+{
+	unsigned long long w = s->n / 2;
+	unsigned highs = 0;
+
+	if (w < MIN_WINDOW)
+		w = MIN_WINDOW;
+	if (w > MAX_WINDOW)
+		w = MAX_WINDOW;
+	if (s->n < w)
+		return false;
+	for (unsigned i = 0; i < w; i++)
+		highs += s->high[(s->head + MAX_WINDOW - 1 - i) % MAX_WINDOW];
+	return highs * 4 >= w * 3 &&
+	       s->live[(s->head + MAX_WINDOW - 1) % MAX_WINDOW] >
+		       s->live[(s->head + MAX_WINDOW - w) % MAX_WINDOW];
+}
+
+/* Allocations and frees so far: unchanged means nothing to write. */
+static unsigned long long events(void)
+{
+	unsigned long long n = atomic_load(&gs_totals.seq);
+
+	for (int k = 0; k < GS_KIND_COUNT; k++)
+		n += (unsigned long long)atomic_load(&gs_totals.kind[k].frees);
+	return n;
+}
+
+static void tick(void)
+{
+	unsigned long long ev;
+
+	if (!series_fit(site_count())) {
+		gs_fail("out of memory in the snapshot thread");
+		return;
+	}
+	samples++;
+	for (struct gs_site *s = site_list(); s; s = s->next_all) {
+		long long live;
+		bool grows;
+
+		if (s->kind == GS_KIND_PINNED || s->id >= n_series)
+			continue;
+		live = counters_live_bytes(&s->c);
+		if (!series[s->id]) {
+			if (live <= 0)
+				continue;
+			series[s->id] = calloc(1, sizeof(struct series));
+			if (!series[s->id]) {
+				gs_fail("out of memory in the snapshot thread");
+				return;
+			}
+		}
+		sample_push(series[s->id], live);
+		grows = series_growing(series[s->id]);
+		atomic_store_explicit(&s->growing, grows, memory_order_relaxed);
+		if (grows && !atomic_exchange(&s->growth_told, true))
+			report_growth_notice(s);
+	}
+	ev = events();
+	if (ev != written_events) {
+		report_write_snapshot(samples);
+		written_events = ev;
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&lock);
+	while (!stop) {
+		next.tv_sec += (time_t)(gs_config.interval_us / 1000000);
+		next.tv_nsec += (long)(gs_config.interval_us % 1000000) * 1000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000;
+		}
+		while (!stop && pthread_cond_timedwait(&wake, &lock, &next) != ETIMEDOUT)
+			;
+		if (stop)
+			break;
+		pthread_mutex_unlock(&lock);
+		if (atomic_load(&gs_state.tracking))
+			tick();
+		pthread_mutex_lock(&lock);
+	}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+void writer_start(void)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int err;
+
+	if (gs_config.interval_us == 0 || running)
+		return;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&wake, &ca);
+	pthread_condattr_destroy(&ca);
+	/* Born with every signal blocked: the program's handlers must run on
+	 * the program's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		gs_warn("cannot start the snapshot thread: %s; no periodic snapshots", strerror(err));
+		return;
+	}
+	running = true;
+}
+
+void writer_stop(void)
+{
+	if (!running)
+		return;
+	pthread_mutex_lock(&lock);
+	stop = true;
+	pthread_cond_signal(&wake);
+	pthread_mutex_unlock(&lock);
+	pthread_join(thread, NULL);
+	running = false;
+}
+
+/* fork(): the thread is not in the child; a child that keeps tracking
+ * (forked before any allocation) starts its own at its first one. */
+void writer_forget(void)
+{
+	running = false;
+	stop = false;
+	pthread_mutex_init(&lock, NULL);
+}

@@ -174,6 +174,7 @@ void writer_start(void)
 
 	if (gs_config.interval_us == 0 || running)
 		return;
+	stop = false;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&wake, &ca);

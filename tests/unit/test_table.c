@@ -252,6 +252,28 @@ static void test_threads_exact_totals(void **state)
 	assert_int_equal(gs_totals.replaced, 0);
 }
 
+/* The snapshot thread reads every site's counters and writes files while
+ * eight threads allocate and free: run under TSan by scripts/sanitize. */
+static void test_writer_races_allocators(void **state)
+{
+	struct gs_counters *k = &gs_totals.kind[GS_KIND_DEVICE];
+	long long allocs0 = k->allocs;
+	pthread_t t[THREADS];
+
+	/* Started at the first allocation, at the default interval: restart
+	 * it faster (stopping joins it, so the change races with nothing). */
+	writer_stop();
+	gs_config.interval_us = 200;
+	writer_start();
+	for (uintptr_t i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, worker, (void *)i), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	writer_stop();
+	assert_int_equal(k->allocs - allocs0, THREADS * PAIRS);
+	assert_true(atomic_load(&gs_state.tracking));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_record_alloc_free),
 		cmocka_unit_test(test_threads_exact_totals),
 		cmocka_unit_test(test_peak_snapshot_within_one_percent),
+		cmocka_unit_test(test_writer_races_allocators),
 	};
 	int rc;
 

@@ -18,4 +18,20 @@
 #define GPUSPY_REPORT_JSON "report.json"
 #define GPUSPY_REPORT_TEXT "report.txt"
 
+/*
+ * Optional calls into gpuspy, from C or from Python through ctypes
+ * (ctypes.CDLL(None).gpuspy_mark(b"epoch 3")).  They do something only
+ * when libgpuspy.so is preloaded; link libgpuspy_stub.so to build a
+ * program that calls them and runs without gpuspy too.
+ */
+
+/* Tag what follows: later snapshots and reports carry the label ("epoch
+ * 3"), and `gpuspy diff --at` compares runs at the same mark.  Returns 0. */
+int gpuspy_mark(const char *label);
+
+/* Write a snapshot now, as <run dir>/<host>-<pid>/snapshot-N.json, with
+ * the label.  Returns 0, or -1 when nothing was written (no allocation
+ * yet, gpuspy off or not preloaded, 64 such snapshots already). */
+int gpuspy_snapshot(const char *label);
+
 #endif /* GPUSPY_H */

@@ -13,5 +13,6 @@ enum {
 
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const char usage[] =
 	"  run [-o DIR] [--] CMD [ARGS...]   run CMD with libgpuspy preloaded\n"
 	"  report [--format text|json] [--top N] PATH...\n"
 	"                                    summarize the reports of a run\n"
+	"  snapshot PID [LABEL]              ask a running process for a snapshot now\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help      show this help\n"
@@ -27,6 +28,7 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run },
 	{ "report", cmd_report },
+	{ "snapshot", cmd_snapshot },
 };
 
 int main(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* GPUSPY_* environment variables, read once (see libgpuspy(7)). */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@ struct gs_config gs_config = {
 	.depth = 16,
 	.py_depth = 32,
 	.interval_us = 1000000,
+	.signal = SIGUSR2,
 };
 
 /* "1s", "100ms", "500us", "0" (off); a bare number is seconds. */
@@ -74,6 +76,24 @@ void config_load(void)
 	v = secure_getenv("GPUSPY_INTERVAL");
 	if (v && *v && parse_interval(v, &gs_config.interval_us) < 0)
 		gs_warn("GPUSPY_INTERVAL=%s is not a duration such as 1s, 100ms or 0; using 1s", v);
+
+	v = secure_getenv("GPUSPY_SIGNAL");
+	if (v && *v) {
+		char *end;
+		long n = strtol(v, &end, 10);
+
+		if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
+			gs_config.signal = 0;
+		else if (strcmp(v, "SIGUSR1") == 0 || strcmp(v, "USR1") == 0)
+			gs_config.signal = SIGUSR1;
+		else if (strcmp(v, "SIGUSR2") == 0 || strcmp(v, "USR2") == 0)
+			gs_config.signal = SIGUSR2;
+		else if (!*end && n > 0 && n < NSIG)
+			gs_config.signal = (int)n;
+		else
+			gs_warn("GPUSPY_SIGNAL=%s is not SIGUSR1, SIGUSR2, a number or off; using SIGUSR2",
+				v);
+	}
 
 	gs_config.unwind = secure_getenv("GPUSPY_UNWIND");
 	gs_config.libunwind = secure_getenv("GPUSPY_LIBUNWIND");

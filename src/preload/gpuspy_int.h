@@ -97,6 +97,7 @@ struct gs_config {
 	unsigned depth; /* native frames kept per call site */
 	unsigned py_depth; /* Python frames kept per call site, 0 = none */
 	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */
+	int signal; /* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
 	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp */
 	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
 	bool quiet; /* no summary on stderr */
@@ -367,6 +368,11 @@ void report_oom(struct gs_oom *e);
 /* The snapshot thread's periodic snapshot.json, and its notice. */
 void report_write_snapshot(unsigned long long samples);
 void report_growth_notice(const struct gs_site *s);
+/* An on-demand snapshot (signal, gpuspy_snapshot): snapshot-N.json. */
+int report_write_labelled(const char *label);
+void report_write_requested(void);
+/* gpuspy_mark: the label later snapshots carry. */
+void report_mark(const char *label);
 
 /* ---- writer.c: the snapshot thread ---- */
 void writer_start(void);

@@ -144,6 +144,17 @@ bool gs_activate(void)
 		gs_fail("cannot write to %s: %s", gs_state.run_dir, strerror(-err));
 		return false;
 	}
+	{
+		/* The process's own directory, now: `gpuspy snapshot` leaves
+		 * its request there before any report is written. */
+		char host[200], pdir[4608];
+
+		if (gethostname(host, sizeof(host)) != 0)
+			snprintf(host, sizeof(host), "unknown");
+		host[sizeof(host) - 1] = '\0';
+		snprintf(pdir, sizeof(pdir), "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
+		mkdir(pdir, 0777);
+	}
 	unwind_warm();
 	pystack_init();
 	atomic_store_explicit(&gs_state.active, true, memory_order_release);

@@ -248,6 +248,8 @@ struct snapshot {
 	char dir[4400]; /* <run dir>/<host>-<pid>, created */
 	const struct gs_oom *event; /* the out-of-memory this file is about */
 	unsigned long long samples; /* snapshot.json: the thread's samples so far */
+	const char *label; /* snapshot-N.json: what asked for it */
+	unsigned number; /* snapshot-N.json */
 };
 
 /*
@@ -258,6 +260,19 @@ struct snapshot {
 static struct gs_oom ooms[OOM_FILES];
 static unsigned n_ooms, oom_dropped;
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* gpuspy_mark(): the last MARKS labels, oldest first, under report_lock. */
+#define MARKS 64
+#define LABEL_MAX 128
+static struct {
+	double time;
+	char label[LABEL_MAX];
+} marks[MARKS];
+static unsigned n_marks; /* ever made */
+
+/* On-demand snapshots: snapshot-1.json ... snapshot-64.json. */
+#define LABELLED_FILES 64
+static unsigned n_labelled;
 
 static void write_oom_event(FILE *f, const struct gs_oom *e, bool with_file)
 {
@@ -402,6 +417,24 @@ static int write_json(FILE *f, const struct snapshot *snap)
 	if (snap->samples)
 		fprintf(f, ",\n  \"snapshot\": {\"samples\": %llu, \"interval_us\": %llu}",
 			snap->samples, gs_config.interval_us);
+	if (snap->label) {
+		fprintf(f, ",\n  \"snapshot\": {\"number\": %u, \"label\": ", snap->number);
+		json_str(f, snap->label);
+		fputc('}', f);
+	}
+	if (n_marks) {
+		unsigned oldest = n_marks > MARKS ? n_marks - MARKS : 0;
+
+		fputs(",\n  \"marks\": [", f);
+		for (unsigned i = oldest; i < n_marks; i++) {
+			fprintf(f, "%s{\"time\": %.3f, \"label\": ", i > oldest ? ", " : "",
+				marks[i % MARKS].time);
+			json_str(f, marks[i % MARKS].label);
+			fputc('}', f);
+		}
+		fputs("],\n  \"mark\": ", f);
+		json_str(f, marks[(n_marks - 1) % MARKS].label);
+	}
 	fputs("\n}\n", f);
 	return ferror(f) ? -EIO : 0;
 }
@@ -572,6 +605,8 @@ static int snapshot_take(struct snapshot *snap, const struct gs_oom *event)
 	snap->n = 0;
 	snap->event = event;
 	snap->samples = 0;
+	snap->label = NULL;
+	snap->number = 0;
 	snap->sites = calloc(cap, sizeof(*snap->sites));
 	if (!snap->sites) {
 		gs_warn("out of memory writing a report");
@@ -737,4 +772,73 @@ void report_growth_notice(const struct gs_site *s)
 		snprintf(fr, sizeof(fr), "?");
 	pthread_mutex_unlock(&report_lock);
 	gs_warn("memory keeps growing at %s: %s live now (pid %d)", fr, a, (int)getpid());
+}
+
+void report_mark(const char *label)
+{
+	pthread_mutex_lock(&report_lock);
+	marks[n_marks % MARKS].time = gs_now();
+	snprintf(marks[n_marks % MARKS].label, LABEL_MAX, "%s", label ? label : "");
+	n_marks++;
+	pthread_mutex_unlock(&report_lock);
+}
+
+/* snapshot-N.json, now, on the calling thread.  0, or -1 if not written. */
+int report_write_labelled(const char *label)
+{
+	struct snapshot snap;
+	char name[32];
+	int err;
+
+	pthread_mutex_lock(&report_lock);
+	if (n_labelled >= LABELLED_FILES) {
+		pthread_mutex_unlock(&report_lock);
+		gs_warn("snapshot '%s' not written: %d on-demand snapshots already", label,
+			LABELLED_FILES);
+		return -1;
+	}
+	if (snapshot_take(&snap, NULL) < 0) {
+		pthread_mutex_unlock(&report_lock);
+		return -1;
+	}
+	snap.label = label;
+	snap.number = ++n_labelled;
+	snprintf(name, sizeof(name), "snapshot-%u.json", snap.number);
+	err = write_file(&snap, name, write_json);
+	if (err)
+		gs_warn("cannot write %s/%s: %s", snap.dir, name, strerror(-err));
+	else if (!gs_config.quiet)
+		gs_warn("snapshot \"%s\": %s/%s", label, snap.dir, name);
+	free(snap.sites);
+	pthread_mutex_unlock(&report_lock);
+	return err ? -1 : 0;
+}
+
+/*
+ * The signal asked for a snapshot.  `gpuspy snapshot PID LABEL` leaves
+ * the label in <process dir>/.request before signalling.
+ */
+void report_write_requested(void)
+{
+	char host[200], path[4608], label[LABEL_MAX] = "signal";
+	int fd;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(path, sizeof(path), "%s/%s-%d/.request", gs_state.run_dir, host, (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, label, sizeof(label) - 1);
+
+		close(fd);
+		unlink(path);
+		if (n > 0) {
+			label[n] = '\0';
+			label[strcspn(label, "\n")] = '\0';
+		} else {
+			snprintf(label, sizeof(label), "signal");
+		}
+	}
+	report_write_labelled(label);
 }

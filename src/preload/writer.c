@@ -20,6 +20,7 @@
  * none.
  */
 #include <errno.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,8 @@ struct series {
 
 static pthread_t thread;
 static bool running;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static bool stop;
+static sem_t wake; /* posted to stop the thread or to ask for a snapshot */
+static atomic_bool stop, requested;
 
 /* By site id, writer thread only; allocated at a site's first live bytes. */
 static struct series **series;
@@ -140,45 +140,77 @@ static void tick(void)
 	}
 }
 
+/*
+ * On-demand snapshots: GPUSPY_SIGNAL (default SIGUSR2; `gpuspy snapshot
+ * PID` sends it).  The handler only raises a flag and posts the
+ * semaphore the thread sleeps on, both async-signal-safe.
+ */
+static void on_signal(int sig)
+{
+	int saved = errno;
+
+	atomic_store(&requested, true);
+	sem_post(&wake);
+	errno = saved;
+}
+
+static void install_signal(void)
+{
+	struct sigaction sa, old;
+
+	if (gs_config.signal <= 0)
+		return;
+	/* A program that handles this signal itself keeps it. */
+	if (sigaction(gs_config.signal, NULL, &old) == 0 && old.sa_handler != SIG_DFL &&
+	    old.sa_handler != on_signal)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(gs_config.signal, &sa, NULL);
+}
+
 static void *writer_main(void *arg)
 {
 	struct timespec next;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	pthread_mutex_lock(&lock);
-	while (!stop) {
-		next.tv_sec += (time_t)(gs_config.interval_us / 1000000);
-		next.tv_nsec += (long)(gs_config.interval_us % 1000000) * 1000;
-		if (next.tv_nsec >= 1000000000) {
-			next.tv_sec++;
-			next.tv_nsec -= 1000000000;
+	while (!atomic_load(&stop)) {
+		bool periodic = gs_config.interval_us > 0;
+		int r;
+
+		if (periodic) {
+			next.tv_sec += (time_t)(gs_config.interval_us / 1000000);
+			next.tv_nsec += (long)(gs_config.interval_us % 1000000) * 1000;
+			if (next.tv_nsec >= 1000000000) {
+				next.tv_sec++;
+				next.tv_nsec -= 1000000000;
+			}
 		}
-		while (!stop && pthread_cond_timedwait(&wake, &lock, &next) != ETIMEDOUT)
-			;
-		if (stop)
+		do {
+			r = periodic ? sem_clockwait(&wake, CLOCK_MONOTONIC, &next) : sem_wait(&wake);
+			if (r == 0 && atomic_exchange(&requested, false) &&
+			    atomic_load(&gs_state.tracking))
+				report_write_requested();
+		} while ((r == 0 && !atomic_load(&stop)) || (r < 0 && errno == EINTR));
+		if (atomic_load(&stop))
 			break;
-		pthread_mutex_unlock(&lock);
 		if (atomic_load(&gs_state.tracking))
 			tick();
-		pthread_mutex_lock(&lock);
 	}
-	pthread_mutex_unlock(&lock);
 	return NULL;
 }
 
 void writer_start(void)
 {
-	pthread_condattr_t ca;
 	sigset_t all, old;
 	int err;
 
-	if (gs_config.interval_us == 0 || running)
+	if ((gs_config.interval_us == 0 && gs_config.signal <= 0) || running)
 		return;
-	stop = false;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&wake, &ca);
-	pthread_condattr_destroy(&ca);
+	atomic_store(&stop, false);
+	sem_init(&wake, 0, 0);
 	/* Born with every signal blocked: the program's handlers must run on
 	 * the program's threads. */
 	sigfillset(&all);
@@ -190,16 +222,15 @@ void writer_start(void)
 		return;
 	}
 	running = true;
+	install_signal();
 }
 
 void writer_stop(void)
 {
 	if (!running)
 		return;
-	pthread_mutex_lock(&lock);
-	stop = true;
-	pthread_cond_signal(&wake);
-	pthread_mutex_unlock(&lock);
+	atomic_store(&stop, true);
+	sem_post(&wake);
 	pthread_join(thread, NULL);
 	running = false;
 }
@@ -209,6 +240,5 @@ void writer_stop(void)
 void writer_forget(void)
 {
 	running = false;
-	stop = false;
-	pthread_mutex_init(&lock, NULL);
+	atomic_store(&stop, false);
 }

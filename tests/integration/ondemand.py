@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""On-demand snapshots and marks:
+ - `gpuspy snapshot PID LABEL` makes a running process write
+   snapshot-N.json with that label (signal SIGUSR2, thread woken at once,
+   also with GPUSPY_INTERVAL=0);
+ - gpuspy_mark / gpuspy_snapshot from C (a program linked with the stub
+   library, which answers on its own without gpuspy) and from Python
+   through ctypes.
+Usage: ondemand.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM API_PROGRAM LIBPYALLOC"""
+import glob, json, os, subprocess, sys, tempfile
+
+lib, cli, fake, growth, api, pyalloc = sys.argv[1:7]
+env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+env.update(LD_LIBRARY_PATH=fake)
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+# 1. A signal-requested snapshot, with its label.
+out = tempfile.mkdtemp()
+p = subprocess.Popen([growth, "40", "20", "hang"], stdout=subprocess.PIPE, text=True,
+                     env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_INTERVAL="0"))
+p.stdout.readline()  # halfway
+r1 = subprocess.run([cli, "snapshot", str(p.pid), "epoch 3"], capture_output=True, text=True)
+r2 = subprocess.run([cli, "snapshot", str(p.pid)], capture_output=True, text=True)
+p.kill()
+p.wait()
+check(r1.returncode == 0 and r1.stdout.strip().endswith("snapshot-1.json"), f"gpuspy snapshot: {r1.stdout.strip()} {r1.stderr.strip()}")
+s1 = json.load(open(r1.stdout.strip())) if r1.returncode == 0 else {}
+s2 = json.load(open(r2.stdout.strip())) if r2.returncode == 0 else {}
+check(s1.get("snapshot", {}).get("label") == "epoch 3", "the snapshot carries its label")
+check(s2.get("snapshot", {}).get("label") == "snapshot" and s2["snapshot"]["number"] == 2,
+      "a second one, default label")
+leak = [s for s in s1.get("sites", []) if any(f.get("symbol") == "leak_step" for f in s["frames"])]
+check(leak and leak[0]["live_bytes"] == 20 << 20, "what was live when asked (20 steps' leak)")
+bad = subprocess.run([cli, "snapshot", "999999999"], capture_output=True, text=True)
+check(bad.returncode == 2 and len(bad.stderr.splitlines()) == 1, "an unknown pid: one line, exit 2")
+
+# 2. The C API through the stub library, with and without gpuspy.
+plain = subprocess.run([api], env=env, capture_output=True, text=True)
+check(plain.stdout == "mark 0\nsnapshot -1\n", f"without gpuspy the stub answers: {plain.stdout!r}")
+out = tempfile.mkdtemp()
+spied = subprocess.run([api], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_QUIET="1"),
+                       capture_output=True, text=True)
+check(spied.stdout == "mark 0\nsnapshot 0\n", f"with gpuspy the library answers: {spied.stdout!r}")
+snaps = glob.glob(os.path.join(out, "*", "snapshot-1.json"))
+s = json.load(open(snaps[0])) if snaps else {}
+check(s.get("snapshot", {}).get("label") == "after epoch 1" and s.get("mark") == "epoch 1",
+      "the snapshot is labelled and tagged with the mark")
+rep = json.load(open(glob.glob(os.path.join(out, "*", "report.json"))[0]))
+check([m["label"] for m in rep.get("marks", [])] == ["epoch 1"], "the exit report lists the marks")
+
+# 3. From Python, through ctypes.
+code = f"""
+import ctypes
+lib = ctypes.CDLL({pyalloc!r})
+lib.pyalloc_leak.argtypes = [ctypes.c_size_t, ctypes.c_int]
+lib.pyalloc_leak(1 << 20, 1)
+me = ctypes.CDLL(None)
+print(me.gpuspy_mark(b"epoch 2"), me.gpuspy_snapshot(b"from python"))
+"""
+out = tempfile.mkdtemp()
+r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                   env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_QUIET="1"))
+snaps = glob.glob(os.path.join(out, "*", "snapshot-1.json"))
+s = json.load(open(snaps[0])) if snaps else {}
+check(r.stdout.strip() == "0 0" and s.get("snapshot", {}).get("label") == "from python"
+      and s.get("mark") == "epoch 2", f"ctypes: {r.stdout.strip()} {r.stderr.strip()[:200]}")
+print(f"{len(failures)} failures")
+sys.exit(1 if failures else 0)

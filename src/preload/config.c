@@ -13,6 +13,7 @@ struct gs_config gs_config = {
 	.py_depth = 32,
 	.interval_us = 1000000,
 	.signal = SIGUSR2,
+	.nvml = true,
 };
 
 /* "1s", "100ms", "500us", "0" (off); a bare number is seconds. */
@@ -97,6 +98,10 @@ void config_load(void)
 
 	gs_config.unwind = secure_getenv("GPUSPY_UNWIND");
 	gs_config.libunwind = secure_getenv("GPUSPY_LIBUNWIND");
+	v = secure_getenv("GPUSPY_NVML");
+	if (v && *v && !env_true(v))
+		gs_config.nvml = false;
+
 	gs_config.quiet = env_true(secure_getenv("GPUSPY_QUIET"));
 	gs_config.disabled = env_true(secure_getenv("GPUSPY_DISABLE"));
 }

@@ -98,6 +98,7 @@ struct gs_config {
 	unsigned py_depth; /* Python frames kept per call site, 0 = none */
 	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */
 	int signal; /* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
+	bool nvml; /* GPUSPY_NVML: the outside view in snapshots */
 	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp */
 	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
 	bool quiet; /* no summary on stderr */
@@ -373,6 +374,10 @@ int report_write_labelled(const char *label);
 void report_write_requested(void);
 /* gpuspy_mark: the label later snapshots carry. */
 void report_mark(const char *label);
+
+/* ---- nvml.c: what NVML says each GPU and process holds ---- */
+#include <stdio.h>
+void nvml_write(FILE *f);
 
 /* ---- writer.c: the snapshot thread ---- */
 void writer_start(void);

@@ -402,6 +402,9 @@ static int write_json(FILE *f, const struct snapshot *snap)
 	}
 	fputs("  ]", f);
 	write_at_peak(f);
+	/* The outside view, for snapshots and post-mortems (not at exit). */
+	if (snap->samples || snap->label || snap->event)
+		nvml_write(f);
 	if (n_ooms || oom_dropped) {
 		fputs(",\n  \"oom\": [", f);
 		for (unsigned i = 0; i < n_ooms; i++) {

@@ -484,6 +484,7 @@ static int load_python_frames(const struct vctx *v, json_t *site, struct gs_site
 
 static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 {
+	json_t *growing;
 	json_t *arr, *js;
 	size_t i;
 	int r = member(v, root, "sites", true, JSON_ARRAY, &arr);
@@ -527,8 +528,10 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 		    (r = get_int(&sub, js, "first_seq", false, 0, INT64_MAX, &x)) < 0 ||
 		    (r = get_counters(&sub, js, &s->c)) < 0 ||
 		    (r = load_frames(&sub, js, p, s)) < 0 ||
-		    (r = load_python_frames(&sub, js, s)) < 0)
+		    (r = load_python_frames(&sub, js, s)) < 0 ||
+		    (r = member(&sub, js, "growing", false, JSON_TRUE, &growing)) < 0)
 			return r;
+		s->growing = growing && json_is_true(growing);
 	}
 	return 0;
 }
@@ -691,6 +694,20 @@ static int load_oom(const struct vctx *v, json_t *root, struct gs_process *p)
 		sub.where = "event";
 		if ((r = load_oom_event(&sub, j, false, &p->event)) < 0 ||
 		    (r = check_oom_site(&sub, p, &p->event)) < 0)
+			return r;
+		p->partial = true;
+	}
+	/* A periodic or on-demand snapshot: the state of that moment. */
+	if ((r = member(v, root, "snapshot", false, JSON_OBJECT, &j)) < 0)
+		return r;
+	if (j) {
+		int64_t x;
+
+		sub.where = "snapshot";
+		if ((r = get_int(&sub, j, "samples", false, 0, INT64_MAX, &x)) < 0 ||
+		    (r = get_int(&sub, j, "interval_us", false, 0, INT64_MAX, &x)) < 0 ||
+		    (r = get_int(&sub, j, "number", false, 1, INT64_MAX, &x)) < 0 ||
+		    (r = member(&sub, j, "label", false, JSON_STRING, &arr)) < 0)
 			return r;
 		p->partial = true;
 	}
@@ -1173,6 +1190,28 @@ static int process_report(const char *dir, char **filep)
 		*filep = r == -ENOMEM ? NULL : strdup(dir);
 		return r;
 	}
+	/* Killed: the newer of its last periodic snapshot and its last
+	 * out-of-memory post-mortem. */
+	file = util_path_join(dir, "snapshot.json");
+	if (!file) {
+		free(name);
+		return -ENOMEM;
+	}
+	if (stat(file, &st) == 0) {
+		struct stat ost;
+		char *oom = name ? util_path_join(dir, name) : NULL;
+
+		if (!oom || stat(oom, &ost) != 0 || st.st_mtim.tv_sec > ost.st_mtim.tv_sec ||
+		    (st.st_mtim.tv_sec == ost.st_mtim.tv_sec &&
+		     st.st_mtim.tv_nsec >= ost.st_mtim.tv_nsec)) {
+			free(oom);
+			free(name);
+			*filep = file;
+			return 1;
+		}
+		free(oom);
+	}
+	free(file);
 	if (!name)
 		return 0;
 	*filep = util_path_join(dir, name);

@@ -78,6 +78,7 @@ struct gs_site {
 	size_t nframes;
 	struct gs_pyframe *python;	/* innermost first; NULL when none */
 	size_t npython;
+	bool growing;		/* its live bytes keep rising (docs/format.md) */
 };
 
 /* The process's "python" object: present when an interpreter was found. */
@@ -320,6 +321,7 @@ struct report_site {
 	char *api;
 	const char *library;	/* static label, NULL for user code */
 	const char *pool;	/* static label, NULL when not a pool segment */
+	bool growing;		/* growing in any process */
 	int64_t processes;
 	struct gs_counters c;
 	/* live at each process's peak (its "at_peak" copy), summed; 0 when none */
@@ -354,7 +356,7 @@ struct report {
 	struct gs_process **procs;	/* borrowed from the process list */
 	size_t nprocs;
 	size_t incomplete;
-	size_t partial;			/* processes read from an oom-N.json */
+	size_t partial;			/* processes read from an oom-N.json or a snapshot */
 	int64_t leaked_bytes;
 	int64_t leaked_allocations;
 	int64_t peak_bytes;

@@ -553,6 +553,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 			 * sum is then partly segments */
 			if (!rs->pool)
 				rs->pool = pool;
+			rs->growing |= site->growing;
 			merge_frames(rs, frames, nframes);
 			free(key);
 			frames_free(frames, nframes);
@@ -581,6 +582,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		rs->last_process = index + 1;
 		rs->c = site->c;
 		rs->at_peak_bytes = at_peak ? at_peak[i] : 0;
+		rs->growing = site->growing;
 		rs->frames = frames;
 		rs->nframes = nframes;
 		rs->pool = pool;
@@ -852,6 +854,7 @@ static json_t *site_json(const struct report_site *s)
 	json_object_set_new(o, "leaked_allocations", json_integer(s->c.live_allocations));
 	json_object_set_new(o, "peak_bytes", json_integer(s->c.peak_bytes));
 	json_object_set_new(o, "at_peak_bytes", json_integer(s->at_peak_bytes));
+	json_object_set_new(o, "growing", json_boolean(s->growing));
 	json_object_set_new(o, "allocated_bytes", json_integer(s->c.allocated_bytes));
 	json_object_set_new(o, "allocations", json_integer(s->c.allocations));
 	json_object_set_new(o, "freed_bytes", json_integer(s->c.freed_bytes));
@@ -1092,13 +1095,17 @@ static void print_site_origin(FILE *out, const struct report_site *s)
 		fprintf(out, " [library memory: %s]", s->library);
 	if (s->pool)
 		fprintf(out, " [pool segment: %s]", s->pool);
+	if (s->growing)
+		fputs(" [growing]", out);
 }
 
-enum section { SEC_LEAKED, SEC_PINNED, SEC_AT_PEAK, SEC_PEAK, SEC_CALLS };
+enum section { SEC_GROWING, SEC_LEAKED, SEC_PINNED, SEC_AT_PEAK, SEC_PEAK, SEC_CALLS };
 
 static bool in_section(enum section sec, const struct report_site *s)
 {
 	switch (sec) {
+	case SEC_GROWING:
+		return s->growing;
 	case SEC_LEAKED:
 		return s->kind != GS_KIND_PINNED && s->c.live_bytes > 0;
 	case SEC_PINNED:
@@ -1176,7 +1183,7 @@ static void print_section(FILE *out, const struct report *r, enum section sec,
 
 	for (size_t i = 0; i < r->nsites; i++)
 		total += in_section(sec, order[i]);
-	if (sec == SEC_PINNED && total == 0)
+	if ((sec == SEC_PINNED || sec == SEC_GROWING) && total == 0)
 		return;
 	if (sec == SEC_AT_PEAK && !r->at_peak)
 		return;
@@ -1197,6 +1204,11 @@ static void print_section(FILE *out, const struct report *r, enum section sec,
 			continue;
 		shown++;
 		switch (sec) {
+		case SEC_GROWING:
+			fprintf(out, "%s live, %s peak, ",
+				report_human_size(s->c.live_bytes, a, sizeof(a)),
+				report_human_size(s->c.peak_bytes, b, sizeof(b)));
+			break;
 		case SEC_LEAKED:
 		case SEC_PINNED:
 			fprintf(out, "%s leaked in %" PRId64 " %s, ",
@@ -1512,8 +1524,17 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 		fprintf(out, "  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",
 			r->incomplete, plural(r->incomplete, "process", "processes"),
 			plural(r->incomplete, "its", "their"));
+	{
+		size_t growing = 0;
+
+		for (size_t i = 0; i < r->nsites; i++)
+			growing += r->sites[i]->growing;
+		if (growing)
+			fprintf(out, "  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",
+				growing, plural(growing, "site", "sites"), growing == 1 ? "s" : "");
+	}
 	if (r->partial)
-		fprintf(out, "  warning: %zu %s read from an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
+		fprintf(out, "  warning: %zu %s read from a snapshot or an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
 			r->partial, plural(r->partial, "process is", "processes are"),
 			plural(r->partial, "its", "their"));
 	print_pool_hints(out, r, by_at_peak, by_peak, by_calls, top);
@@ -1524,6 +1545,7 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 	for (size_t i = 0; i < r->nprocs; i++)
 		print_process(out, r->procs[i]);
 
+	print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", by_peak, top);
 	print_section(out, r, SEC_LEAKED, "LEAKED AT EXIT", r->sites, top);
 	print_section(out, r, SEC_PINNED, "PINNED HOST MEMORY LEAKED AT EXIT", r->sites, top);
 	print_section(out, r, SEC_AT_PEAK, "LIVE AT PEAK", by_at_peak, top);

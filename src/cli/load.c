@@ -538,6 +538,57 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 
 /* "at_peak": optional; each of its sites must be one of the report's,
  * so it is read after them. */
+/* "outside": optional; present in snapshots and post-mortems. */
+static int load_outside(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	struct gs_outside *o = &p->outside;
+	struct vctx sub = *v;
+	json_t *obj, *gpus, *g, *procs, *pj;
+	size_t i, k;
+	int r = member(v, root, "outside", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	sub.where = "outside";
+	if ((r = member(&sub, obj, "devices", true, JSON_ARRAY, &gpus)) < 0)
+		return r;
+	o->gpus = calloc(json_array_size(gpus) + 1, sizeof(*o->gpus));
+	if (!o->gpus)
+		return -ENOMEM;
+	o->present = true;
+	json_array_foreach(gpus, i, g) {
+		struct gs_outside_gpu *gpu = &o->gpus[i];
+		char where[48];
+
+		snprintf(where, sizeof(where), "outside.devices[%zu]", i);
+		sub.where = where;
+		if (!json_is_object(g))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(g));
+		if ((r = get_int(&sub, g, "index", true, 0, INT32_MAX, &gpu->index)) < 0 ||
+		    (r = get_count(&sub, g, "total_bytes", &gpu->total_bytes)) < 0 ||
+		    (r = get_count(&sub, g, "used_bytes", &gpu->used_bytes)) < 0 ||
+		    (r = member(&sub, g, "processes", true, JSON_ARRAY, &procs)) < 0)
+			return r;
+		o->ngpus = i + 1;
+		gpu->procs = calloc(json_array_size(procs) + 1, sizeof(*gpu->procs));
+		if (!gpu->procs)
+			return -ENOMEM;
+		json_array_foreach(procs, k, pj) {
+			char w2[96];
+
+			snprintf(w2, sizeof(w2), "outside.devices[%zu].processes[%zu]", i, k);
+			sub.where = w2;
+			if (!json_is_object(pj))
+				return bad(&sub, NULL, "expected an object, got %s", type_name(pj));
+			if ((r = get_int(&sub, pj, "pid", true, 0, INT32_MAX, &gpu->procs[k].pid)) < 0 ||
+			    (r = get_count(&sub, pj, "used_bytes", &gpu->procs[k].used_bytes)) < 0)
+				return r;
+			gpu->nprocs = k + 1;
+		}
+	}
+	return 0;
+}
+
 static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p)
 {
 	struct gs_at_peak *ap = &p->at_peak;
@@ -778,6 +829,7 @@ static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
 	    (r = load_modules(v, root, p)) < 0 ||
 	    (r = load_sites(v, root, p)) < 0 ||
 	    (r = load_at_peak(v, root, p)) < 0 ||
+	    (r = load_outside(v, root, p)) < 0 ||
 	    (r = load_oom(v, root, p)) < 0)
 		return r;
 	return 0;
@@ -972,6 +1024,9 @@ void process_free(struct gs_process *p)
 		free(s->python);
 	}
 	free(p->sites);
+	for (size_t i = 0; i < p->outside.ngpus; i++)
+		free(p->outside.gpus[i].procs);
+	free(p->outside.gpus);
 	free(p->at_peak.devices);
 	free(p->at_peak.sites);
 	free(p);

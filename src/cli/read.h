@@ -128,6 +128,24 @@ struct gs_peak_site {
 /* The process's "at_peak" (docs/format.md, "What was live at the peak"):
  * the last copy of the live GPU memory, per device and per site, taken
  * within 1% of the peak. */
+/* The "outside" view of a snapshot or post-mortem: what NVML said each GPU
+ * and each process on it used (docs/format.md). */
+struct gs_outside_proc {
+	int64_t pid;
+	int64_t used_bytes;
+};
+struct gs_outside_gpu {
+	int64_t index;
+	int64_t total_bytes, used_bytes;
+	struct gs_outside_proc *procs;
+	size_t nprocs;
+};
+struct gs_outside {
+	struct gs_outside_gpu *gpus;
+	size_t ngpus;
+	bool present;
+};
+
 struct gs_at_peak {
 	bool present;
 	int64_t bytes;
@@ -168,6 +186,7 @@ struct gs_process {
 	struct gs_site *sites;
 	size_t nsites;
 	struct gs_at_peak at_peak;
+	struct gs_outside outside;
 	/* device and inode of the report read, so that a process named twice
 	 * (a run directory and one of its process directories) counts once */
 	dev_t dev;

@@ -886,6 +886,25 @@ static json_t *process_json(const struct gs_process *p)
 		json_object_set_new(o, "partial", json_true());
 		json_object_set_new(o, "report", json_string(p->file));
 	}
+	if (p->outside.present) {
+		json_t *gpus = json_array();
+
+		for (size_t i = 0; i < p->outside.ngpus; i++) {
+			const struct gs_outside_gpu *g = &p->outside.gpus[i];
+			json_t *gj = json_object(), *procs = json_array();
+
+			json_object_set_new(gj, "index", json_integer(g->index));
+			json_object_set_new(gj, "total_bytes", json_integer(g->total_bytes));
+			json_object_set_new(gj, "used_bytes", json_integer(g->used_bytes));
+			for (size_t k = 0; k < g->nprocs; k++)
+				json_array_append_new(procs,
+						      counts_json("pid", g->procs[k].pid, "used_bytes",
+								  g->procs[k].used_bytes));
+			json_object_set_new(gj, "processes", procs);
+			json_array_append_new(gpus, gj);
+		}
+		json_object_set_new(o, "outside", gpus);
+	}
 	if (p->python.present) {
 		json_t *py = json_object();
 
@@ -1269,8 +1288,31 @@ static void print_process(FILE *out, const struct gs_process *p)
 		if (strcmp(p->path, p->file) != 0)
 			fputs("no report.json (the process did not exit normally); read ", out);
 		util_put_clean(out, basename_of(p->file));
-		fprintf(out, ", the state at out-of-memory event %" PRId64 ", not at exit\n",
-			p->event.number);
+		if (p->event.number > 0)
+			fprintf(out, ", the state at out-of-memory event %" PRId64 ", not at exit\n",
+				p->event.number);
+		else
+			fputs(", the state at that snapshot, not at exit\n", out);
+	}
+	/* Inside (what gpuspy tracked) beside outside (what NVML, like
+	 * nvidia-smi, says each process holds). */
+	for (size_t i = 0; i < p->outside.ngpus; i++) {
+		const struct gs_outside_gpu *g = &p->outside.gpus[i];
+
+		fprintf(out, "    GPU %" PRId64 " (NVML): %s of %s used", g->index,
+			report_human_size(g->used_bytes, a, sizeof(a)),
+			report_human_size(g->total_bytes, b, sizeof(b)));
+		for (size_t k = 0; k < g->nprocs; k++) {
+			const struct gs_outside_proc *q = &g->procs[k];
+
+			fprintf(out, "%s pid %" PRId64 " %s", k ? "," : ";", q->pid,
+				report_human_size(q->used_bytes, a, sizeof(a)));
+			if (q->pid == p->pid)
+				fprintf(out, " (this process: gpuspy tracked %s, the rest is its "
+					"context and memory gpuspy did not see)",
+					report_human_size(p->leaked_bytes, b, sizeof(b)));
+		}
+		putc('\n', out);
 	}
 	if (p->python.present) {
 		fputs("    Python ", out);

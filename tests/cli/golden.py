@@ -28,6 +28,10 @@ CASES = [
     (["report", "oom"], "oom.expected.txt"),
     (["report", "--format", "json", "oom"], "oom.expected.json"),
     (["report", "--top", "2", "oom/node9-500/oom-2.json"], "oom-file-top2.expected.txt"),
+    # a real H200 snapshot (tests/gpu/outside.py): killed-process fallback
+    # to snapshot.json, the outside view beside the inside one
+    (["report", "--top", "1", "outside"], "outside.expected.txt"),
+    (["report", "--format", "json", "outside"], "outside.expected.json"),
 ]
 
 

@@ -226,6 +226,7 @@ extern struct gs_totals gs_totals;
 #define GS_MAX_DEVICES 64
 /* Live GPU bytes per device ordinal + 1 (index 0: unknown device). */
 extern atomic_llong gs_device_live[GS_MAX_DEVICES + 1];
+extern atomic_llong gs_device_allocs[GS_MAX_DEVICES + 1];
 static inline unsigned gs_device_index(int device)
 {
 	return device >= 0 && device < GS_MAX_DEVICES ? (unsigned)device + 1 : 0;
@@ -329,8 +330,6 @@ struct gs_alloc *table_insert(struct gs_alloc *a, int *err);
 struct gs_alloc *table_remove(enum gs_space space, uint64_t addr);
 /* Change the key of a live entry (VMM release-while-mapped). */
 int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64_t naddr);
-typedef void (*table_visit_fn)(const struct gs_alloc *a, void *ctx);
-void table_visit(table_visit_fn fn, void *ctx);
 void table_lock_all(void);
 void table_unlock_all(void);
 void table_reset_locks(void);

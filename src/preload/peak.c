@@ -24,6 +24,7 @@ static struct {
 static unsigned cur;
 
 atomic_llong gs_device_live[GS_MAX_DEVICES + 1];
+atomic_llong gs_device_allocs[GS_MAX_DEVICES + 1];
 
 void peak_lock(void)
 {

@@ -66,6 +66,8 @@ static void totals_alloc(enum gs_kind kind, uint64_t size, int device)
 		return;
 	atomic_fetch_add_explicit(&gs_device_live[gs_device_index(device)], (long long)size,
 				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&gs_device_allocs[gs_device_index(device)], 1,
+				  memory_order_relaxed);
 	live = atomic_fetch_add(&gs_totals.gpu_live_bytes, (long long)size) + (long long)size;
 	gs_max(&gs_totals.gpu_peak_bytes, live);
 	peak_note(live);
@@ -77,6 +79,8 @@ static void totals_free(enum gs_kind kind, uint64_t size, int device)
 	if (!on_gpu(kind))
 		return;
 	atomic_fetch_sub_explicit(&gs_device_live[gs_device_index(device)], (long long)size,
+				  memory_order_relaxed);
+	atomic_fetch_sub_explicit(&gs_device_allocs[gs_device_index(device)], 1,
 				  memory_order_relaxed);
 	atomic_fetch_sub(&gs_totals.gpu_live_bytes, (long long)size);
 }

@@ -21,7 +21,6 @@
 
 extern char **environ;
 
-#define MAX_DEVICES 64
 
 /* Variables that explain a run's memory behaviour, kept in the report. */
 static const char *const env_prefixes[] = {
@@ -187,24 +186,6 @@ static void view_read(void)
 		view.gpu_peak = view.gpu_live;
 }
 
-struct dev_live {
-	long long bytes[MAX_DEVICES + 1];
-	long long allocs[MAX_DEVICES + 1];
-};
-
-static void count_device(const struct gs_alloc *a, void *ctx)
-{
-	struct dev_live *d = ctx;
-	int i = a->device + 1;
-
-	if (a->kind == GS_KIND_PINNED)
-		return;
-	if (i < 0 || i > MAX_DEVICES)
-		i = 0;
-	d->bytes[i] += (long long)a->size;
-	d->allocs[i]++;
-}
-
 static void write_site(FILE *f, struct gs_site *s)
 {
 	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
@@ -318,11 +299,9 @@ static int write_json(FILE *f, const struct snapshot *snap)
 {
 	struct gs_site **sites = snap->sites;
 	unsigned n = snap->n;
-	struct dev_live dev = { 0 };
 	char hostq[256];
 	bool first;
 
-	table_visit(count_device, &dev);
 	snprintf(hostq, sizeof(hostq), "%s", snap->host);
 
 	fprintf(f, "{\n  \"format\": \"gpuspy-process/1\",\n  \"gpuspy_version\": \"%s\",\n",
@@ -379,11 +358,15 @@ static int write_json(FILE *f, const struct snapshot *snap)
 			atomic_load(&gs_totals.doors[d]));
 	fputs("},\n  \"devices\": [", f);
 	first = true;
-	for (int i = 0; i <= MAX_DEVICES; i++) {
-		if (!dev.allocs[i])
+	/* From counters, not a walk of the table: a snapshot's cost grows with
+	 * the number of sites, not of live allocations. */
+	for (int i = 0; i <= GS_MAX_DEVICES; i++) {
+		long long cnt = atomic_load(&gs_device_allocs[i]);
+
+		if (cnt <= 0)
 			continue;
 		fprintf(f, "%s{\"device\": %d, \"live_bytes\": %lld, \"live_allocations\": %lld}",
-			first ? "" : ", ", i - 1, dev.bytes[i], dev.allocs[i]);
+			first ? "" : ", ", i - 1, atomic_load(&gs_device_live[i]), cnt);
 		first = false;
 	}
 	fputs("],\n  \"modules\": [\n", f);

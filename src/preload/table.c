@@ -86,18 +86,6 @@ int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64
 	return err;
 }
 
-void table_visit(table_visit_fn fn, void *ctx)
-{
-	for (unsigned i = 0; i < TABLE_SHARDS; i++) {
-		struct gs_alloc *a, *tmp;
-
-		pthread_mutex_lock(&shards[i].lock);
-		HASH_ITER(hh, shards[i].head, a, tmp)
-			fn(a, ctx);
-		pthread_mutex_unlock(&shards[i].lock);
-	}
-}
-
 /* fork(): taken in a fixed order by the prepare handler (lifecycle.c). */
 void table_lock_all(void)
 {

@@ -296,7 +296,7 @@ static int check_optional(const struct vctx *v, json_t *root, struct gs_process 
 	    (r = get_int(v, root, "ppid", false, 0, INT32_MAX, &x)) < 0 ||
 	    (r = get_int(v, root, "depth", false, 0, 1 << 20, &p->depth)) < 0 ||
 	    (r = get_time(v, root, "start_time", false, &p->start_time)) < 0 ||
-	    (r = check_number(v, root, "end_time")) < 0 ||
+	    (r = get_time(v, root, "end_time", false, &p->end_time)) < 0 ||
 	    (r = check_counts_object(v, root, "doors")) < 0 ||
 	    (r = check_counts_object(v, root, "vmm_address_space")) < 0)
 		return r;
@@ -730,6 +730,36 @@ static int check_oom_site(const struct vctx *v, const struct gs_process *p,
 	return bad(v, "site", "%" PRId64 " is the id of none of the sites", o->site);
 }
 
+/* "snapshot", optional: a periodic snapshot (snapshot.json: samples and
+ * interval_us) or an on-demand one (snapshot-N.json: number, label), the
+ * state of that moment.  Read after "event": a post-mortem is not one. */
+static int load_snapshot(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	struct gs_snapshot *sn = &p->snapshot;
+	struct vctx sub = *v;
+	json_t *obj;
+	int r = member(v, root, "snapshot", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	if (p->event.number > 0)
+		return bad(v, "snapshot", "present beside \"event\" (a report is an "
+			   "out-of-memory post-mortem or a snapshot, not both)");
+	sub.where = "snapshot";
+	sn->periodic = json_object_get(obj, "samples") || json_object_get(obj, "interval_us");
+	if (sn->periodic) {
+		if ((r = get_count(&sub, obj, "samples", &sn->samples)) < 0 ||
+		    (r = get_count(&sub, obj, "interval_us", &sn->interval_us)) < 0)
+			return r;
+	} else if ((r = get_int(&sub, obj, "number", true, 1, INT64_MAX, &sn->number)) < 0 ||
+		   (r = get_str(&sub, obj, "label", false, false, &sn->label)) < 0) {
+		return r;
+	}
+	sn->present = true;
+	p->partial = true;
+	return 0;
+}
+
 /* "oom", "oom_dropped", and the "event" of an oom-N.json: all optional. */
 static int load_oom(const struct vctx *v, json_t *root, struct gs_process *p)
 {
@@ -748,20 +778,8 @@ static int load_oom(const struct vctx *v, json_t *root, struct gs_process *p)
 			return r;
 		p->partial = true;
 	}
-	/* A periodic or on-demand snapshot: the state of that moment. */
-	if ((r = member(v, root, "snapshot", false, JSON_OBJECT, &j)) < 0)
+	if ((r = load_snapshot(v, root, p)) < 0)
 		return r;
-	if (j) {
-		int64_t x;
-
-		sub.where = "snapshot";
-		if ((r = get_int(&sub, j, "samples", false, 0, INT64_MAX, &x)) < 0 ||
-		    (r = get_int(&sub, j, "interval_us", false, 0, INT64_MAX, &x)) < 0 ||
-		    (r = get_int(&sub, j, "number", false, 1, INT64_MAX, &x)) < 0 ||
-		    (r = member(&sub, j, "label", false, JSON_STRING, &arr)) < 0)
-			return r;
-		p->partial = true;
-	}
 	if ((r = member(v, root, "oom", false, JSON_ARRAY, &arr)) < 0 || !arr)
 		return r;
 	p->oom = calloc(json_array_size(arr) + 1, sizeof(*p->oom));
@@ -958,6 +976,7 @@ int load_process_file(const char *file, const char *display_path,
 	}
 	p->depth = -1;
 	p->start_time = -1;
+	p->end_time = -1;
 	p->dev = st.st_dev;
 	p->ino = st.st_ino;
 	p->file = strdup(file);
@@ -1002,6 +1021,7 @@ void process_free(struct gs_process *p)
 	free(p->exe);
 	free(p->python.version);
 	free(p->python.note);
+	free(p->snapshot.label);
 	for (size_t i = 0; i < p->ncommand; i++)
 		free(p->command[i]);
 	free(p->command);
@@ -1167,6 +1187,12 @@ static int load_one(struct gs_process_list *list, const char *file,
 		process_free(p);
 		return -EINVAL;
 	}
+	if (!p->snapshot.present && strcmp(base, "snapshot.json") == 0) {
+		gs_error_set(err, file, "snapshot: missing (a snapshot.json is the report "
+			     "of a snapshot)");
+		process_free(p);
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < list->n; i++) {
 		if (list->items[i]->dev == p->dev && list->items[i]->ino == p->ino) {
 			process_free(p);
@@ -1216,14 +1242,46 @@ static int highest_oom(const char *dir, char **namep)
 	return 0;
 }
 
-/* The report of process directory DIR in *FILEP: its report.json, else
- * its highest-numbered oom-N.json (the process did not exit normally).
- * 1, 0 when there is neither, -errno for a failure other than their
+/* The "end_time" of report FILE in *T: 1 when it says one, 0 when that is
+ * unknown (the file cannot be read, is not JSON, has none), -ENOMEM.
+ * Only to choose between a killed process's files: the file chosen is then
+ * read, and refused, like any other. */
+static int file_end_time(const char *file, double *t)
+{
+	struct gs_error ignored;
+	struct stat st;
+	json_t *root, *j;
+	char *buf;
+	size_t len;
+	int r;
+
+	r = read_all(file, &buf, &len, &st, &ignored);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 0;
+	root = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	j = root && json_is_object(root) ? json_object_get(root, "end_time") : NULL;
+	r = j && json_is_number(j);
+	if (r)
+		*t = json_number_value(j);
+	json_decref(root);
+	return r;
+}
+
+/* The report of process directory DIR in *FILEP: its report.json (the
+ * state at exit), else, the process having been killed or having crashed,
+ * the newer by their own end_time of its snapshot.json (its last periodic
+ * snapshot) and its highest-numbered oom-N.json (its last out-of-memory
+ * post-mortem); snapshot.json on a tie or when a time is unknown.
+ * 1, 0 when there is none of them, -errno for a failure other than their
  * absence (*FILEP then names what could not be read). */
 static int process_report(const char *dir, char **filep)
 {
 	char *file = util_path_join(dir, "report.json");
-	char *name = NULL;
+	char *name = NULL, *oom = NULL;
+	double snap_t, oom_t;
 	struct stat st;
 	int r;
 
@@ -1245,33 +1303,45 @@ static int process_report(const char *dir, char **filep)
 		*filep = r == -ENOMEM ? NULL : strdup(dir);
 		return r;
 	}
-	/* Killed: the newer of its last periodic snapshot and its last
-	 * out-of-memory post-mortem. */
+	if (name) {
+		oom = util_path_join(dir, name);
+		free(name);
+		if (!oom)
+			return -ENOMEM;
+	}
 	file = util_path_join(dir, "snapshot.json");
 	if (!file) {
-		free(name);
+		free(oom);
 		return -ENOMEM;
 	}
-	if (stat(file, &st) == 0) {
-		struct stat ost;
-		char *oom = name ? util_path_join(dir, name) : NULL;
-
-		if (!oom || stat(oom, &ost) != 0 || st.st_mtim.tv_sec > ost.st_mtim.tv_sec ||
-		    (st.st_mtim.tv_sec == ost.st_mtim.tv_sec &&
-		     st.st_mtim.tv_nsec >= ost.st_mtim.tv_nsec)) {
+	if (stat(file, &st) != 0) {
+		r = -errno;
+		if (r != -ENOENT && r != -ENOTDIR) {
 			free(oom);
-			free(name);
 			*filep = file;
+			return r;
+		}
+		free(file);
+		*filep = oom;
+		return oom ? 1 : 0;
+	}
+	if (oom) {
+		int rs = file_end_time(file, &snap_t), ro = file_end_time(oom, &oom_t);
+
+		if (rs < 0 || ro < 0) {
+			free(file);
+			free(oom);
+			return -ENOMEM;
+		}
+		if (rs && ro && oom_t > snap_t) {
+			free(file);
+			*filep = oom;
 			return 1;
 		}
 		free(oom);
 	}
-	free(file);
-	if (!name)
-		return 0;
-	*filep = util_path_join(dir, name);
-	free(name);
-	return *filep ? 1 : -ENOMEM;
+	*filep = file;
+	return 1;
 }
 
 /* Process directories sort as "node-9" before "node-10". */
@@ -1340,9 +1410,9 @@ static int load_run_dir(struct gs_process_list *list, const char *dir,
 	for (size_t i = 0; i < n; i++) {
 		char *file = NULL, *display;
 
-		/* A directory without report.json nor oom-N.json is a
-		 * process still running, or one that allocated nothing: not
-		 * an error. */
+		/* A directory without report.json, snapshot.json nor
+		 * oom-N.json is a process that allocated nothing, or one
+		 * still running with GPUSPY_INTERVAL=0: not an error. */
 		r = has_report(dir, names[i], &file);
 		if (r < 0) {
 			if (file)
@@ -1368,7 +1438,7 @@ static int load_run_dir(struct gs_process_list *list, const char *dir,
 	r = 0;
 	if (found == 0) {
 		gs_error_set(err, dir, "no gpuspy reports here (neither report.json "
-			     "nor */report.json, nor oom-N.json)");
+			     "nor */report.json, nor */snapshot.json, nor */oom-N.json)");
 		r = -ENOENT;
 	}
 out:

@@ -146,6 +146,17 @@ struct gs_outside {
 	bool present;
 };
 
+/* The "snapshot" of a snapshot.json (PERIODIC: samples, interval_us) or
+ * of an on-demand snapshot-N.json (number, label). */
+struct gs_snapshot {
+	bool present;
+	bool periodic;
+	int64_t samples;	/* periodic: the samples taken so far */
+	int64_t interval_us;	/* periodic: GPUSPY_INTERVAL */
+	int64_t number;		/* on demand: N of snapshot-N.json */
+	char *label;		/* on demand: NULL when none */
+};
+
 struct gs_at_peak {
 	bool present;
 	int64_t bytes;
@@ -158,7 +169,7 @@ struct gs_at_peak {
 
 struct gs_process {
 	char *path;		/* the process directory, or the file when given one */
-	char *file;		/* the report.json that was read */
+	char *file;		/* the file read: report.json, oom-N.json, snapshot.json, ... */
 	char *host;
 	int64_t pid;
 	char *exe;		/* the main executable's path, or NULL */
@@ -172,6 +183,7 @@ struct gs_process {
 	struct gs_counters kinds[GS_KIND_COUNT];
 	int64_t untracked_frees;
 	double start_time;	/* -1 when not said */
+	double end_time;	/* -1 when not said; a snapshot's: its moment */
 	struct gs_python python;
 	/* out-of-memory events so far, in the order of the report */
 	struct gs_oom *oom;
@@ -181,6 +193,9 @@ struct gs_process {
 	 * report is PARTIAL, the state at that event rather than at exit. */
 	bool partial;
 	struct gs_oom event;
+	/* A snapshot carries "snapshot" (docs/format.md, "Over time"): then
+	 * the report is PARTIAL too, the state at that moment. */
+	struct gs_snapshot snapshot;
 	struct gs_module *modules;
 	size_t nmodules;
 	struct gs_site *sites;
@@ -214,7 +229,7 @@ void util_put_clean(FILE *out, const char *s);
 
 /* load.c */
 
-/* Read and validate one report.json or oom-N.json; DISPLAY_PATH becomes
+/* Read and validate one report.json, oom-N.json or snapshot; DISPLAY_PATH becomes
  * the process's "path".  The oom entries' snapshots are not read (see
  * load_snapshots).  -EINVAL (bad content), -errno (cannot read), -ENOMEM. */
 int load_process_file(const char *file, const char *display_path,
@@ -225,10 +240,12 @@ int load_process_file(const char *file, const char *display_path,
  * report of that very event. */
 int load_snapshots(struct gs_process *p, struct gs_error *err);
 
-/* PATH is a report file (report.json, oom-N.json), a process directory or
- * a run directory.  A process directory without report.json (a process
- * killed after an out-of-memory event) is read from its highest-numbered
- * oom-N.json.  Appends every process found (run directories in version
+/* PATH is a report file (report.json, oom-N.json, snapshot.json,
+ * snapshot-N.json), a process directory or a run directory.  A process
+ * directory without report.json (a process killed, or crashed) is read
+ * from the newer, by their own end_time, of its snapshot.json and its
+ * highest-numbered oom-N.json (snapshot.json on a tie, or when either time
+ * is unknown).  Appends every process found (run directories in version
  * order of their entries), each with its snapshots. */
 int load_path(struct gs_process_list *list, const char *path,
 	      struct gs_error *err);
@@ -236,8 +253,8 @@ int load_path(struct gs_process_list *list, const char *path,
 void process_free(struct gs_process *p);
 void process_list_clear(struct gs_process_list *list);
 
-/* Whether DIR directly holds at least one <process>/report.json or
- * <process>/oom-N.json. */
+/* Whether DIR directly holds at least one <process>/report.json,
+ * <process>/snapshot.json or <process>/oom-N.json. */
 bool load_dir_has_reports(const char *dir);
 
 /* symbolize.c */

@@ -1224,9 +1224,10 @@ static void print_section(FILE *out, const struct report *r, enum section sec,
 		shown++;
 		switch (sec) {
 		case SEC_GROWING:
-			fprintf(out, "%s live, %s peak, ",
+			fprintf(out, "%s live in %" PRId64 " %s, ",
 				report_human_size(s->c.live_bytes, a, sizeof(a)),
-				report_human_size(s->c.peak_bytes, b, sizeof(b)));
+				s->c.live_allocations,
+				plural(s->c.live_allocations, "allocation", "allocations"));
 			break;
 		case SEC_LEAKED:
 		case SEC_PINNED:
@@ -1288,11 +1289,26 @@ static void print_process(FILE *out, const struct gs_process *p)
 		if (strcmp(p->path, p->file) != 0)
 			fputs("no report.json (the process did not exit normally); read ", out);
 		util_put_clean(out, basename_of(p->file));
-		if (p->event.number > 0)
+		if (p->event.number > 0) {
 			fprintf(out, ", the state at out-of-memory event %" PRId64 ", not at exit\n",
 				p->event.number);
-		else
-			fputs(", the state at that snapshot, not at exit\n", out);
+		} else {
+			if (!p->snapshot.present)
+				fputs(", the state at that snapshot", out);
+			else if (p->snapshot.periodic)
+				fputs(", the state at its last periodic snapshot", out);
+			else
+				fprintf(out, ", the state at on-demand snapshot %" PRId64,
+					p->snapshot.number);
+			if (p->snapshot.label) {
+				fputs(" \"", out);
+				util_put_clean(out, p->snapshot.label);
+				putc('"', out);
+			}
+			if (p->start_time >= 0 && p->end_time >= p->start_time)
+				fprintf(out, ", %.1f s after it started", p->end_time - p->start_time);
+			fputs(", not at exit\n", out);
+		}
 	}
 	/* Inside (what gpuspy tracked) beside outside (what NVML, like
 	 * nvidia-smi, says each process holds). */
@@ -1410,6 +1426,7 @@ static void print_pool_hints(FILE *out, const struct report *r, struct report_si
 
 	while (n < sizeof(seen) / sizeof(seen[0]) && classify_pool_label(n))
 		n++;
+	mark_pools(r, SEC_GROWING, r->sites, top, seen, n);
 	mark_pools(r, SEC_LEAKED, r->sites, top, seen, n);
 	mark_pools(r, SEC_PINNED, r->sites, top, seen, n);
 	if (r->at_peak)
@@ -1582,12 +1599,13 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 	print_pool_hints(out, r, by_at_peak, by_peak, by_calls, top);
 
 	print_ooms(out, r, top);
+	/* by live bytes: what a growing site holds now */
+	print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", r->sites, top);
 
 	fputs("\nPROCESSES\n", out);
 	for (size_t i = 0; i < r->nprocs; i++)
 		print_process(out, r->procs[i]);
 
-	print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", by_peak, top);
 	print_section(out, r, SEC_LEAKED, "LEAKED AT EXIT", r->sites, top);
 	print_section(out, r, SEC_PINNED, "PINNED HOST MEMORY LEAKED AT EXIT", r->sites, top);
 	print_section(out, r, SEC_AT_PEAK, "LIVE AT PEAK", by_at_peak, top);

@@ -133,6 +133,18 @@ def mutations(valid_doc, valid_text):
         ("snapshot interval a string", mut("snapshot", {"samples": 3, "interval_us": "1s"})),
         ("snapshot number zero", mut("snapshot", {"number": 0, "label": "x"})),
         ("snapshot label a number", mut("snapshot", {"number": 1, "label": 3})),
+        ("site growing null", mut("sites.2.growing", None)),
+        ("snapshot samples missing", mut("snapshot", {"interval_us": 1000})),
+        ("snapshot interval_us missing", mut("snapshot", {"samples": 3})),
+        ("snapshot interval_us negative", mut("snapshot", {"samples": 3, "interval_us": -1})),
+        ("snapshot samples a real", mut("snapshot", {"samples": 3.5, "interval_us": 1000})),
+        ("snapshot samples beyond 64 bits",
+         mut("snapshot", {"samples": 3, "interval_us": 1000}).replace(
+             b'"samples": 3', b'"samples": 99999999999999999999', 1)),
+        ("snapshot empty object", mut("snapshot", {})),
+        ("snapshot beside an event",
+         json.dumps(dict(valid_doc, event=EVENT,
+                         snapshot={"samples": 3, "interval_us": 1000})).encode()),
         ("site live_bytes negative", mut("sites.0.live_bytes", -5)),
         ("site allocations a string", mut("sites.1.allocations", "4")),
         ("site live above allocated", mut("sites.1.live_bytes", 2**40)),
@@ -315,7 +327,8 @@ def main():
                     "python frame function missing", "process python note not a string",
                     "oom site unknown", "oom file outside the directory",
                     "event kind unknown", "at_peak site unknown",
-                    "at_peak device live_bytes negative"}
+                    "at_peak device live_bytes negative", "snapshot samples missing",
+                    "snapshot beside an event", "site growing a string"}
             cases = [x for x in cases if x[0] in pick]
         for i, (name, content) in enumerate(cases):
             # a process directory of its own per case; every other case
@@ -414,6 +427,59 @@ def main():
         c.expect_error("earlier post-mortem of another event", [d],
                        os.path.join(d, "oom-1.json"))
 
+        # killed processes: snapshot.json, alone or beside oom-N.json, is
+        # read strictly; the bad one is named, as a process directory and
+        # within a run directory
+        def snapshot(end_time, **changes):
+            d = copy.deepcopy(valid_doc)
+            d["end_time"] = end_time
+            d["snapshot"] = {"samples": 12, "interval_us": 100000}
+            d.update(changes)
+            return json.dumps(d, indent=1).encode()
+
+        snap_cases = [
+            ("snapshot.json without snapshot", {"snapshot.json": valid_text}, "snapshot.json"),
+            ("snapshot.json truncated", {"snapshot.json": snapshot(1764510041.0)[:300]},
+             "snapshot.json"),
+            ("snapshot.json empty", {"snapshot.json": b""}, "snapshot.json"),
+            ("snapshot.json growing a string",
+             {"snapshot.json": snapshot(1764510041.0).replace(
+                 b'"first_seq": 17', b'"growing": "yes", "first_seq": 17', 1)},
+             "snapshot.json"),
+            # unreadable: its time unknown, so it is the one read
+            ("snapshot.json invalid beside a post-mortem",
+             {"snapshot.json": b"{", "oom-1.json": post_mortem(1)}, "snapshot.json"),
+            # newer than the post-mortem: read, and refused
+            ("snapshot.json newer and bad",
+             {"snapshot.json": snapshot(1764510099.0, snapshot={"samples": -1, "interval_us": 1}),
+              "oom-1.json": post_mortem(1, end_time=1764510040.5)}, "snapshot.json"),
+            # older: the post-mortem is read, and refused
+            ("post-mortem newer than snapshot.json and bad",
+             {"snapshot.json": snapshot(1764510001.0),
+              "oom-1.json": post_mortem(1, end_time=1764510040.5, pid=0)}, "oom-1.json"),
+            ("snapshot.json a directory", {"snapshot.json": None}, "snapshot.json"),
+        ]
+        for i, (name, files, bad_name) in enumerate(snap_cases):
+            d = os.path.join(tmp, "snap%02d" % i, "node-%d" % (5000 + i))
+            os.makedirs(d)
+            for fname, content in files.items():
+                if content is None:
+                    os.makedirs(os.path.join(d, fname))
+                else:
+                    with open(os.path.join(d, fname), "wb") as out:
+                        out.write(content)
+            c.expect_error(name, [d if i % 2 else os.path.dirname(d)],
+                           os.path.join(d, bad_name))
+        # a valid snapshot.json is read, alone, named directly, or in a run
+        good = os.path.join(tmp, "snap-good", "node-5100")
+        os.makedirs(good)
+        with open(os.path.join(good, "snapshot.json"), "wb") as out:
+            out.write(snapshot(1764510041.0))
+        c.expect_ok("valid snapshot.json", [good])
+        c.expect_ok("valid snapshot.json, run directory", [os.path.dirname(good)])
+        c.expect_ok("valid snapshot.json named", ["--format", "json",
+                                                  os.path.join(good, "snapshot.json")])
+
         # each report is valid, but their sums do not fit in 64 bits
         big = os.path.join(tmp, "overflow-run")
         for name in ("node-1", "node-2"):
@@ -456,6 +522,9 @@ def main():
             c.expect_ok("valid out-of-memory run (valgrind)", [os.path.join(fixtures, "oom")])
             c.expect_ok("valid out-of-memory run, JSON (valgrind)",
                         ["--format", "json", os.path.join(fixtures, "oom")])
+            c.expect_ok("valid growth run (valgrind)", [os.path.join(fixtures, "growth")])
+            c.expect_ok("valid growth run, JSON (valgrind)",
+                        ["--format", "json", os.path.join(fixtures, "growth")])
             c.expect_ok("a post-mortem named (valgrind)",
                         [os.path.join(fixtures, "oom", "node9-500", "oom-2.json")])
 

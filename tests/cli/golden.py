@@ -32,6 +32,12 @@ CASES = [
     # to snapshot.json, the outside view beside the inside one
     (["report", "--top", "1", "outside"], "outside.expected.txt"),
     (["report", "--format", "json", "outside"], "outside.expected.json"),
+    # growing sites; killed processes read from snapshot.json, or from an
+    # oom-N.json newer than it; a snapshot.json named directly
+    (["report", "growth"], "growth.expected.txt"),
+    (["report", "--format", "json", "growth"], "growth.expected.json"),
+    (["report", "--top", "1", "growth"], "growth-top1.expected.txt"),
+    (["report", "growth/node4-302/snapshot.json"], "growth-node4-302-snapshot.expected.txt"),
 ]
 
 

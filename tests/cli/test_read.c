@@ -8,6 +8,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <setjmp.h>
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1013,6 +1016,214 @@ static void test_oom_files(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Memory over time (fixtures/README.md, growth/): sites[].growing, read
+ * and merged ("growing in any process"); killed processes read from
+ * snapshot.json, or from an oom-N.json newer than it. */
+static bool near(double a, double b)
+{
+	return a > b - 0.001 && a < b + 0.001;
+}
+
+static const struct report_site *site_by_key(const struct report *r, const char *key)
+{
+	for (size_t i = 0; i < r->nsites; i++)
+		if (strcmp(r->sites[i]->key, key) == 0)
+			return r->sites[i];
+	fail_msg("no site %s", key);
+	return NULL;
+}
+
+static void test_load_growth(void **state)
+{
+	struct gs_process_list list = { 0 };
+	struct gs_error err = { "" };
+	struct gs_process *p;
+	struct report r;
+
+	assert_int_equal(load_path(&list, fixture("growth"), &err), 0);
+	assert_int_equal(list.n, 3);
+
+	/* ran to the end: report.json, the final state */
+	p = list.items[0];
+	assert_int_equal(p->pid, 300);
+	assert_false(p->partial);
+	assert_false(p->snapshot.present);
+	assert_non_null(strstr(p->file, "node4-300/report.json"));
+	assert_true(p->sites[0].growing);	/* leak_step */
+	assert_true(p->sites[1].growing);	/* cache_grow */
+	assert_false(p->sites[2].growing);	/* churn_step */
+	assert_false(p->sites[3].growing);	/* warm_pool */
+
+	/* killed: its last periodic snapshot */
+	p = list.items[1];
+	assert_int_equal(p->pid, 301);
+	assert_true(p->partial);
+	assert_non_null(strstr(p->file, "node4-301/snapshot.json"));
+	assert_non_null(strstr(p->path, "growth/node4-301"));
+	assert_true(p->snapshot.present);
+	assert_true(p->snapshot.periodic);
+	assert_int_equal(p->snapshot.samples, 69);
+	assert_int_equal(p->snapshot.interval_us, 100000);
+	assert_true(near(p->start_time, 1764510001.0));
+	assert_true(near(p->end_time, 1764510007.9));
+	assert_int_equal(p->event.number, 0);
+
+	/* killed after two events: oom-2.json is newer than snapshot.json */
+	p = list.items[2];
+	assert_int_equal(p->pid, 302);
+	assert_true(p->partial);
+	assert_non_null(strstr(p->file, "node4-302/oom-2.json"));
+	assert_false(p->snapshot.present);
+	assert_int_equal(p->event.number, 2);
+	assert_int_equal(p->sites[0].c.live_bytes, 14 * MiB);
+
+	/* growing in any process makes the merged site growing */
+	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(r.partial, 2);
+	assert_int_equal(r.nsites, 5);
+	assert_true(site_by_key(&r, "cudaMalloc|trainer!leak_step;trainer!train_loop;trainer!main")->growing);
+	assert_int_equal(site_by_key(&r, "cudaMalloc|trainer!leak_step;trainer!train_loop;trainer!main")->processes, 3);
+	/* only in node4-301's snapshot */
+	assert_true(site_by_key(&r, "cudaMalloc|trainer!alloc_batch;trainer!train_loop;trainer!main")->growing);
+	assert_true(site_by_key(&r, "cudaMallocManaged|trainer!cache_grow;trainer!main")->growing);
+	assert_false(site_by_key(&r, "cudaMalloc|trainer!warm_pool;trainer!main")->growing);
+	assert_false(site_by_key(&r, "cudaMalloc|trainer!churn_step;trainer!train_loop;trainer!main")->growing);
+	report_clear(&r);
+	process_list_clear(&list);
+
+	/* a snapshot.json named directly, though older than oom-2.json; the
+	 * post-mortem it names is read from its directory */
+	assert_int_equal(load_path(&list, fixture("growth/node4-302/snapshot.json"), &err), 0);
+	assert_int_equal(list.n, 1);
+	p = list.items[0];
+	assert_true(p->partial);
+	assert_true(p->snapshot.periodic);
+	assert_int_equal(p->snapshot.samples, 40);
+	assert_int_equal(p->sites[0].c.live_bytes, 12 * MiB);
+	assert_int_equal(p->noom, 1);
+	assert_non_null(p->oom[0].snapshot);
+	assert_int_equal(p->oom[0].snapshot->event.number, 1);
+	process_list_clear(&list);
+}
+
+/* FROM copied to TO with the first OLD replaced by NEW. */
+static void copy_replace(const char *from, const char *to, const char *old, const char *new)
+{
+	char buf[65536], *at;
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	size_t n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	n = fread(buf, 1, sizeof(buf) - 1, in);
+	assert_true(n < sizeof(buf) - 1);
+	buf[n] = '\0';
+	at = strstr(buf, old);
+	assert_non_null(at);
+	fwrite(buf, 1, at - buf, out);
+	fputs(new, out);
+	fputs(at + strlen(old), out);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+/* Which file of DIR load_path reads, as a static basename. */
+static const char *fallback_of(const char *dir)
+{
+	static char name[64];
+	struct gs_process_list list = { 0 };
+	struct gs_error err = { "" };
+	const char *slash;
+	int r = load_path(&list, dir, &err);
+
+	if (r != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(list.n, 1);
+	assert_true(list.items[0]->partial);
+	slash = strrchr(list.items[0]->file, '/');
+	snprintf(name, sizeof(name), "%s", slash ? slash + 1 : list.items[0]->file);
+	process_list_clear(&list);
+	return name;
+}
+
+/* The newer by end_time, not by the files' times; snapshot.json on a tie
+ * or an unknown time; report.json whenever it is there. */
+static void test_snapshot_fallback(void **state)
+{
+	char dir[] = "/tmp/gpuspy-test-snap-XXXXXX";
+	char snap[PATH_MAX], oom1[PATH_MAX], oom2[PATH_MAX], rep[PATH_MAX];
+	char src[PATH_MAX + 64];
+	/* snapshot.json written last, as far as the file system knows */
+	struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } };
+	struct timespec now[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+
+	assert_non_null(mkdtemp(dir));
+	/* fixture() returns one static buffer */
+	snprintf(src, sizeof(src), "%s", fixture("growth/node4-302/snapshot.json"));
+	snprintf(snap, sizeof(snap), "%s/snapshot.json", dir);
+	snprintf(oom1, sizeof(oom1), "%s/oom-1.json", dir);
+	snprintf(oom2, sizeof(oom2), "%s/oom-2.json", dir);
+	snprintf(rep, sizeof(rep), "%s/report.json", dir);
+	copy_file(fixture("growth/node4-302/oom-1.json"), oom1);
+	copy_file(fixture("growth/node4-302/oom-2.json"), oom2);
+
+	/* end_time 6.0 < 9.0, whatever the modification times say */
+	copy_file(src, snap);
+	assert_int_equal(utimensat(AT_FDCWD, oom2, old, 0), 0);
+	assert_int_equal(utimensat(AT_FDCWD, snap, now, 0), 0);
+	assert_string_equal(fallback_of(dir), "oom-2.json");
+
+	/* a tie: snapshot.json */
+	copy_replace(src, snap, "\"end_time\": 1764510006.0", "\"end_time\": 1764510009.0");
+	assert_string_equal(fallback_of(dir), "snapshot.json");
+	/* newer */
+	copy_replace(src, snap, "\"end_time\": 1764510006.0", "\"end_time\": 1764510009.5");
+	assert_int_equal(utimensat(AT_FDCWD, snap, old, 0), 0);
+	assert_int_equal(utimensat(AT_FDCWD, oom2, now, 0), 0);
+	assert_string_equal(fallback_of(dir), "snapshot.json");
+	/* snapshot.json's time unknown */
+	copy_replace(src, snap, "\"end_time\": 1764510006.0,", "");
+	assert_string_equal(fallback_of(dir), "snapshot.json");
+	/* oom-2.json's time unknown */
+	copy_file(src, snap);
+	copy_replace(fixture("growth/node4-302/oom-2.json"), oom2,
+		     "\"end_time\": 1764510009.0,", "");
+	assert_string_equal(fallback_of(dir), "snapshot.json");
+
+	/* snapshot.json alone */
+	unlink(oom1);
+	unlink(oom2);
+	assert_string_equal(fallback_of(dir), "snapshot.json");
+
+	/* report.json, the final state, is always read */
+	copy_file(fixture("growth/node4-300/report.json"), rep);
+	{
+		struct gs_process_list list = { 0 };
+		struct gs_error err = { "" };
+
+		assert_int_equal(load_path(&list, dir, &err), 0);
+		assert_int_equal(list.n, 1);
+		assert_false(list.items[0]->partial);
+		assert_non_null(strstr(list.items[0]->file, "/report.json"));
+		process_list_clear(&list);
+	}
+	unlink(rep);
+
+	/* a snapshot.json without "snapshot" is refused, naming it */
+	copy_replace(src, snap, "\"snapshot\": {", "\"not_a_snapshot\": {");
+	{
+		struct gs_process_list list = { 0 };
+		struct gs_error err = { "" };
+
+		assert_int_equal(load_path(&list, dir, &err), -EINVAL);
+		assert_non_null(strstr(err.msg, "snapshot.json"));
+		assert_non_null(strstr(err.msg, "snapshot: missing"));
+		process_list_clear(&list);
+	}
+	unlink(snap);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_human_size(void **state)
 {
 	char buf[32];
@@ -1196,6 +1407,8 @@ int main(void)
 		cmocka_unit_test(test_load_oom),
 		cmocka_unit_test(test_merge_oom),
 		cmocka_unit_test(test_oom_files),
+		cmocka_unit_test(test_load_growth),
+		cmocka_unit_test(test_snapshot_fallback),
 		cmocka_unit_test(test_human_size),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_normalize),

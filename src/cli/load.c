@@ -647,6 +647,143 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p
 	return 0;
 }
 
+/* A decimal rank, as torchrun and mpirun set it; -1 for anything else. */
+static int64_t parse_rank(const char *s)
+{
+	int64_t x = 0;
+
+	if (!*s || strlen(s) > 9)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		x = x * 10 + (*s - '0');
+	}
+	return x;
+}
+
+/* What the run was: "gpuspy_version", "environment" (checked to be all
+ * strings by check_optional), "cuda", all optional. */
+static int load_settings(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	struct vctx sub = *v;
+	json_t *obj, *val, *devs;
+	const char *name;
+	int64_t local_rank = -1;
+	size_t i;
+	int r;
+
+	p->rank = -1;
+	if ((r = get_str(v, root, "gpuspy_version", false, false, &p->version)) < 0 ||
+	    (r = member(v, root, "environment", false, JSON_OBJECT, &obj)) < 0)
+		return r;
+	if (obj) {
+		p->env = calloc(json_object_size(obj) + 1, sizeof(*p->env));
+		if (!p->env)
+			return -ENOMEM;
+		json_object_foreach(obj, name, val) {
+			struct gs_env *e = &p->env[p->nenv];
+
+			e->name = strdup(name);
+			e->value = strdup(json_string_value(val));
+			p->nenv++;
+			if (!e->name || !e->value)
+				return -ENOMEM;
+			if (strcmp(name, "RANK") == 0)
+				p->rank = parse_rank(e->value);
+			else if (strcmp(name, "LOCAL_RANK") == 0)
+				local_rank = parse_rank(e->value);
+		}
+	}
+	if (p->rank < 0)
+		p->rank = local_rank;
+
+	if ((r = member(v, root, "cuda", false, JSON_OBJECT, &obj)) < 0 || !obj)
+		return r;
+	sub.where = "cuda";
+	if ((r = get_int(&sub, obj, "driver_version", true, 0, INT32_MAX,
+			 &p->driver_version)) < 0 ||
+	    (r = member(&sub, obj, "devices", true, JSON_ARRAY, &devs)) < 0)
+		return r;
+	p->gpus = calloc(json_array_size(devs) + 1, sizeof(*p->gpus));
+	if (!p->gpus)
+		return -ENOMEM;
+	json_array_foreach(devs, i, val) {
+		struct gs_gpu *g = &p->gpus[i];
+		char where[48];
+
+		snprintf(where, sizeof(where), "cuda.devices[%zu]", i);
+		sub.where = where;
+		if (!json_is_object(val))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(val));
+		p->ngpus = i + 1;
+		if ((r = get_int(&sub, val, "device", true, 0, INT32_MAX, &g->device)) < 0 ||
+		    (r = get_str(&sub, val, "name", true, false, &g->name)) < 0 ||
+		    (r = get_int(&sub, val, "total_bytes", true, -1, INT64_MAX,
+				 &g->total_bytes)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* "marks" and "mark", optional; each mark's sites must be the report's. */
+static int load_marks(const struct vctx *v, json_t *root, struct gs_process *p)
+{
+	struct vctx sub = *v;
+	json_t *arr, *m, *sites, *j;
+	size_t i, k;
+	int r;
+
+	if ((r = member(v, root, "mark", false, JSON_STRING, &j)) < 0 ||
+	    (r = member(v, root, "marks", false, JSON_ARRAY, &arr)) < 0 || !arr)
+		return r;
+	p->marks = calloc(json_array_size(arr) + 1, sizeof(*p->marks));
+	if (!p->marks)
+		return -ENOMEM;
+	json_array_foreach(arr, i, m) {
+		struct gs_mark *mk = &p->marks[i];
+		char where[32];
+
+		snprintf(where, sizeof(where), "marks[%zu]", i);
+		sub.where = where;
+		if (!json_is_object(m))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(m));
+		p->nmarks = i + 1;
+		if ((r = get_time(&sub, m, "time", true, &mk->time)) < 0 ||
+		    (r = get_str(&sub, m, "label", true, false, &mk->label)) < 0 ||
+		    (r = get_int(&sub, m, "live_bytes", false, 0, INT64_MAX, &mk->live_bytes)) < 0 ||
+		    (r = member(&sub, m, "sites", false, JSON_ARRAY, &sites)) < 0)
+			return r;
+		if (!sites)
+			continue;	/* a mark of a gpuspy before 0.2: label and time */
+		mk->sites = calloc(json_array_size(sites) + 1, sizeof(*mk->sites));
+		if (!mk->sites)
+			return -ENOMEM;
+		json_array_foreach(sites, k, j) {
+			struct gs_peak_site *ps = &mk->sites[k];
+			char w2[64];
+			size_t x;
+
+			snprintf(w2, sizeof(w2), "marks[%zu].sites[%zu]", i, k);
+			sub.where = w2;
+			if (!json_is_object(j))
+				return bad(&sub, NULL, "expected an object, got %s", type_name(j));
+			if ((r = get_int(&sub, j, "site", true, 0, INT64_MAX, &ps->site)) < 0 ||
+			    (r = get_count(&sub, j, "live_bytes", &ps->live_bytes)) < 0)
+				return r;
+			for (x = 0; x < p->nsites; x++)
+				if (p->sites[x].id == ps->site)
+					break;
+			if (x == p->nsites)
+				return bad(&sub, "site", "%" PRId64 " is the id of none of the sites",
+					   ps->site);
+			ps->index = x;
+			mk->nsites = k + 1;
+		}
+	}
+	return 0;
+}
+
 /* Whether NAME is "oom-N.json" (N decimal digits, at most 9 of them: a
  * process writes 16 at most); *N gets N. */
 static bool oom_file_name(const char *name, int64_t *n)
@@ -847,6 +984,8 @@ static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
 	    (r = load_modules(v, root, p)) < 0 ||
 	    (r = load_sites(v, root, p)) < 0 ||
 	    (r = load_at_peak(v, root, p)) < 0 ||
+	    (r = load_settings(v, root, p)) < 0 ||
+	    (r = load_marks(v, root, p)) < 0 ||
 	    (r = load_outside(v, root, p)) < 0 ||
 	    (r = load_oom(v, root, p)) < 0)
 		return r;
@@ -1049,6 +1188,20 @@ void process_free(struct gs_process *p)
 	free(p->outside.gpus);
 	free(p->at_peak.devices);
 	free(p->at_peak.sites);
+	free(p->version);
+	for (size_t i = 0; i < p->nenv; i++) {
+		free(p->env[i].name);
+		free(p->env[i].value);
+	}
+	free(p->env);
+	for (size_t i = 0; i < p->ngpus; i++)
+		free(p->gpus[i].name);
+	free(p->gpus);
+	for (size_t i = 0; i < p->nmarks; i++) {
+		free(p->marks[i].label);
+		free(p->marks[i].sites);
+	}
+	free(p->marks);
 	free(p);
 }
 

@@ -167,6 +167,27 @@ struct gs_at_peak {
 	size_t nsites;
 };
 
+/* "marks": gpuspy_mark() calls, oldest first, each with what every site
+ * held live at that moment (sites reuse gs_peak_site: id, index, bytes). */
+struct gs_mark {
+	double time;
+	char *label;
+	int64_t live_bytes;	/* GPU memory: device + managed + vmm */
+	struct gs_peak_site *sites;
+	size_t nsites;
+};
+
+/* One entry of "environment", or of "cuda.devices". */
+struct gs_env {
+	char *name;
+	char *value;
+};
+struct gs_gpu {
+	int64_t device;
+	char *name;
+	int64_t total_bytes;	/* -1: unknown */
+};
+
 struct gs_process {
 	char *path;		/* the process directory, or the file when given one */
 	char *file;		/* the file read: report.json, oom-N.json, snapshot.json, ... */
@@ -202,6 +223,16 @@ struct gs_process {
 	size_t nsites;
 	struct gs_at_peak at_peak;
 	struct gs_outside outside;
+	/* what the run was: settings a diff puts side by side */
+	char *version;		/* gpuspy_version; NULL when not said */
+	struct gs_env *env;	/* "environment", in file order */
+	size_t nenv;
+	int64_t rank;		/* RANK, else LOCAL_RANK, from "environment"; -1: none */
+	int64_t driver_version;	/* "cuda.driver_version"; 0: unknown */
+	struct gs_gpu *gpus;	/* "cuda.devices" */
+	size_t ngpus;
+	struct gs_mark *marks;
+	size_t nmarks;
 	/* device and inode of the report read, so that a process named twice
 	 * (a run directory and one of its process directories) counts once */
 	dev_t dev;

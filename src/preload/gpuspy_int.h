@@ -349,6 +349,21 @@ void vmm_reset_lock(void);
 int driver_current_device(void);
 /* cuMemGetInfo of the current context; false when it cannot be asked. */
 bool driver_mem_info(long long *free_bytes, long long *total_bytes);
+/* The driver's version and the GPUs' names and sizes: asked once, at
+ * activation; read by the report writer. */
+#define GS_INFO_DEVICES 16
+struct gs_cuda_device {
+	int ordinal;
+	char name[96];
+	long long total_bytes; /* -1 unknown */
+};
+struct gs_cuda_info {
+	int driver_version; /* 0 unknown; 13000 is CUDA 13.0 */
+	unsigned ndevices;
+	struct gs_cuda_device devices[GS_INFO_DEVICES];
+};
+void driver_describe(void);
+const struct gs_cuda_info *driver_info(void);
 /* The dlsym hook's work for "cu*" names, after the real lookup. */
 void *driver_dlsym_hook(void *handle, const char *name, void *found);
 
@@ -371,7 +386,7 @@ void report_growth_notice(const struct gs_site *s);
 /* An on-demand snapshot (signal, gpuspy_snapshot): snapshot-N.json. */
 int report_write_labelled(const char *label);
 void report_write_requested(void);
-/* gpuspy_mark: the label later snapshots carry. */
+/* gpuspy_mark: a label, the time, and what each site holds live then. */
 void report_mark(const char *label);
 
 /* ---- nvml.c: what NVML says each GPU and process holds ---- */

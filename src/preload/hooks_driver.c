@@ -48,7 +48,14 @@
 	X(cuGetProcAddress_v2)
 
 /* Used, never wrapped. */
-#define DRIVER_USED(X) X(cuCtxGetDevice) X(cuMemGetInfo_v2)
+#define DRIVER_USED(X)                                                                             \
+	X(cuCtxGetDevice)                                                                          \
+	X(cuMemGetInfo_v2)                                                                         \
+	X(cuDriverGetVersion)                                                                      \
+	X(cuDeviceGetCount)                                                                        \
+	X(cuDeviceGet)                                                                             \
+	X(cuDeviceGetName)                                                                         \
+	X(cuDeviceTotalMem_v2)
 
 enum drv_fn {
 #define DRV_ENUM(n) D_##n,
@@ -135,6 +142,47 @@ bool driver_mem_info(long long *free_bytes, long long *total_bytes)
 	*free_bytes = (long long)f;
 	*total_bytes = (long long)t;
 	return true;
+}
+
+/*
+ * The driver and the GPUs, asked once at the first allocation (the driver
+ * is initialized then; at exit it may already be torn down).  Nothing
+ * here allocates, and a driver that lacks a function leaves its part out.
+ */
+static struct gs_cuda_info cuda_info;
+
+void driver_describe(void)
+{
+	CUresult (*version)(int *) = REAL(cuDriverGetVersion);
+	CUresult (*count)(int *) = REAL(cuDeviceGetCount);
+	CUresult (*get)(CUdevice *, int) = REAL(cuDeviceGet);
+	CUresult (*name)(char *, int, CUdevice) = REAL(cuDeviceGetName);
+	CUresult (*total)(size_t *, CUdevice) = REAL(cuDeviceTotalMem_v2);
+	int n = 0;
+
+	if (version && version(&cuda_info.driver_version) != CUDA_SUCCESS)
+		cuda_info.driver_version = 0;
+	if (!count || !get || count(&n) != CUDA_SUCCESS || n < 0)
+		n = 0;
+	for (int i = 0; i < n && cuda_info.ndevices < GS_INFO_DEVICES; i++) {
+		struct gs_cuda_device *d = &cuda_info.devices[cuda_info.ndevices];
+		CUdevice dev;
+		size_t bytes = 0;
+
+		if (get(&dev, i) != CUDA_SUCCESS)
+			continue;
+		d->ordinal = i;
+		if (!name || name(d->name, sizeof(d->name), dev) != CUDA_SUCCESS)
+			d->name[0] = '\0';
+		d->name[sizeof(d->name) - 1] = '\0';
+		d->total_bytes = total && total(&bytes, dev) == CUDA_SUCCESS ? (long long)bytes : -1;
+		cuda_info.ndevices++;
+	}
+}
+
+const struct gs_cuda_info *driver_info(void)
+{
+	return &cuda_info;
 }
 
 /* ---- the wrappers, once, with the door as a parameter ---- */

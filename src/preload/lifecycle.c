@@ -157,6 +157,7 @@ bool gs_activate(void)
 	}
 	unwind_warm();
 	pystack_init();
+	driver_describe();
 	atomic_store_explicit(&gs_state.active, true, memory_order_release);
 	pthread_mutex_unlock(&activate_lock);
 	writer_start();

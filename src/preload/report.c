@@ -242,12 +242,19 @@ static struct gs_oom ooms[OOM_FILES];
 static unsigned n_ooms, oom_dropped;
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* gpuspy_mark(): the last MARKS labels, oldest first, under report_lock. */
+/*
+ * gpuspy_mark(): the last MARKS marks, oldest first, under report_lock.
+ * Each keeps what every site held live at that moment, so that two runs
+ * can be compared at the same phase (`gpuspy diff --at LABEL`).
+ */
 #define MARKS 64
 #define LABEL_MAX 128
 static struct {
 	double time;
 	char label[LABEL_MAX];
+	long long live; /* GPU memory (device + managed + vmm) */
+	struct gs_peak_site *sites; /* live > 0, any kind; NULL: none or no memory */
+	unsigned n;
 } marks[MARKS];
 static unsigned n_marks; /* ever made */
 
@@ -339,6 +346,18 @@ static int write_json(FILE *f, const struct snapshot *snap)
 			fputs("},\n", f);
 		}
 	}
+	{
+		const struct gs_cuda_info *ci = driver_info();
+
+		fprintf(f, "  \"cuda\": {\"driver_version\": %d, \"devices\": [", ci->driver_version);
+		for (unsigned i = 0; i < ci->ndevices; i++) {
+			fprintf(f, "%s{\"device\": %d, \"name\": ", i ? ", " : "",
+				ci->devices[i].ordinal);
+			json_str(f, ci->devices[i].name);
+			fprintf(f, ", \"total_bytes\": %lld}", ci->devices[i].total_bytes);
+		}
+		fputs("]},\n", f);
+	}
 	fprintf(f, "  \"leaked\": {\"bytes\": %lld, \"allocations\": %lld},\n", view.gpu_live,
 		view.gpu_allocs);
 	fprintf(f, "  \"peak\": {\"bytes\": %lld},\n  \"kinds\": {\n", view.gpu_peak);
@@ -413,10 +432,16 @@ static int write_json(FILE *f, const struct snapshot *snap)
 
 		fputs(",\n  \"marks\": [", f);
 		for (unsigned i = oldest; i < n_marks; i++) {
-			fprintf(f, "%s{\"time\": %.3f, \"label\": ", i > oldest ? ", " : "",
-				marks[i % MARKS].time);
-			json_str(f, marks[i % MARKS].label);
-			fputc('}', f);
+			const unsigned m = i % MARKS;
+
+			fprintf(f, "%s{\"time\": %.3f, \"label\": ", i > oldest ? ",\n    " : "\n    ",
+				marks[m].time);
+			json_str(f, marks[m].label);
+			fprintf(f, ", \"live_bytes\": %lld, \"sites\": [", marks[m].live);
+			for (unsigned j = 0; j < marks[m].n; j++)
+				fprintf(f, "%s{\"site\": %u, \"live_bytes\": %lld}", j ? ", " : "",
+					marks[m].sites[j].site, marks[m].sites[j].live_bytes);
+			fputs("]}", f);
 		}
 		fputs("],\n  \"mark\": ", f);
 		json_str(f, marks[(n_marks - 1) % MARKS].label);
@@ -760,11 +785,37 @@ void report_growth_notice(const struct gs_site *s)
 	gs_warn("memory keeps growing at %s: %s live now (pid %d)", fr, a, (int)getpid());
 }
 
+/*
+ * On the caller's thread: a copy of each site's live bytes, O(sites) with
+ * no walk of the live table.  Without memory for the copy the mark keeps
+ * its label and time and an empty list, and says so by being empty.
+ */
 void report_mark(const char *label)
 {
+	unsigned cap = site_count() + 16, n = 0, m;
+	struct gs_peak_site *copy = calloc(cap, sizeof(*copy));
+	long long live = 0;
+
+	for (struct gs_site *s = site_list(); copy && s && n < cap; s = s->next_all) {
+		long long b = counters_live_bytes(&s->c);
+
+		if (b <= 0)
+			continue;
+		copy[n].site = s->id;
+		copy[n].live_bytes = b;
+		n++;
+	}
+	for (int k = 0; k < GS_KIND_COUNT; k++)
+		if (k != GS_KIND_PINNED)
+			live += counters_live_bytes(&gs_totals.kind[k]);
 	pthread_mutex_lock(&report_lock);
-	marks[n_marks % MARKS].time = gs_now();
-	snprintf(marks[n_marks % MARKS].label, LABEL_MAX, "%s", label ? label : "");
+	m = n_marks % MARKS;
+	free(marks[m].sites);
+	marks[m].time = gs_now();
+	snprintf(marks[m].label, LABEL_MAX, "%s", label ? label : "");
+	marks[m].live = live;
+	marks[m].sites = copy;
+	marks[m].n = copy ? n : 0;
 	n_marks++;
 	pthread_mutex_unlock(&report_lock);
 }

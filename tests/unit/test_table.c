@@ -22,6 +22,17 @@ bool driver_mem_info(long long *free_bytes, long long *total_bytes)
 	return false;
 }
 
+void driver_describe(void)
+{
+}
+
+const struct gs_cuda_info *driver_info(void)
+{
+	static const struct gs_cuda_info none;
+
+	return &none;
+}
+
 static struct gs_alloc *entry(uint64_t addr, enum gs_space space, uint64_t size)
 {
 	struct gs_alloc *a = calloc(1, sizeof(*a));

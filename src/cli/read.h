@@ -441,6 +441,8 @@ struct report {
 	struct report_oom *ooms;	/* every process's, by time */
 	size_t nooms;
 	int64_t oom_dropped;
+	/* site_of[P][I]: the merged site that process P's sites[I] went into */
+	struct report_site ***site_of;
 	/* key -> site, open addressing */
 	struct report_site **table;
 	size_t table_size;

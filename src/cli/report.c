@@ -148,6 +148,9 @@ void report_clear(struct report *r)
 	free(r->sites);
 	free(r->table);
 	free(r->at_peak_devices);
+	for (size_t i = 0; r->site_of && i < r->nprocs; i++)
+		free(r->site_of[i]);
+	free(r->site_of);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -523,6 +526,8 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		return e;
 
 	e = process_modules(p, s, &mods, &main_exe);
+	if (e == 0 && !(r->site_of[index] = calloc(p->nsites + 1, sizeof(**r->site_of))))
+		e = -ENOMEM;
 	if (e < 0) {
 		free(at_peak);
 		return e;
@@ -566,6 +571,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 				rs->processes++;
 				rs->last_process = index + 1;
 			}
+			r->site_of[index][i] = rs;
 			continue;
 		}
 		rs = calloc(1, sizeof(*rs));
@@ -596,6 +602,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 			site_free(rs);
 			break;
 		}
+		r->site_of[index][i] = rs;
 	}
 	free(mods);
 	free(main_exe);
@@ -780,6 +787,11 @@ int report_build(struct report *r, const struct gs_process_list *list,
 	memset(r, 0, sizeof(*r));
 	r->procs = list->items;
 	r->nprocs = list->n;
+	r->site_of = calloc(list->n + 1, sizeof(*r->site_of));
+	if (!r->site_of) {
+		gs_error_set(err, NULL, "out of memory");
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < list->n; i++) {
 		e = merge_process(r, i, s, err);
 		if (e < 0) {

@@ -3,16 +3,33 @@
 #ifndef GPUSPY_CLI_H
 #define GPUSPY_CLI_H
 
+#include <stddef.h>
+#include <sys/types.h>
+
 /* Exit statuses shared by the commands (gpuspy(1), EXIT STATUS). */
 enum {
 	EXIT_OK = 0,
 	EXIT_FAILURE_OTHER = 1,	/* out of memory, cannot write the output */
+	EXIT_GROWTH = 1,	/* gpuspy diff --fail-on-growth: a site grew */
 	EXIT_USAGE = 2,		/* bad usage or bad input files */
 	EXIT_EXEC_FAILED = 127,
 };
 
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+
+/* util.c: a process running under gpuspy, seen from outside */
+
+/* The value of NAME in /proc/PID/environ, or NULL. */
+char *util_proc_env(pid_t pid, const char *name);
+/* The process directory that process PID writes on this host, as the
+ * library resolves it: its GPUSPY_OUTPUT_DIR (default gpuspy-out; a
+ * relative one from its working directory) + "/<host>-<pid>".  Cut short
+ * when it does not fit in SIZE bytes. */
+void util_process_dir(pid_t pid, char *dir, size_t size);
 
 #endif

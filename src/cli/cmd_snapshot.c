@@ -21,43 +21,6 @@
 
 static const char usage[] = "Usage: gpuspy snapshot PID [LABEL]\n";
 
-/* The value of NAME in /proc/PID/environ, or NULL. */
-static char *proc_env(pid_t pid, const char *name)
-{
-	char path[64], *buf = NULL, *val = NULL;
-	size_t len = 0, cap = 0, nlen = strlen(name);
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			char *b = realloc(buf, cap = len + 65536);
-
-			if (!b)
-				break;
-			buf = b;
-		}
-		n = read(fd, buf + len, 4096);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	for (size_t i = 0; buf && i < len; i += strlen(buf + i) + 1) {
-		buf[len] = '\0';
-		if (strncmp(buf + i, name, nlen) == 0 && buf[i + nlen] == '=') {
-			val = strdup(buf + i + nlen + 1);
-			break;
-		}
-	}
-	free(buf);
-	return val;
-}
-
 static int count_snapshots(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -74,7 +37,7 @@ static int count_snapshots(const char *dir)
 
 static int signal_of(pid_t pid)
 {
-	char *v = proc_env(pid, "GPUSPY_SIGNAL");
+	char *v = util_proc_env(pid, "GPUSPY_SIGNAL");
 	int sig = SIGUSR2;
 
 	if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0))
@@ -89,11 +52,10 @@ static int signal_of(pid_t pid)
 
 int cmd_snapshot(int argc, char **argv)
 {
-	char host[256], cwd_link[64], cwd[PATH_MAX], dir[PATH_MAX * 2], req[PATH_MAX * 2 + 16];
-	char *out, *end;
+	char dir[PATH_MAX * 2], req[PATH_MAX * 2 + 16];
+	char *end;
 	const char *label;
 	long pid;
-	ssize_t n;
 	int before, sig, fd;
 
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -124,21 +86,7 @@ int cmd_snapshot(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	/* Its run directory, as the library resolved it: relative to its
-	 * working directory. */
-	snprintf(cwd_link, sizeof(cwd_link), "/proc/%ld/cwd", pid);
-	n = readlink(cwd_link, cwd, sizeof(cwd) - 1);
-	cwd[n > 0 ? n : 0] = '\0';
-	out = proc_env((pid_t)pid, "GPUSPY_OUTPUT_DIR");
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	if (out && out[0] == '/')
-		snprintf(dir, sizeof(dir), "%s/%s-%ld", out, host, pid);
-	else
-		snprintf(dir, sizeof(dir), "%s/%s/%s-%ld", cwd, out && *out ? out : "gpuspy-out",
-			 host, pid);
-	free(out);
+	util_process_dir((pid_t)pid, dir, sizeof(dir));
 	before = count_snapshots(dir);
 	if (before < 0) {
 		fprintf(stderr,

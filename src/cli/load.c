@@ -314,7 +314,12 @@ static int check_optional(const struct vctx *v, json_t *root, struct gs_process 
 	if ((r = member(v, root, "devices", false, JSON_ARRAY, &j)) < 0)
 		return r;
 	if (j) {
+		/* kept for 'gpuspy top' (its per-device line) */
+		p->devices = calloc(json_array_size(j) + 1, sizeof(*p->devices));
+		if (!p->devices)
+			return -ENOMEM;
 		json_array_foreach(j, i, val) {
+			struct gs_device *d = &p->devices[i];
 			char where[64];
 			struct vctx sub = *v;
 
@@ -323,10 +328,11 @@ static int check_optional(const struct vctx *v, json_t *root, struct gs_process 
 			if (!json_is_object(val))
 				return bad(&sub, NULL, "expected an object, got %s",
 					   type_name(val));
-			if ((r = get_int(&sub, val, "device", true, -1, INT32_MAX, &x)) < 0 ||
-			    (r = get_count(&sub, val, "live_bytes", &x)) < 0 ||
-			    (r = get_count(&sub, val, "live_allocations", &x)) < 0)
+			if ((r = get_int(&sub, val, "device", true, -1, INT32_MAX, &d->device)) < 0 ||
+			    (r = get_count(&sub, val, "live_bytes", &d->live_bytes)) < 0 ||
+			    (r = get_count(&sub, val, "live_allocations", &d->live_allocations)) < 0)
 				return r;
+			p->ndevices = i + 1;
 		}
 	}
 	return 0;
@@ -1188,6 +1194,7 @@ void process_free(struct gs_process *p)
 	free(p->outside.gpus);
 	free(p->at_peak.devices);
 	free(p->at_peak.sites);
+	free(p->devices);
 	free(p->version);
 	for (size_t i = 0; i < p->nenv; i++) {
 		free(p->env[i].name);

@@ -14,7 +14,13 @@ static const char usage[] =
 	"  run [-o DIR] [--] CMD [ARGS...]   run CMD with libgpuspy preloaded\n"
 	"  report [--format text|json] [--top N] PATH...\n"
 	"                                    summarize the reports of a run\n"
+	"  merge [--format text|json] [--top N] PATH...\n"
+	"                                    the processes of a run side by side\n"
 	"  snapshot PID [LABEL]              ask a running process for a snapshot now\n"
+	"  top [--interval SEC] [--top N] [--count N] PATH|PID\n"
+	"                                    watch live GPU memory by call site\n"
+	"  diff [--fail-on-growth SIZE] [--at LABEL] OLD NEW\n"
+	"                                    compare two runs call site by call site\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help      show this help\n"
@@ -28,7 +34,10 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run },
 	{ "report", cmd_report },
+	{ "merge", cmd_merge },
 	{ "snapshot", cmd_snapshot },
+	{ "top", cmd_top },
+	{ "diff", cmd_diff },
 };
 
 int main(int argc, char **argv)

@@ -177,6 +177,14 @@ struct gs_mark {
 	size_t nsites;
 };
 
+/* Live GPU memory of one device ordinal (-1: unknown) in "devices":
+ * device, managed and vmm memory at the report's moment. */
+struct gs_device {
+	int64_t device;
+	int64_t live_bytes;
+	int64_t live_allocations;
+};
+
 /* One entry of "environment", or of "cuda.devices". */
 struct gs_env {
 	char *name;
@@ -223,6 +231,8 @@ struct gs_process {
 	size_t nsites;
 	struct gs_at_peak at_peak;
 	struct gs_outside outside;
+	struct gs_device *devices;	/* "devices", in file order; none when absent */
+	size_t ndevices;
 	/* what the run was: settings a diff puts side by side */
 	char *version;		/* gpuspy_version; NULL when not said */
 	struct gs_env *env;	/* "environment", in file order */
@@ -246,6 +256,13 @@ struct gs_process_list {
 };
 
 /* util.c */
+
+/* A size as people write it: "1048576", "512K", "1.5M", "2GiB", "64kb"
+ * (K, M, G, T are powers of 1024; a trailing "B" or "iB" is allowed).
+ * -EINVAL for anything else, negative or beyond INT64_MAX. */
+int util_parse_size(const char *s, int64_t *out);
+/* A plain decimal count, 0 or more. */
+int util_parse_count(const char *s, int64_t *out);
 
 /* "DIR/NAME" without doubling a trailing slash; NULL on out-of-memory. */
 char *util_path_join(const char *dir, const char *name);
@@ -382,6 +399,22 @@ struct report_frame {
 	enum noise noise;	/* native only */
 };
 
+/* What a merged site, or a process, is measured by when processes are
+ * put side by side (docs/format.md, "spread"). */
+enum report_metric {
+	REPORT_LEAKED,		/* bytes live at exit (at the moment of the file read) */
+	REPORT_PEAK,		/* peak bytes */
+	REPORT_ALLOCATIONS,	/* allocations made */
+	REPORT_METRICS,
+};
+
+/* The spread of one metric over every process of a report: a process
+ * without the site counts as 0. */
+struct report_spread {
+	int64_t min, median, max;
+	ssize_t outlier;	/* index into report.procs; -1: none */
+};
+
 struct report_site {
 	char *key;
 	enum gs_kind kind;
@@ -396,6 +429,11 @@ struct report_site {
 	struct report_frame *frames;
 	size_t nframes;
 	size_t last_process;	/* merge bookkeeping: 1 + index of the last process counted */
+	/* Of a site of report.sites only (NULL elsewhere): what each process
+	 * contributed, per_proc[METRIC][process index], 0 for a process
+	 * without the site; and the spread of each metric over them. */
+	int64_t *per_proc[REPORT_METRICS];
+	struct report_spread spread[REPORT_METRICS];
 };
 
 /* How many of the sites live at an out-of-memory event a report shows. */
@@ -441,6 +479,12 @@ struct report {
 	struct report_oom *ooms;	/* every process's, by time */
 	size_t nooms;
 	int64_t oom_dropped;
+	/* each process's own totals, totals[METRIC][process index]: its
+	 * leaked and peak bytes, its allocations of every kind; and their
+	 * spread */
+	int64_t *totals[REPORT_METRICS];
+	struct report_spread spread[REPORT_METRICS];
+	bool several_hosts;		/* the processes are not all on one host */
 	/* site_of[P][I]: the merged site that process P's sites[I] went into */
 	struct report_site ***site_of;
 	/* key -> site, open addressing */
@@ -471,5 +515,52 @@ char *report_site_key(const char *api, const struct report_frame *frames,
 /* The index of the frame a person should look at first (docs/format.md,
  * "headline"), or -1 when the site has no frames. */
 ssize_t report_site_headline(const struct report_site *s);
+
+/* "function (module) file:line" and a newline, as the text report prints
+ * a frame. */
+void report_print_frame(FILE *out, const struct report_frame *f);
+
+struct json_t;
+
+/* A frame as "gpuspy-report/1" writes it; NULL on out-of-memory. */
+struct json_t *report_frame_json(const struct report_frame *f);
+
+/* The spread of VALUES[0..N-1], one per process, of METRIC: min, median
+ * (of an even count, the mean of the two middle values, rounded down), max,
+ * and the outlier (docs/format.md, "spread"): with at least 3 values, the
+ * one farthest from the median (the first of those tied), when it lies at
+ * least 1 MiB (2 allocations) and at least half the median away from it.
+ * -ENOMEM only. */
+int report_spread(const int64_t *values, size_t n, enum report_metric metric,
+		  struct report_spread *out);
+
+/* The same for site S of R (one of R->sites) over all R->nprocs processes. */
+int report_site_spread(const struct report *r, const struct report_site *s,
+		       enum report_metric metric, struct report_spread *out);
+
+/* "leaked", "peak", "allocations": the JSON names. */
+const char *report_metric_name(enum report_metric metric);
+
+/* A value of METRIC for people: "1.5 MiB", or a count; BUF of 32 bytes. */
+const char *report_metric_value(enum report_metric metric, int64_t v, char *buf,
+				size_t size);
+
+/* Room for report_process_name: "rank N on " and a host name. */
+#define REPORT_NAME_SIZE 320
+
+/* Process I of R for people: "rank N" (its RANK, else LOCAL_RANK), else
+ * "pid N"; then " on HOST" when the processes are on several hosts.
+ * Control characters are replaced by '?'. */
+const char *report_process_name(const struct report *r, size_t i, char *buf,
+				size_t size);
+
+/* "min A, median B, max C", then "; outlier: NAME (V)" when there is one
+ * (V: its value in VALUES, indexed like R->procs); no newline. */
+void report_print_spread(FILE *out, const struct report *r, enum report_metric metric,
+			 const struct report_spread *sp, const int64_t *values);
+
+/* {"min", "median", "max", "outlier"} ("outlier" absent when none); NULL
+ * on out-of-memory. */
+struct json_t *report_spread_json(const struct report_spread *sp);
 
 #endif

@@ -129,6 +129,8 @@ static void site_free(struct report_site *s)
 	free(s->key);
 	free(s->api);
 	frames_free(s->frames, s->nframes);
+	/* one block for every metric */
+	free(s->per_proc[0]);
 	free(s);
 }
 
@@ -148,6 +150,7 @@ void report_clear(struct report *r)
 	free(r->sites);
 	free(r->table);
 	free(r->at_peak_devices);
+	free(r->totals[0]);
 	for (size_t i = 0; r->site_of && i < r->nprocs; i++)
 		free(r->site_of[i]);
 	free(r->site_of);
@@ -495,6 +498,16 @@ static int merge_at_peak(struct report *r, const struct gs_process *p,
 	return 0;
 }
 
+/* Add C, a site of process INDEX, to what that process gave merged site
+ * RS: a process with two sites of one key (two lines of one function)
+ * gives the sum of both. */
+static bool add_per_proc(struct report_site *rs, size_t index, const struct gs_counters *c)
+{
+	return add(&rs->per_proc[REPORT_LEAKED][index], c->live_bytes) &&
+	       add(&rs->per_proc[REPORT_PEAK][index], c->peak_bytes) &&
+	       add(&rs->per_proc[REPORT_ALLOCATIONS][index], c->allocations);
+}
+
 static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 			 struct gs_error *err)
 {
@@ -563,7 +576,8 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 			free(key);
 			frames_free(frames, nframes);
 			if (!add_counters(&rs->c, &site->c) ||
-			    (at_peak && !add(&rs->at_peak_bytes, at_peak[i]))) {
+			    (at_peak && !add(&rs->at_peak_bytes, at_peak[i])) ||
+			    !add_per_proc(rs, index, &site->c)) {
 				e = -EOVERFLOW;
 				break;
 			}
@@ -575,13 +589,20 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 			continue;
 		}
 		rs = calloc(1, sizeof(*rs));
-		if (!rs || !(rs->api = strdup(site->api))) {
+		if (!rs || !(rs->api = strdup(site->api)) ||
+		    !(rs->per_proc[0] = calloc(REPORT_METRICS * r->nprocs,
+					       sizeof(*rs->per_proc[0])))) {
+			if (rs)
+				free(rs->api);
 			free(rs);
 			free(key);
 			frames_free(frames, nframes);
 			e = -ENOMEM;
 			break;
 		}
+		for (int m = 1; m < REPORT_METRICS; m++)
+			rs->per_proc[m] = rs->per_proc[0] + m * r->nprocs;
+		add_per_proc(rs, index, &site->c);
 		rs->key = key;
 		rs->kind = site->kind;
 		rs->processes = 1;
@@ -779,6 +800,162 @@ static int build_ooms(struct report *r, struct symbolizer *s, struct gs_error *e
 	return 0;
 }
 
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+int report_spread(const int64_t *values, size_t n, enum report_metric metric,
+		  struct report_spread *out)
+{
+	/* far enough from the rest to be worth a look: a difference under
+	 * 1 MiB (or one allocation) is noise in any real job, and one under
+	 * half the median is within what ranks of one job differ by anyway
+	 * (an uneven last batch, rank 0's own bookkeeping) */
+	int64_t least = metric == REPORT_ALLOCATIONS ? 2 : 1024 * 1024;
+	int64_t *sorted, best = -1, lo, hi;
+	size_t far = 0;
+
+	out->min = out->median = out->max = 0;
+	out->outlier = -1;
+	if (n == 0)
+		return 0;
+	sorted = malloc(n * sizeof(*sorted));
+	if (!sorted)
+		return -ENOMEM;
+	memcpy(sorted, values, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_i64);
+	out->min = sorted[0];
+	out->max = sorted[n - 1];
+	lo = sorted[(n - 1) / 2];
+	hi = sorted[n / 2];
+	/* counters are never negative: neither wraps, and the division of
+	 * a non-negative difference rounds down */
+	out->median = lo + (hi - lo) / 2;
+	free(sorted);
+	/* of two, neither is farther from their median than the other */
+	if (n < 3)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t d = values[i] >= out->median ? values[i] - out->median
+						     : out->median - values[i];
+
+		/* strictly farther: of those tied, the first is named */
+		if (d > best) {
+			best = d;
+			far = i;
+		}
+	}
+	/* "at least half the median" without rounding half of an odd
+	 * median down */
+	if (best >= least && best >= out->median / 2 + out->median % 2)
+		out->outlier = (ssize_t)far;
+	return 0;
+}
+
+int report_site_spread(const struct report *r, const struct report_site *s,
+		       enum report_metric metric, struct report_spread *out)
+{
+	return report_spread(s->per_proc[metric], r->nprocs, metric, out);
+}
+
+/* The processes' own totals, side by side, and the spreads of those and
+ * of every site. */
+static int build_spreads(struct report *r)
+{
+	size_t n = r->nprocs;
+	int e;
+
+	r->totals[0] = calloc(REPORT_METRICS * n + 1, sizeof(*r->totals[0]));
+	if (!r->totals[0])
+		return -ENOMEM;
+	for (int m = 1; m < REPORT_METRICS; m++)
+		r->totals[m] = r->totals[0] + m * n;
+	for (size_t i = 0; i < n; i++) {
+		const struct gs_process *p = r->procs[i];
+		int64_t allocs = 0;
+
+		r->totals[REPORT_LEAKED][i] = p->leaked_bytes;
+		r->totals[REPORT_PEAK][i] = p->peak_bytes;
+		/* every kind, pinned included, as the sites count them; a
+		 * count beyond 64 bits stops there rather than wrap */
+		for (int k = 0; k < GS_KIND_COUNT; k++)
+			if (__builtin_add_overflow(allocs, p->kinds[k].allocations, &allocs))
+				allocs = INT64_MAX;
+		r->totals[REPORT_ALLOCATIONS][i] = allocs;
+		if (strcmp(p->host, r->procs[0]->host) != 0)
+			r->several_hosts = true;
+	}
+	for (int m = 0; m < REPORT_METRICS; m++) {
+		e = report_spread(r->totals[m], n, m, &r->spread[m]);
+		if (e < 0)
+			return e;
+		for (size_t i = 0; i < r->nsites; i++) {
+			e = report_site_spread(r, r->sites[i], m, &r->sites[i]->spread[m]);
+			if (e < 0)
+				return e;
+		}
+	}
+	return 0;
+}
+
+const char *report_metric_name(enum report_metric metric)
+{
+	static const char *const names[REPORT_METRICS] = {
+		[REPORT_LEAKED] = "leaked",
+		[REPORT_PEAK] = "peak",
+		[REPORT_ALLOCATIONS] = "allocations",
+	};
+
+	return names[metric];
+}
+
+const char *report_metric_value(enum report_metric metric, int64_t v, char *buf,
+				size_t size)
+{
+	if (metric == REPORT_ALLOCATIONS) {
+		snprintf(buf, size, "%" PRId64, v);
+		return buf;
+	}
+	return report_human_size(v, buf, size);
+}
+
+const char *report_process_name(const struct report *r, size_t i, char *buf,
+				size_t size)
+{
+	const struct gs_process *p = r->procs[i];
+	int n;
+
+	/* the rank is what people call the processes of a distributed job
+	 * by; a pid only tells them apart */
+	if (p->rank >= 0)
+		n = snprintf(buf, size, "rank %" PRId64, p->rank);
+	else
+		n = snprintf(buf, size, "pid %" PRId64, p->pid);
+	/* LOCAL_RANK repeats on every node, and pids may */
+	if (r->several_hosts && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - n, " on %s", p->host);
+	util_sanitize(buf);
+	return buf;
+}
+
+void report_print_spread(FILE *out, const struct report *r, enum report_metric metric,
+			 const struct report_spread *sp, const int64_t *values)
+{
+	char a[32], b[32], c[32], name[REPORT_NAME_SIZE];
+
+	fprintf(out, "min %s, median %s, max %s",
+		report_metric_value(metric, sp->min, a, sizeof(a)),
+		report_metric_value(metric, sp->median, b, sizeof(b)),
+		report_metric_value(metric, sp->max, c, sizeof(c)));
+	if (sp->outlier >= 0)
+		fprintf(out, "; outlier: %s (%s)",
+			report_process_name(r, sp->outlier, name, sizeof(name)),
+			report_metric_value(metric, values[sp->outlier], a, sizeof(a)));
+}
+
 int report_build(struct report *r, const struct gs_process_list *list,
 		 struct symbolizer *s, struct gs_error *err)
 {
@@ -803,7 +980,9 @@ int report_build(struct report *r, const struct gs_process_list *list,
 	}
 	if (r->nsites > 1)
 		qsort(r->sites, r->nsites, sizeof(*r->sites), cmp_sites);
-	e = build_ooms(r, s, err);
+	e = build_spreads(r);
+	if (e == 0)
+		e = build_ooms(r, s, err);
 	if (e < 0) {
 		if (e == -ENOMEM)
 			gs_error_set(err, NULL, "out of memory");
@@ -848,7 +1027,34 @@ static json_t *frame_json(const struct report_frame *f)
 	return o;
 }
 
-static json_t *site_json(const struct report_site *s)
+json_t *report_frame_json(const struct report_frame *f)
+{
+	return frame_json(f);
+}
+
+json_t *report_spread_json(const struct report_spread *sp)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "min", json_integer(sp->min));
+	json_object_set_new(o, "median", json_integer(sp->median));
+	json_object_set_new(o, "max", json_integer(sp->max));
+	if (sp->outlier >= 0)
+		json_object_set_new(o, "outlier", json_integer(sp->outlier));
+	return o;
+}
+
+/* {"leaked": SPREAD, "peak": SPREAD, "allocations": SPREAD} */
+static json_t *spreads_json(const struct report_spread *sp)
+{
+	json_t *o = json_object();
+
+	for (int m = 0; m < REPORT_METRICS; m++)
+		json_object_set_new(o, report_metric_name(m), report_spread_json(&sp[m]));
+	return o;
+}
+
+static json_t *site_json(const struct report *r, const struct report_site *s)
 {
 	json_t *o = json_object();
 	json_t *frames = json_array();
@@ -871,6 +1077,9 @@ static json_t *site_json(const struct report_site *s)
 	json_object_set_new(o, "allocations", json_integer(s->c.allocations));
 	json_object_set_new(o, "freed_bytes", json_integer(s->c.freed_bytes));
 	json_object_set_new(o, "frees", json_integer(s->c.frees));
+	/* with one process there is nothing to spread */
+	if (r->nprocs > 1)
+		json_object_set_new(o, "spread", spreads_json(s->spread));
 	if (headline >= 0)
 		json_object_set_new(o, "headline", frame_json(&s->frames[headline]));
 	for (size_t i = 0; i < s->nframes; i++)
@@ -887,6 +1096,8 @@ static json_t *process_json(const struct gs_process *p)
 	json_object_set_new(o, "path", json_string(p->path));
 	json_object_set_new(o, "host", json_string(p->host));
 	json_object_set_new(o, "pid", json_integer(p->pid));
+	if (p->rank >= 0)
+		json_object_set_new(o, "rank", json_integer(p->rank));
 	for (size_t i = 0; i < p->ncommand; i++)
 		json_array_append_new(cmd, json_string(p->command[i]));
 	json_object_set_new(o, "command", cmd);
@@ -997,6 +1208,8 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 	json_object_set_new(root, "leaked", counts_json("bytes", r->leaked_bytes,
 							"allocations", r->leaked_allocations));
 	json_object_set_new(root, "peak", counts_json("bytes", r->peak_bytes, NULL, 0));
+	if (r->nprocs > 1)
+		json_object_set_new(root, "spread", spreads_json(r->spread));
 	if (r->at_peak) {
 		json_t *ap = counts_json("bytes", r->at_peak_bytes, NULL, 0);
 		json_t *devs = json_array();
@@ -1018,13 +1231,13 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 	json_object_set(root, "oom", ooms);
 	json_object_set_new(root, "oom_dropped", json_integer(r->oom_dropped));
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(sites, site_json(r->sites[i]));
+		json_array_append_new(sites, site_json(r, r->sites[i]));
 	json_object_set(root, "sites", sites);
 	/* a part that could not be allocated is simply missing: check the
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
 	    json_array_size(ooms) != r->nooms ||
-	    json_object_size(root) != 9 + (size_t)r->at_peak) {
+	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1)) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -1072,6 +1285,11 @@ static void print_frame(FILE *out, const struct report_frame *f)
 			fprintf(out, ":%" PRId64, f->line);
 	}
 	putc('\n', out);
+}
+
+void report_print_frame(FILE *out, const struct report_frame *f)
+{
+	print_frame(out, f);
 }
 
 static void print_folded(FILE *out, size_t *folded)
@@ -1206,6 +1424,35 @@ static int cmp_calls(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
+/* With several processes, how the section's figure of S is spread over
+ * them: one process far from the others (a rank that leaks, a worker that
+ * peaks) is what to look at first. */
+static void print_site_spread(FILE *out, const struct report *r, enum section sec,
+			      const struct report_site *s)
+{
+	enum report_metric m;
+
+	if (r->nprocs < 2)
+		return;
+	switch (sec) {
+	case SEC_LEAKED:
+	case SEC_PINNED:
+		m = REPORT_LEAKED;
+		break;
+	case SEC_PEAK:
+		m = REPORT_PEAK;
+		break;
+	case SEC_CALLS:
+		m = REPORT_ALLOCATIONS;
+		break;
+	default:
+		return;
+	}
+	fprintf(out, "    across %zu processes: ", r->nprocs);
+	report_print_spread(out, r, m, &s->spread[m], s->per_proc[m]);
+	putc('\n', out);
+}
+
 static void print_section(FILE *out, const struct report *r, enum section sec,
 			  const char *title, struct report_site **order, size_t top)
 {
@@ -1270,6 +1517,7 @@ static void print_section(FILE *out, const struct report *r, enum section sec,
 		}
 		print_site_origin(out, s);
 		putc('\n', out);
+		print_site_spread(out, r, sec, s);
 		print_frames(out, s);
 	}
 }
@@ -1282,6 +1530,9 @@ static void print_process(FILE *out, const struct gs_process *p)
 	util_put_clean(out, p->path);
 	fprintf(out, ": pid %" PRId64 " on ", p->pid);
 	util_put_clean(out, p->host);
+	/* what the spread lines name the process by */
+	if (p->rank >= 0)
+		fprintf(out, ", rank %" PRId64, p->rank);
 	fprintf(out, ", leaked %s in %" PRId64 ", peak %s%s\n",
 		report_human_size(p->leaked_bytes, a, sizeof(a)), p->leaked_allocations,
 		report_human_size(p->peak_bytes, b, sizeof(b)),
@@ -1585,6 +1836,15 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 	fprintf(out, "  peak:             %s%s\n",
 		report_human_size(r->peak_bytes, a, sizeof(a)),
 		r->nprocs > 1 ? " (sum of each process's peak)" : "");
+	if (r->nprocs > 1) {
+		fputs("  per process:      leaked ", out);
+		report_print_spread(out, r, REPORT_LEAKED, &r->spread[REPORT_LEAKED],
+				    r->totals[REPORT_LEAKED]);
+		fputs("\n                    peak ", out);
+		report_print_spread(out, r, REPORT_PEAK, &r->spread[REPORT_PEAK],
+				    r->totals[REPORT_PEAK]);
+		putc('\n', out);
+	}
 	fprintf(out, "  pinned host:      %s leaked in %" PRId64 " %s, peak %s\n",
 		report_human_size(r->pinned_leaked_bytes, a, sizeof(a)),
 		r->pinned_leaked_allocations,

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Small string and path helpers shared by the readers and the commands. */
+/* Small string and path helpers shared by the readers and the commands,
+ * and what the commands learn of a process from /proc. */
+#include <fcntl.h>
+#include <limits.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cli.h"
 #include "read.h"
 
 /* A C1 control is U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F; some terminals
@@ -121,4 +128,118 @@ void util_path_normalize(char *path, bool dotdot)
 	if (len == 0)
 		out[len++] = '.';
 	out[len] = '\0';
+}
+
+char *util_proc_env(pid_t pid, const char *name)
+{
+	char path[64], *buf = NULL, *val = NULL;
+	size_t len = 0, cap = 0, nlen = strlen(name);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			char *b = realloc(buf, cap = len + 65536);
+
+			if (!b)
+				break;
+			buf = b;
+		}
+		n = read(fd, buf + len, 4096);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	for (size_t i = 0; buf && i < len; i += strlen(buf + i) + 1) {
+		buf[len] = '\0';
+		if (strncmp(buf + i, name, nlen) == 0 && buf[i + nlen] == '=') {
+			val = strdup(buf + i + nlen + 1);
+			break;
+		}
+	}
+	free(buf);
+	return val;
+}
+
+void util_process_dir(pid_t pid, char *dir, size_t size)
+{
+	char host[256], cwd_link[64], cwd[PATH_MAX], *out;
+	ssize_t n;
+
+	/* Its run directory, as the library resolved it: relative to its
+	 * working directory. */
+	snprintf(cwd_link, sizeof(cwd_link), "/proc/%d/cwd", (int)pid);
+	n = readlink(cwd_link, cwd, sizeof(cwd) - 1);
+	cwd[n > 0 ? n : 0] = '\0';
+	out = util_proc_env(pid, "GPUSPY_OUTPUT_DIR");
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	if (out && out[0] == '/')
+		snprintf(dir, size, "%s/%s-%d", out, host, (int)pid);
+	else
+		snprintf(dir, size, "%s/%s/%s-%d", cwd, out && *out ? out : "gpuspy-out",
+			 host, (int)pid);
+	free(out);
+}
+
+int util_parse_count(const char *s, int64_t *out)
+{
+	int64_t x = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || __builtin_mul_overflow(x, 10, &x) ||
+		    __builtin_add_overflow(x, *s - '0', &x))
+			return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+int util_parse_size(const char *s, int64_t *out)
+{
+	static const char units[] = "KMGT";
+	int64_t whole = 0, scale = 1, frac = 0, fscale = 1, v;
+	const char *u;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++)
+		if (__builtin_mul_overflow(whole, 10, &whole) ||
+		    __builtin_add_overflow(whole, *s - '0', &whole))
+			return -EINVAL;
+	if (*s == '.') {
+		s++;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		/* digits past the ninth say nothing a byte count could show */
+		for (; *s >= '0' && *s <= '9'; s++)
+			if (fscale < 1000000000) {
+				frac = frac * 10 + (*s - '0');
+				fscale *= 10;
+			}
+	}
+	if (*s && (u = strchr(units, *s & ~0x20)) != NULL) {
+		for (const char *x = units; x <= u; x++)
+			scale *= 1024;
+		s++;
+		if (*s == 'i')
+			s++;
+	}
+	if (*s == 'B' || *s == 'b')
+		s++;
+	if (*s)
+		return -EINVAL;
+	if (__builtin_mul_overflow(whole, scale, &v) ||
+	    __builtin_add_overflow(v, (int64_t)((double)frac / (double)fscale * (double)scale), &v))
+		return -EINVAL;
+	*out = v;
+	return 0;
 }

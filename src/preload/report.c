@@ -24,7 +24,8 @@ extern char **environ;
 
 /* Variables that explain a run's memory behaviour, kept in the report. */
 static const char *const env_prefixes[] = {
-	"PYTORCH_", "CUDA_", "XLA_", "TF_", "JAX_", "FLAGS_", "NCCL_", "CUPY_",
+	"PYTORCH_", "CUDA_", "XLA_", "TF_GPU_", "TF_FORCE_GPU_", "TF_XLA_", "TF_CUDA_", "JAX_",
+	"FLAGS_", "NCCL_", "CUPY_",
 	"GPUSPY_", "RANK=", "LOCAL_RANK=", "WORLD_SIZE=", "LD_PRELOAD=",
 };
 

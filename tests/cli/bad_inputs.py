@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""'gpuspy report' on corrupted input: exit status 2 and exactly one line
-on stderr, "gpuspy: FILE: ...", naming the file at fault; never a crash.
+"""'gpuspy report' and 'gpuspy merge' on corrupted input: exit status 2 and
+exactly one line on stderr, "gpuspy: FILE: ...", naming the file at fault;
+never a crash.
 
     bad_inputs.py GPUSPY FIXTURES [--valgrind VALGRIND]
 
@@ -252,6 +253,11 @@ def run(cmd, timeout=60):
     return subprocess.run(cmd, capture_output=True, timeout=timeout)
 
 
+# Both read reports the same way (load_path, report_build): every input
+# goes to each.
+COMMANDS = ("report", "merge")
+
+
 class Checker:
     def __init__(self, gpuspy, valgrind):
         self.gpuspy = gpuspy
@@ -266,9 +272,14 @@ class Checker:
                 "--errors-for-leak-kinds=definite", "--track-fds=no"]
 
     def expect_error(self, name, args, named, status=2):
+        for command in COMMANDS:
+            self.expect_error_of(command, name, args, named, status)
+
+    def expect_error_of(self, command, name, args, named, status):
         for fmt in ([], ["--format", "json"]):
             self.count += 1
-            cmd = self.prefix() + [self.gpuspy, "report"] + fmt + args
+            cmd = self.prefix() + [self.gpuspy, command] + fmt + args
+            fmt = [command] + fmt
             try:
                 p = run(cmd, timeout=300 if self.valgrind else 20)
             except subprocess.TimeoutExpired:
@@ -290,15 +301,17 @@ class Checker:
             if why:
                 self.fail(name, fmt, why + "; stderr: " + repr(err[:2000]))
             else:
-                print("ok %-40s %s" % (name, lines[0][:150]))
+                print("ok %-40s %-6s %s" % (name, command, lines[0][:150]))
 
     def expect_ok(self, name, args):
-        self.count += 1
-        p = run(self.prefix() + [self.gpuspy, "report"] + args, timeout=300)
-        if p.returncode != 0 or p.stderr:
-            self.fail(name, [], "status %d, stderr %r" % (p.returncode, p.stderr[:2000]))
-        else:
-            print("ok %s" % name)
+        for command in COMMANDS:
+            self.count += 1
+            p = run(self.prefix() + [self.gpuspy, command] + args, timeout=300)
+            if p.returncode != 0 or p.stderr:
+                self.fail(name, [command], "status %d, stderr %r" % (p.returncode,
+                                                                     p.stderr[:2000]))
+            else:
+                print("ok %s (%s)" % (name, command))
 
     def fail(self, name, fmt, why):
         self.failed += 1
@@ -525,6 +538,9 @@ def main():
             c.expect_ok("valid growth run (valgrind)", [os.path.join(fixtures, "growth")])
             c.expect_ok("valid growth run, JSON (valgrind)",
                         ["--format", "json", os.path.join(fixtures, "growth")])
+            c.expect_ok("valid ranks run (valgrind)", [os.path.join(fixtures, "ranks")])
+            c.expect_ok("valid ranks run, JSON (valgrind)",
+                        ["--format", "json", os.path.join(fixtures, "ranks")])
             c.expect_ok("a post-mortem named (valgrind)",
                         [os.path.join(fixtures, "oom", "node9-500", "oom-2.json")])
 

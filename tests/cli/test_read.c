@@ -4,7 +4,7 @@
  * numbers worked out by hand in fixtures/README.md, site keys, sizes,
  * demangling, symbolizing an address of this very program, and what
  * frames mean: Python frame placement, noise, headlines, library labels,
- * framework pools.
+ * framework pools; processes side by side: spreads and outliers.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -1386,6 +1386,213 @@ static void test_merge_lines(void **state)
 	process_free(p);
 }
 
+/* The spread of VALUES as report_spread computes it. */
+static struct report_spread spread_of(const int64_t *values, size_t n,
+				      enum report_metric metric)
+{
+	struct report_spread sp;
+
+	assert_int_equal(report_spread(values, n, metric, &sp), 0);
+	return sp;
+}
+
+static void test_spread(void **state)
+{
+	struct report_spread sp;
+
+	/* an odd count: the middle value; nothing 1 MiB away */
+	sp = spread_of((int64_t[]){ 3, 1, 2 }, 3, REPORT_LEAKED);
+	assert_int_equal(sp.min, 1);
+	assert_int_equal(sp.median, 2);
+	assert_int_equal(sp.max, 3);
+	assert_int_equal(sp.outlier, -1);
+	/* an even count: the mean of the middle two, rounded down */
+	sp = spread_of((int64_t[]){ 4, 1, 3, 2 }, 4, REPORT_LEAKED);
+	assert_int_equal(sp.median, 2);
+	sp = spread_of((int64_t[]){ 3, 0 }, 2, REPORT_ALLOCATIONS);
+	assert_int_equal(sp.median, 1);
+	sp = spread_of((int64_t[]){ INT64_MAX, INT64_MAX - 1 }, 2, REPORT_PEAK);
+	assert_int_equal(sp.median, INT64_MAX - 1);
+	/* one, none */
+	sp = spread_of((int64_t[]){ 5 }, 1, REPORT_LEAKED);
+	assert_int_equal(sp.min, 5);
+	assert_int_equal(sp.median, 5);
+	assert_int_equal(sp.max, 5);
+	assert_int_equal(sp.outlier, -1);
+	sp = spread_of(NULL, 0, REPORT_LEAKED);
+	assert_int_equal(sp.max, 0);
+	assert_int_equal(sp.outlier, -1);
+
+	/* the example of the documentation: 1, 1, 1, 9 MiB */
+	sp = spread_of((int64_t[]){ MiB, MiB, 9 * MiB, MiB }, 4, REPORT_LEAKED);
+	assert_int_equal(sp.median, MiB);
+	assert_int_equal(sp.outlier, 2);
+	/* under 3 processes there is no outlier, however far apart */
+	sp = spread_of((int64_t[]){ 0, 100 * MiB }, 2, REPORT_LEAKED);
+	assert_int_equal(sp.outlier, -1);
+	/* below the median counts as well */
+	sp = spread_of((int64_t[]){ 10 * MiB, 10 * MiB, 0, 10 * MiB }, 4, REPORT_PEAK);
+	assert_int_equal(sp.outlier, 2);
+
+	/* 1 MiB away: just under, at */
+	sp = spread_of((int64_t[]){ 0, 0, 0, MiB - 1 }, 4, REPORT_LEAKED);
+	assert_int_equal(sp.outlier, -1);
+	sp = spread_of((int64_t[]){ 0, 0, 0, MiB }, 4, REPORT_LEAKED);
+	assert_int_equal(sp.outlier, 3);
+	/* half the median away: just under, at */
+	sp = spread_of((int64_t[]){ 10 * MiB, 10 * MiB, 15 * MiB - 1, 10 * MiB }, 4,
+		       REPORT_LEAKED);
+	assert_int_equal(sp.outlier, -1);
+	sp = spread_of((int64_t[]){ 10 * MiB, 10 * MiB, 15 * MiB, 10 * MiB }, 4,
+		       REPORT_LEAKED);
+	assert_int_equal(sp.outlier, 2);
+	/* an odd median: half of 2 MiB + 1 is not rounded down to 1 MiB */
+	sp = spread_of((int64_t[]){ 2 * MiB + 1, 2 * MiB + 1, 3 * MiB + 1 }, 3, REPORT_PEAK);
+	assert_int_equal(sp.median, 2 * MiB + 1);
+	assert_int_equal(sp.outlier, -1);
+	sp = spread_of((int64_t[]){ 2 * MiB + 1, 2 * MiB + 1, 3 * MiB + 2 }, 3, REPORT_PEAK);
+	assert_int_equal(sp.outlier, 2);
+
+	/* allocation counts: at least 2 away, and half the median */
+	sp = spread_of((int64_t[]){ 1, 1, 1, 2 }, 4, REPORT_ALLOCATIONS);
+	assert_int_equal(sp.outlier, -1);
+	sp = spread_of((int64_t[]){ 1, 1, 1, 3 }, 4, REPORT_ALLOCATIONS);
+	assert_int_equal(sp.outlier, 3);
+	sp = spread_of((int64_t[]){ 10, 14, 10, 10 }, 4, REPORT_ALLOCATIONS);
+	assert_int_equal(sp.outlier, -1);
+	sp = spread_of((int64_t[]){ 10, 15, 10, 10 }, 4, REPORT_ALLOCATIONS);
+	assert_int_equal(sp.outlier, 1);
+	/* a byte threshold would not name it */
+	sp = spread_of((int64_t[]){ 0, 0, 0, 3 }, 4, REPORT_LEAKED);
+	assert_int_equal(sp.outlier, -1);
+
+	/* two equally far: the first is named */
+	sp = spread_of((int64_t[]){ 5 * MiB, 0, 10 * MiB }, 3, REPORT_LEAKED);
+	assert_int_equal(sp.median, 5 * MiB);
+	assert_int_equal(sp.outlier, 1);
+}
+
+/* A site of PROC with LIVE bytes live, no frames: every such site of one
+ * api has one key. */
+static void add_site(struct gs_process *p, int64_t live, int64_t allocations)
+{
+	struct gs_site *s;
+
+	p->sites = realloc(p->sites, (p->nsites + 1) * sizeof(*p->sites));
+	assert_non_null(p->sites);
+	s = &p->sites[p->nsites++];
+	memset(s, 0, sizeof(*s));
+	s->id = (int64_t)p->nsites;
+	s->kind = GS_KIND_DEVICE;
+	s->api = strdup("cudaMalloc");
+	s->c.live_bytes = s->c.peak_bytes = s->c.allocated_bytes = live;
+	s->c.live_allocations = s->c.allocations = allocations;
+}
+
+/* What each process gave a merged site: a process with two sites of the
+ * key gives their sum, one without it 0, which counts in the spread. */
+static void test_merge_spread(void **state)
+{
+	struct gs_process *items[3] = { fake_process(0), fake_process(0), fake_process(0) };
+	struct gs_process_list list = { .items = items, .n = 3, .cap = 3 };
+	struct gs_error err = { "" };
+	const struct report_site *s;
+	struct report_spread sp;
+	struct report r;
+	char name[REPORT_NAME_SIZE];
+
+	items[0]->rank = 0;
+	items[1]->rank = 5;
+	items[2]->rank = -1;
+	items[2]->pid = 3;
+	add_site(items[0], 3 * MiB, 3);
+	add_site(items[1], MiB, 1);
+	add_site(items[1], MiB, 2);
+	items[0]->leaked_bytes = items[0]->peak_bytes = 3 * MiB;
+	items[1]->leaked_bytes = items[1]->peak_bytes = 2 * MiB;
+	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(r.nsites, 1);
+	s = r.sites[0];
+	assert_int_equal(s->processes, 2);
+	assert_int_equal(s->per_proc[REPORT_LEAKED][0], 3 * MiB);
+	assert_int_equal(s->per_proc[REPORT_LEAKED][1], 2 * MiB);
+	assert_int_equal(s->per_proc[REPORT_LEAKED][2], 0);
+	assert_int_equal(s->per_proc[REPORT_ALLOCATIONS][1], 3);
+	assert_int_equal(s->per_proc[REPORT_ALLOCATIONS][2], 0);
+	/* 3, 2, 0 MiB: the process without the site is 2 MiB from the
+	 * median, at least 1 MiB and half of it */
+	assert_int_equal(report_site_spread(&r, s, REPORT_LEAKED, &sp), 0);
+	assert_int_equal(sp.min, 0);
+	assert_int_equal(sp.median, 2 * MiB);
+	assert_int_equal(sp.max, 3 * MiB);
+	assert_int_equal(sp.outlier, 2);
+	assert_memory_equal(&sp, &s->spread[REPORT_LEAKED], sizeof(sp));
+	/* 3, 3, 0 allocations */
+	assert_int_equal(s->spread[REPORT_ALLOCATIONS].median, 3);
+	assert_int_equal(s->spread[REPORT_ALLOCATIONS].outlier, 2);
+	/* the processes' own totals */
+	assert_int_equal(r.totals[REPORT_LEAKED][2], 0);
+	assert_int_equal(r.spread[REPORT_LEAKED].outlier, 2);
+	/* named by rank, else by pid; one host */
+	assert_false(r.several_hosts);
+	assert_string_equal(report_process_name(&r, 1, name, sizeof(name)), "rank 5");
+	assert_string_equal(report_process_name(&r, 2, name, sizeof(name)), "pid 3");
+	report_clear(&r);
+
+	/* on two hosts the host is said, made printable */
+	free(items[2]->host);
+	items[2]->host = strdup("n\033" "2");
+	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_true(r.several_hosts);
+	assert_string_equal(report_process_name(&r, 0, name, sizeof(name)), "rank 0 on h");
+	assert_string_equal(report_process_name(&r, 2, name, sizeof(name)), "pid 3 on n?2");
+	report_clear(&r);
+	for (int i = 0; i < 3; i++)
+		process_free(items[i]);
+}
+
+/* fixtures/README.md, ranks/: rank 2 is the outlier of site A and of the
+ * leaked total; site B, the same in every rank, has none. */
+static void test_merge_ranks(void **state)
+{
+	struct gs_process_list list = { 0 };
+	struct gs_error err = { "" };
+	const struct report_site *a, *b;
+	struct report r;
+
+	assert_int_equal(load_path(&list, fixture("ranks"), &err), 0);
+	assert_int_equal(list.n, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(list.items[i]->rank, (int64_t)i);
+	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(r.nsites, 2);
+	a = r.sites[0];
+	b = r.sites[1];
+	assert_string_equal(a->key, "cudaMalloc|ddp_train!cache_batch;ddp_train!train_step;"
+			    "ddp_train!main");
+	assert_string_equal(b->key, "cudaMalloc|ddp_train!bucket_alloc;ddp_train!all_reduce;"
+			    "ddp_train!main");
+	assert_int_equal(a->per_proc[REPORT_LEAKED][2], 9 * MiB);
+	assert_int_equal(a->spread[REPORT_LEAKED].min, MiB);
+	assert_int_equal(a->spread[REPORT_LEAKED].median, MiB);
+	assert_int_equal(a->spread[REPORT_LEAKED].max, 9 * MiB);
+	assert_int_equal(a->spread[REPORT_LEAKED].outlier, 2);
+	assert_int_equal(r.procs[a->spread[REPORT_LEAKED].outlier]->rank, 2);
+	assert_int_equal(a->spread[REPORT_PEAK].outlier, 2);
+	/* one allocation each */
+	assert_int_equal(a->spread[REPORT_ALLOCATIONS].outlier, -1);
+	assert_int_equal(r.spread[REPORT_LEAKED].outlier, 2);
+	assert_int_equal(r.spread[REPORT_LEAKED].median, MiB);
+	assert_int_equal(r.spread[REPORT_PEAK].outlier, 2);
+	assert_int_equal(r.spread[REPORT_PEAK].median, 5 * MiB);
+	for (int m = 0; m < REPORT_METRICS; m++)
+		assert_int_equal(b->spread[m].outlier, -1);
+	assert_int_equal(b->spread[REPORT_PEAK].median, 4 * MiB);
+	assert_int_equal(b->spread[REPORT_LEAKED].max, 0);
+	report_clear(&r);
+	process_list_clear(&list);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1415,6 +1622,9 @@ int main(void)
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_symbolize_self),
 		cmocka_unit_test(test_merge_lines),
+		cmocka_unit_test(test_spread),
+		cmocka_unit_test(test_merge_spread),
+		cmocka_unit_test(test_merge_ranks),
 	};
 	const char *dir = getenv("GPUSPY_FIXTURES");
 

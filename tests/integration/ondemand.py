@@ -53,7 +53,19 @@ s = json.load(open(snaps[0])) if snaps else {}
 check(s.get("snapshot", {}).get("label") == "after epoch 1" and s.get("mark") == "epoch 1",
       "the snapshot is labelled and tagged with the mark")
 rep = json.load(open(glob.glob(os.path.join(out, "*", "report.json"))[0]))
-check([m["label"] for m in rep.get("marks", [])] == ["epoch 1"], "the exit report lists the marks")
+marks = rep.get("marks", [])
+check([m["label"] for m in marks] == ["epoch 1", "epoch 2"], "the exit report lists the marks")
+check([m.get("live_bytes") for m in marks] == [3 << 20, 1 << 20],
+      "each mark has the GPU memory live at that moment")
+live = [{x["site"]: x["live_bytes"] for x in m.get("sites", [])} for m in marks]
+check(len(live) == 2 and sorted(live[0].values()) == [3 << 20] and
+      sorted(live[1].values()) == [1 << 20] and set(live[0]) != set(live[1]),
+      f"... and which site held it: {live}")
+d = subprocess.run([cli, "diff", "--format", "json", "--at", "epoch 2", out, out],
+                   capture_output=True, text=True)
+dj = json.loads(d.stdout) if d.returncode == 0 else {}
+check(dj.get("totals", {}).get("at") == {"old": 1 << 20, "new": 1 << 20, "delta": 0},
+      f"gpuspy diff --at reads them: {d.returncode} {d.stderr.strip()}")
 
 # 3. From Python, through ctypes.
 code = f"""

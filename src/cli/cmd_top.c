@@ -1,0 +1,733 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpuspy top PATH|PID: what a running job holds on the GPU, refreshed in
+ * place.
+ *
+ * Each refresh reads PATH again as 'gpuspy report' does (a process that
+ * has not exited is read from the snapshot.json its gpuspy thread rewrites
+ * every GPUSPY_INTERVAL), merges it, and shows the totals and the call
+ * sites that hold most, each with a sparkline of its live bytes.  The
+ * reports hold no history: the sparklines are this command's own memory
+ * of its last refreshes.
+ *
+ * On a terminal it draws on the alternate screen and reads single keys;
+ * otherwise it prints one plain block per refresh, for logs and pipes, and
+ * stops by itself once every process has written its report at exit.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "read.h"
+
+#define DEFAULT_TOP 10		/* call sites per block when not on a terminal */
+#define HISTORY 20		/* refreshes a sparkline spans */
+
+static const char usage[] =
+	"Usage: gpuspy top [--interval SEC] [--top N] [--count N] PATH|PID\n"
+	"\n"
+	"Show what a running job holds on the GPU, refreshed every interval: the\n"
+	"totals, each device, and the call sites with most live memory, each with\n"
+	"its live bytes over the last 20 refreshes.  PATH is what 'gpuspy report'\n"
+	"reads; PID stands for that process's directory.  On a terminal, q quits;\n"
+	"otherwise one block is printed per refresh, until every process has\n"
+	"written its report at exit.\n"
+	"\n"
+	"  -i, --interval SEC  seconds between refreshes (default 1; 0.2 is fine)\n"
+	"  -n, --top N         call sites shown (default: as many as fit the\n"
+	"                      terminal, else 10); 0 means all\n"
+	"  -c, --count N       stop after N refreshes (0, the default: never)\n"
+	"  -h, --help          show this help\n";
+
+/* A site's live bytes at the last refreshes, oldest first. */
+struct hist {
+	char *key;
+	int64_t v[HISTORY];
+	size_t n;
+};
+
+struct top {
+	const char *path;		/* what is read */
+	char dir[PATH_MAX * 2];		/* PID's process directory */
+	pid_t pid;			/* > 0: PATH is that process's directory */
+	double interval;
+	size_t top;			/* 0: all, or as many as fit */
+	bool tty;
+	bool keys;			/* stdin may still send keys */
+	struct symbolizer *sym;		/* kept: it caches the modules it opened */
+	/* the view: the last load that worked */
+	struct gs_process_list list;
+	struct report rep;
+	bool have;
+	bool gone;			/* process PID has exited */
+	struct gs_error err;		/* why the last refresh failed; "" when it worked */
+	struct hist *hist;		/* one per site of the view, by key */
+	size_t nhist;
+	struct termios saved;
+	bool termios_set;
+};
+
+static volatile sig_atomic_t quit_signal, resized;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGWINCH)
+		resized = 1;
+	else
+		quit_signal = sig;
+}
+
+/* A usage error: one line, then status 2. */
+static int usage_error(const char *what, const char *arg)
+{
+	fputs("gpuspy top: ", stderr);
+	fputs(what, stderr);
+	if (arg) {
+		fputs(" '", stderr);
+		util_put_clean(stderr, arg);
+		putc('\'', stderr);
+	}
+	fputs(" (see 'gpuspy top --help')\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_count(const char *s, size_t *out)
+{
+	char *end;
+	uintmax_t v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoumax(s, &end, 10);
+	if (errno || *end || v > SIZE_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_interval(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	/* below 10 ms the refreshes would only burn the CPU: the files
+	 * change at most every GPUSPY_INTERVAL */
+	if (errno || end == s || *end || !isfinite(v) || v < 0.01 || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* All digits, and a process of that id: a PID rather than a path. */
+static pid_t parse_pid(const char *s)
+{
+	char proc[32];
+	long pid;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 10)
+		return 0;
+	pid = strtol(s, NULL, 10);
+	if (pid <= 0 || pid > INT_MAX)
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+	return access(proc, F_OK) == 0 ? (pid_t)pid : 0;
+}
+
+static void print_error(const struct gs_error *err, int e)
+{
+	fputs("gpuspy: ", stderr);
+	/* the message was sanitized when it was made */
+	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
+	putc('\n', stderr);
+}
+
+static int cmp_hist(const void *pa, const void *pb)
+{
+	return strcmp(((const struct hist *)pa)->key, ((const struct hist *)pb)->key);
+}
+
+static struct hist *hist_find(const struct top *t, const char *key)
+{
+	struct hist k = { .key = (char *)key };
+
+	if (!t->nhist)
+		return NULL;
+	return bsearch(&k, t->hist, t->nhist, sizeof(k), cmp_hist);
+}
+
+static void hist_free(struct hist *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(h[i].key);
+	free(h);
+}
+
+/* One more sample for every site of R: a new history, in which sites no
+ * longer reported are forgotten. */
+static int hist_update(struct top *t, const struct report *r)
+{
+	struct hist *nh = calloc(r->nsites + 1, sizeof(*nh));
+
+	if (!nh)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nsites; i++) {
+		const struct report_site *s = r->sites[i];
+		const struct hist *old = hist_find(t, s->key);
+		struct hist *h = &nh[i];
+
+		if (old) {
+			memcpy(h->v, old->v, sizeof(h->v));
+			h->n = old->n;
+		}
+		h->key = strdup(s->key);
+		if (!h->key) {
+			hist_free(nh, i);
+			return -ENOMEM;
+		}
+		if (h->n == HISTORY)
+			memmove(h->v, h->v + 1, (HISTORY - 1) * sizeof(h->v[0]));
+		else
+			h->n++;
+		h->v[h->n - 1] = s->c.live_bytes;
+	}
+	qsort(nh, r->nsites, sizeof(*nh), cmp_hist);
+	hist_free(t->hist, t->nhist);
+	t->hist = nh;
+	t->nhist = r->nsites;
+	return 0;
+}
+
+/* Read PATH again.  A failure replaces nothing: the view shown stays the
+ * last one that loaded (a file may be mid-replacement, or its process be
+ * writing a report we cannot read yet), and says why it is stale.  A path
+ * that is not there yet (PID's directory before its first allocation), or
+ * a directory without reports yet, is waited for: -ENOENT only when PATH
+ * itself is missing and was named by the user. */
+static int refresh(struct top *t, struct gs_error *err)
+{
+	struct gs_process_list list = { 0 };
+	struct report rep;
+	struct stat st;
+	int e;
+
+	/* before loading: a process that exits writes its report first */
+	if (t->pid > 0 && kill(t->pid, 0) < 0 && errno == ESRCH)
+		t->gone = true;
+	err->msg[0] = '\0';
+	e = load_path(&list, t->path, err);
+	if (e < 0) {
+		process_list_clear(&list);
+		if (e == -ENOENT && !t->have &&
+		    (t->pid > 0 || (stat(t->path, &st) == 0 && S_ISDIR(st.st_mode)))) {
+			err->msg[0] = '\0';
+			return 0;
+		}
+		return e;
+	}
+	e = report_build(&rep, &list, t->sym, err);
+	if (e < 0) {
+		process_list_clear(&list);
+		return e;
+	}
+	e = hist_update(t, &rep);
+	if (e < 0) {
+		gs_error_set(err, NULL, "out of memory");
+		report_clear(&rep);
+		process_list_clear(&list);
+		return e;
+	}
+	if (t->have) {
+		report_clear(&t->rep);
+		process_list_clear(&t->list);
+	}
+	t->rep = rep;
+	t->list = list;
+	t->have = true;
+	return 0;
+}
+
+/* Whether nothing will change any more: every process has written its
+ * report at exit, or process PID is gone. */
+static bool finished(const struct top *t)
+{
+	return t->gone || (t->have && t->rep.nprocs > 0 && t->rep.partial == 0);
+}
+
+static int cmp_live(const void *pa, const void *pb)
+{
+	const struct report_site *a = *(struct report_site *const *)pa;
+	const struct report_site *b = *(struct report_site *const *)pb;
+
+	if (a->c.live_bytes != b->c.live_bytes)
+		return a->c.live_bytes > b->c.live_bytes ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+static int cmp_device(const void *pa, const void *pb)
+{
+	const struct gs_device *a = pa, *b = pb;
+
+	return (a->device > b->device) - (a->device < b->device);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+/* The headline frame, shorter than the report's frame lines since a site
+ * has one line here: "function (file:line)" for Python (the file's
+ * basename, as in the site's key), "function (module)" for native code. */
+static void put_frame(FILE *out, const struct report_frame *f)
+{
+	if (f->python) {
+		util_put_clean(out, f->function ? f->function : "?");
+		fputs(" (", out);
+		util_put_clean(out, f->file ? basename_of(f->file) : "?");
+		if (f->line > 0)
+			fprintf(out, ":%" PRId64, f->line);
+		putc(')', out);
+	} else if (f->function) {
+		util_put_clean(out, f->function);
+		if (f->module) {
+			fputs(" (", out);
+			util_put_clean(out, f->module);
+			putc(')', out);
+		}
+	} else if (f->module) {
+		util_put_clean(out, f->module);
+		fprintf(out, "+0x%" PRIx64, f->offset);
+	} else {
+		fprintf(out, "0x%" PRIx64, f->offset);
+	}
+}
+
+/* HISTORY columns, right-aligned: one block per refresh, each scaled to
+ * the site's own highest in the window (a small site's growth shows as
+ * well as a big one's). */
+static void put_spark(FILE *out, const struct hist *h)
+{
+	static const char *const blocks[] = {
+		"\u2581", "\u2582", "\u2583", "\u2584",
+		"\u2585", "\u2586", "\u2587", "\u2588",
+	};
+	size_t n = h ? h->n : 0;
+	int64_t max = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (h->v[i] > max)
+			max = h->v[i];
+	fprintf(out, "%*s", (int)(HISTORY - n), "");
+	for (size_t i = 0; i < n; i++) {
+		int k = max > 0 ? (int)((double)h->v[i] * 7 / (double)max + 0.5) : 0;
+
+		fputs(blocks[k < 0 ? 0 : k > 7 ? 7 : k], out);
+	}
+}
+
+static void put_site(FILE *out, const struct top *t, const struct report_site *s)
+{
+	ssize_t headline = report_site_headline(s);
+	char a[32];
+
+	fprintf(out, "%10s %8" PRId64 "  ", report_human_size(s->c.live_bytes, a, sizeof(a)),
+		s->c.live_allocations);
+	put_spark(out, hist_find(t, s->key));
+	fprintf(out, "  %-7s  ", s->growing ? "GROWING" : "");
+	if (headline < 0) {
+		util_put_clean(out, s->api);
+		fputs(" (no stack)", out);
+	} else {
+		put_frame(out, &s->frames[headline]);
+	}
+	if (s->library)
+		fprintf(out, " [library memory: %s]", s->library);
+	if (s->pool)
+		fprintf(out, " [pool segment: %s]", s->pool);
+	putc('\n', out);
+}
+
+/* Live GPU memory per device ordinal, summed over the processes. */
+static void put_devices(FILE *out, const struct top *t)
+{
+	struct gs_device *devs;
+	size_t n = 0, max = 0;
+	char a[32];
+
+	for (size_t i = 0; i < t->rep.nprocs; i++)
+		max += t->rep.procs[i]->ndevices;
+	devs = calloc(max + 1, sizeof(*devs));
+	if (!devs || max == 0) {
+		free(devs);
+		return;
+	}
+	for (size_t i = 0; i < t->rep.nprocs; i++) {
+		const struct gs_process *p = t->rep.procs[i];
+
+		for (size_t j = 0; j < p->ndevices; j++) {
+			size_t k = 0;
+
+			while (k < n && devs[k].device != p->devices[j].device)
+				k++;
+			if (k == n)
+				devs[n++].device = p->devices[j].device;
+			devs[k].live_bytes += p->devices[j].live_bytes;
+			devs[k].live_allocations += p->devices[j].live_allocations;
+		}
+	}
+	qsort(devs, n, sizeof(*devs), cmp_device);
+	for (size_t k = 0; k < n; k++) {
+		fprintf(out, "%s", k ? ", " : "");
+		if (devs[k].device < 0)
+			fputs("unknown device: ", out);
+		else
+			fprintf(out, "device %" PRId64 ": ", devs[k].device);
+		fprintf(out, "%s in %" PRId64, report_human_size(devs[k].live_bytes, a, sizeof(a)),
+			devs[k].live_allocations);
+	}
+	putc('\n', out);
+	free(devs);
+}
+
+/* The lines of one refresh; on a terminal the call sites are cut to what
+ * fits ROWS. */
+static void render(FILE *out, char **buf, size_t *len, const struct top *t, size_t rows)
+{
+	const struct report *r = &t->rep;
+	int64_t live = 0, pinned = 0;
+	struct report_site **order;
+	size_t n = 0, shown, room, used = 0;
+	char stamp[32], heading[16], a[32], b[32], c[32];
+	time_t now = time(NULL);
+
+	strftime(stamp, sizeof(stamp), t->tty ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S",
+		 localtime(&now));
+	if (t->tty)
+		fprintf(out, "gpuspy top  %s  every %g s  q: quit\n", stamp, t->interval);
+	else
+		fprintf(out, "--- gpuspy top %s ---\n", stamp);
+	if (!t->have) {
+		fputs("waiting for ", out);
+		util_put_clean(out, t->path);
+		if (t->gone)
+			fprintf(out, " (process %d has exited)", (int)t->pid);
+		putc('\n', out);
+		if (t->err.msg[0])
+			fprintf(out, "cannot read it: %s\n", t->err.msg);
+		if (!t->tty)
+			putc('\n', out);
+		return;
+	}
+	util_put_clean(out, t->path);
+	fprintf(out, ": %zu %s, %zu running", r->nprocs,
+		r->nprocs == 1 ? "process" : "processes", r->partial);
+	if (t->gone && r->partial)
+		fprintf(out, " (process %d has exited without a report)", (int)t->pid);
+	putc('\n', out);
+	/* the message was sanitized when it was made */
+	if (t->err.msg[0])
+		fprintf(out, "not refreshed: %s\n", t->err.msg);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct gs_process *p = r->procs[i];
+
+		live += p->kinds[GS_KIND_DEVICE].live_bytes + p->kinds[GS_KIND_MANAGED].live_bytes +
+			p->kinds[GS_KIND_VMM].live_bytes;
+		pinned += p->kinds[GS_KIND_PINNED].live_bytes;
+	}
+	fprintf(out, "live %s  peak %s  pinned host %s\n",
+		report_human_size(live, a, sizeof(a)),
+		report_human_size(r->peak_bytes, b, sizeof(b)),
+		report_human_size(pinned, c, sizeof(c)));
+	put_devices(out, t);
+
+	/* sites that hold memory now, or held some within the sparkline's
+	 * window: one that just freed everything shows its fall */
+	order = calloc(r->nsites + 1, sizeof(*order));
+	if (!order)
+		return;
+	for (size_t i = 0; i < r->nsites; i++) {
+		const struct hist *h = hist_find(t, r->sites[i]->key);
+		bool held = r->sites[i]->c.live_bytes > 0;
+
+		for (size_t k = 0; h && !held && k < h->n; k++)
+			held = h->v[k] > 0;
+		if (held)
+			order[n++] = r->sites[i];
+	}
+	qsort(order, n, sizeof(*order), cmp_live);
+	shown = t->top && t->top < n ? t->top : n;
+	if (t->tty) {
+		fflush(out);
+		for (size_t i = 0; i < *len; i++)
+			used += (*buf)[i] == '\n';
+		room = rows > used + 2 ? rows - used - 2 : 0;	/* blank, heading */
+		if (shown > room)
+			shown = room;
+	}
+	snprintf(heading, sizeof(heading), "LAST %d", HISTORY);
+	/* on a pipe a block is one paragraph, for readers that split on
+	 * blank lines */
+	fprintf(out, "%s%10s %8s  %*s  %-7s  CALL SITES (%zu of %zu)\n", t->tty ? "\n" : "",
+		"LIVE", "ALLOCS", HISTORY, heading, "", shown, n);
+	if (n == 0)
+		fputs("  no GPU memory live\n", out);
+	for (size_t i = 0; i < shown; i++)
+		put_site(out, t, order[i]);
+	if (!t->tty)
+		putc('\n', out);
+	free(order);
+}
+
+/* Draw the view: a block on a pipe, the whole screen on a terminal, each
+ * line cut to its width (counted in UTF-8 characters). */
+static int draw(const struct top *t)
+{
+	struct winsize ws;
+	size_t rows = 24, cols = 80, len = 0, row = 0;
+	char *buf = NULL;
+	const char *line, *end;
+	FILE *m;
+
+	if (t->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		rows = ws.ws_row;
+		cols = ws.ws_col;
+	}
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return -ENOMEM;
+	render(m, &buf, &len, t, rows);
+	if (fclose(m) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	if (!t->tty) {
+		fwrite(buf, 1, len, stdout);
+	} else {
+		fputs("\033[H", stdout);
+		for (line = buf, end = buf + len; line < end && row < rows; row++) {
+			const char *nl = memchr(line, '\n', end - line);
+			size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line), i, w = 0;
+
+			for (i = 0; i < n; i++)
+				if (((unsigned char)line[i] & 0xc0) != 0x80 && w++ == cols)
+					break;
+			/* no newline after the last row: it would scroll */
+			fprintf(stdout, "%s%.*s\033[K", row ? "\r\n" : "", (int)i, line);
+			line += n + 1;
+		}
+		fputs("\033[J", stdout);
+	}
+	free(buf);
+	return fflush(stdout) == 0 ? 0 : -errno;
+}
+
+/* CLOCK_MONOTONIC, in seconds: a refresh waits whatever the wall clock does. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Wait until DEADLINE (now_s) for a key or a signal, the signals unblocked
+ * only inside ppoll so that none is lost between the check and the wait:
+ * 1 to quit ('q', SIGINT, SIGTERM, SIGHUP), 2 for a resized window, 0 at
+ * the deadline. */
+static int wait_event(struct top *t, double deadline, const sigset_t *mask)
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct timespec left;
+	double s;
+	char c;
+
+	for (;;) {
+		if (quit_signal)
+			return 1;
+		if (resized) {
+			resized = 0;
+			return 2;
+		}
+		s = deadline - now_s();
+		if (s <= 0)
+			return 0;
+		left.tv_sec = (time_t)s;
+		left.tv_nsec = (long)((s - (double)left.tv_sec) * 1e9);
+		if (ppoll(&pfd, t->keys ? 1 : 0, &left, mask) <= 0)
+			continue;	/* a signal (checked above), or the deadline */
+		if (read(STDIN_FILENO, &c, 1) != 1)
+			t->keys = false;	/* end of input: wait for signals only */
+		else if (c == 'q' || c == 'Q')
+			return 1;
+	}
+}
+
+/* Single keys without echo (Ctrl-C still interrupts), the alternate
+ * screen, no cursor; term_leave undoes each. */
+static void term_enter(struct top *t)
+{
+	struct termios tio;
+
+	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &t->saved) == 0) {
+		tio = t->saved;
+		tio.c_lflag &= ~(ICANON | ECHO);
+		tio.c_cc[VMIN] = 1;
+		tio.c_cc[VTIME] = 0;
+		t->termios_set = tcsetattr(STDIN_FILENO, TCSANOW, &tio) == 0;
+	}
+	fputs("\033[?1049h\033[?25l", stdout);
+	fflush(stdout);
+}
+
+static void term_leave(struct top *t)
+{
+	fputs("\033[?1049l\033[?25h", stdout);
+	fflush(stdout);
+	if (t->termios_set)
+		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved);
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static const int view_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGWINCH };
+	struct top t = { .interval = 1.0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, unblocked;
+	size_t count = 0, n;
+	bool top_given = false;
+	int c, e, status = EXIT_OK;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":i:n:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (parse_interval(optarg, &t.interval) < 0)
+				return usage_error("--interval needs seconds (0.01 or more), not",
+						   optarg);
+			break;
+		case 'n':
+			if (parse_count(optarg, &t.top) < 0)
+				return usage_error("--top needs a number, not", optarg);
+			top_given = true;
+			break;
+		case 'c':
+			if (parse_count(optarg, &count) < 0)
+				return usage_error("--count needs a number, not", optarg);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+		case ':':
+			return usage_error("missing value for", argv[optind - 1]);
+		default:
+			return usage_error("unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no PATH or PID given", NULL);
+	if (optind + 1 < argc)
+		return usage_error("one PATH or PID only, not also", argv[optind + 1]);
+	t.pid = parse_pid(argv[optind]);
+	if (t.pid > 0) {
+		util_process_dir(t.pid, t.dir, sizeof(t.dir));
+		t.path = t.dir;
+	} else {
+		t.path = argv[optind];
+	}
+	/* keys only on a terminal: a pipe's reader may share our stdin */
+	t.tty = t.keys = isatty(STDOUT_FILENO);
+	if (!top_given)
+		t.top = t.tty ? 0 : DEFAULT_TOP;
+
+	/* The first load decides whether PATH is readable at all, before
+	 * the terminal is touched: its error stays on the normal screen. */
+	e = symbolizer_new(&t.sym);
+	if (e == 0)
+		e = refresh(&t, &t.err);
+	if (e < 0) {
+		print_error(&t.err, e);
+		symbolizer_free(t.sym);
+		return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+	}
+
+	/* The signals that end or redraw the view are taken only while
+	 * waiting (wait_event); a reader that goes away is a write error. */
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof(view_signals) / sizeof(view_signals[0]); i++) {
+		/* a pipe's blocks do not depend on the window */
+		if (view_signals[i] == SIGWINCH && !t.tty)
+			continue;
+		sigaction(view_signals[i], &sa, NULL);
+		sigaddset(&block, view_signals[i]);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_BLOCK, &block, &unblocked);
+	if (t.tty)
+		term_enter(&t);
+
+	for (n = 1;; n++) {
+		double deadline;
+		bool last;
+		int ev;
+
+		e = draw(&t);
+		if (e < 0)
+			break;
+		/* on a terminal the last view stays up for one interval */
+		last = count && n >= count;
+		if (!t.tty && (last || finished(&t)))
+			break;
+		deadline = now_s() + t.interval;
+		while ((ev = wait_event(&t, deadline, &unblocked)) == 2 && (e = draw(&t)) == 0)
+			;
+		if (ev != 0 || last)
+			break;
+		e = refresh(&t, &t.err);
+		if (e < 0 && !t.err.msg[0])
+			gs_error_set(&t.err, NULL, "%s", strerror(-e));
+		e = 0;
+	}
+
+	if (t.tty)
+		term_leave(&t);
+	/* a reader that has gone (a closed pipe, a hung-up terminal) ends it
+	 * quietly, like an interrupt */
+	if (e < 0 && e != -EPIPE && e != -EIO && !quit_signal) {
+		fprintf(stderr, "gpuspy: cannot write the view: %s\n", strerror(-e));
+		status = EXIT_FAILURE_OTHER;
+	}
+	sigprocmask(SIG_SETMASK, &unblocked, NULL);
+	hist_free(t.hist, t.nhist);
+	if (t.have) {
+		report_clear(&t.rep);
+		process_list_clear(&t.list);
+	}
+	symbolizer_free(t.sym);
+	return status;
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`gpuspy diff` between two builds of one program, as a CI gate would run it.
+
+    diff_runs.py --lib LIBGPUSPY --cli GPUSPY --fake-dir DIR PLAIN EXTRA
+
+PLAIN and EXTRA are builds of stable_key.c with the same file name; EXTRA
+has code inserted before every leaking function (each address moves) and
+leaks one 1 MiB allocation more, from the new function leak_extra().  Both
+run under LD_PRELOAD=LIBGPUSPY against the fake CUDA libraries in DIR.
+
+The diff must show the new site at +1048576 bytes leaked and every other
+site unchanged (0 leaked, 0 peak, 0 allocations); --fail-on-growth 512K
+must exit 1 and 2M exit 0; a run diffed with itself is all zeros, exit 0,
+even with --fail-on-growth 0.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SIZE = 3 << 20
+MIB = 1 << 20
+
+
+def run_one(args, program, out):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GPUSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    env["LD_LIBRARY_PATH"] = args.fake_dir
+    env["LD_PRELOAD"] = args.lib
+    env["GPUSPY_OUTPUT_DIR"] = out
+    env["GPUSPY_QUIET"] = "1"
+    p = subprocess.run([program, str(SIZE)], env=env, capture_output=True, timeout=60)
+    if p.returncode != 0:
+        sys.exit("%s: status %d, stderr %r" % (program, p.returncode, p.stderr))
+
+
+def diff(args, *argv):
+    return subprocess.run([args.cli, "diff"] + list(argv), capture_output=True, text=True,
+                          timeout=60)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--fake-dir", required=True)
+    ap.add_argument("plain")
+    ap.add_argument("extra")
+    args = ap.parse_args()
+    for name in ("lib", "cli", "fake_dir", "plain", "extra"):
+        setattr(args, name, os.path.abspath(getattr(args, name)))
+
+    failed = 0
+
+    def check(cond, what):
+        nonlocal failed
+        print(("ok " if cond else "FAIL ") + what)
+        failed += not cond
+
+    with tempfile.TemporaryDirectory(prefix="gpuspy-diff-") as tmp:
+        old, new = os.path.join(tmp, "main"), os.path.join(tmp, "branch")
+        run_one(args, args.plain, old)
+        run_one(args, args.extra, new)
+
+        p = diff(args, "--format", "json", old, new)
+        check(p.returncode == 0 and p.stderr == "", "diff --format json: status %d, stderr %r"
+              % (p.returncode, p.stderr))
+        d = json.loads(p.stdout) if p.returncode == 0 else {"sites": []}
+        check(d.get("format") == "gpuspy-diff/1", "format gpuspy-diff/1")
+        for s in d["sites"]:
+            print("  %-9s %+9d leaked %+9d peak %+3d allocations  %s" % (
+                s["status"], s["leaked"]["delta"], s["peak"]["delta"],
+                s["allocations"]["delta"], s["key"]))
+        new_sites = [s for s in d["sites"] if s["status"] == "new"]
+        others = [s for s in d["sites"] if s["status"] != "new"]
+        check(len(new_sites) == 1, "exactly one new site")
+        if new_sites:
+            s = new_sites[0]
+            check(s["leaked"]["delta"] == MIB and s["leaked"]["new"] == MIB,
+                  "the new site leaked +1048576")
+            check(s.get("headline", {}).get("function") == "leak_extra",
+                  "its headline is leak_extra")
+            check("leak_extra" in s["key"], "its key names leak_extra")
+        check(len(others) >= 3, "the unchanged sites are matched (%d)" % len(others))
+        check(all(s["status"] == "same" and s["leaked"]["delta"] == 0 and
+                  s["peak"]["delta"] == 0 and s["allocations"]["delta"] == 0 for s in others),
+              "every other site shows 0 in leaked, peak and allocations")
+        check(any("stable_scratch" in s["key"] and s["peak"]["new"] == SIZE and
+                  s["allocations"]["new"] == 4 for s in others),
+              "the alloc/free site is among them, with its peak and count")
+        check(d["totals"]["leaked"]["delta"] == MIB, "the leaked total grew by 1 MiB")
+        devs = [t for t in d["totals"]["devices"] if t["what"] == "live_at_exit"]
+        check(len(devs) == 1 and devs[0]["delta"] == MIB, "device 0 holds 1 MiB more at exit")
+
+        # every code address moved: the match was made on names
+        keys_old = {s["key"] for s in others}
+        p_old = subprocess.run([args.cli, "report", "--format", "json", old],
+                               capture_output=True, text=True)
+        p_new = subprocess.run([args.cli, "report", "--format", "json", new],
+                               capture_output=True, text=True)
+        off = []
+        for p in (p_old, p_new):
+            r = json.loads(p.stdout)
+            off.append({(s["key"], f.get("function")): f["offset"] for s in r["sites"]
+                        if s["key"] in keys_old for f in s["frames"]
+                        if f.get("function", "").startswith(("leak_stable", "stable_"))})
+        moved = [k for k in off[0] if k in off[1] and off[0][k] != off[1][k]]
+        check(len(off[0]) >= 3 and len(moved) == len(off[0]),
+              "every matched frame lies at another offset in the new build (%d of %d)"
+              % (len(moved), len(off[0])))
+
+        t = diff(args, old, new)
+        check(t.returncode == 0 and "NEW" in t.stdout and "leak_extra" in t.stdout and
+              "+1.0 MiB" in t.stdout, "the text names the new site and its +1.0 MiB")
+        check("leak_stable_runtime" not in t.stdout,
+              "unchanged sites are not listed in the text")
+
+        p = diff(args, "--fail-on-growth", "512K", old, new)
+        check(p.returncode == 1 and "FAIL: 1 site grew by more than 512.0 KiB" in p.stdout,
+              "--fail-on-growth 512K: status %d" % p.returncode)
+        p = diff(args, "--fail-on-growth", "2M", old, new)
+        check(p.returncode == 0 and "OK: no site grew" in p.stdout,
+              "--fail-on-growth 2M: status %d" % p.returncode)
+        p = diff(args, "--fail-on-growth", "1048576", old, new)
+        check(p.returncode == 0, "--fail-on-growth of exactly the growth: status %d (more "
+              "than SIZE fails, not SIZE itself)" % p.returncode)
+        p = diff(args, "--fail-on-growth", "1048575", "--format", "json", old, new)
+        j = json.loads(p.stdout) if p.stdout else {}
+        check(p.returncode == 1 and j.get("fail_on_growth") == {"limit": MIB - 1, "failed": True,
+                                                                 "sites": 1},
+              "--fail-on-growth one byte less: status 1 and the verdict in the JSON")
+
+        # a run diffed with itself
+        p = diff(args, "--format", "json", "--fail-on-growth", "0", old, old)
+        s = json.loads(p.stdout) if p.returncode == 0 else {"sites": [{}], "totals": {}}
+        check(p.returncode == 0, "self-diff with --fail-on-growth 0: status %d" % p.returncode)
+        check(len(s["sites"]) >= 3 and all(
+            x["status"] == "same" and x["leaked"]["delta"] == 0 and x["peak"]["delta"] == 0
+            and x["allocations"]["delta"] == 0 for x in s["sites"]),
+              "self-diff: every site the same, all deltas 0")
+        check(all(v["delta"] == 0 for k, v in s["totals"].items() if k != "devices"),
+              "self-diff: totals unchanged")
+        t = diff(args, old, old)
+        check(t.returncode == 0 and "  none" in t.stdout, "self-diff text: no changed site")
+
+        # the same runs named with --old/--new
+        p = diff(args, "--old", old, "--new", new, "--format", "json")
+        j = json.loads(p.stdout) if p.returncode == 0 else {}
+        check(j.get("totals", {}).get("leaked", {}).get("delta") == MIB,
+              "--old/--new give the same answer")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -860,21 +860,71 @@ static void print_headline(FILE *out, const struct report_site *s)
 		fprintf(out, " [pool segment: %s]", s->pool);
 }
 
-/* The callers of the headline that are the user's: up to three, in one line. */
+/* A function name, cut to fit a line: C++ template names run to pages. */
+static void put_name(FILE *out, const char *name)
+{
+	char buf[72];
+
+	if (strlen(name) < sizeof(buf)) {
+		util_put_clean(out, name);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*s\u2026", (int)sizeof(buf) - 4, name);
+	util_put_clean(out, buf);
+}
+
+/* The innermost frame under the headline that is not noise, a Python one
+ * (the library function the user called) before any native one; -1. */
+static ssize_t via_frame(const struct report_site *s, ssize_t h)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (ssize_t i = 0; i < h; i++) {
+			const struct report_frame *f = &s->frames[i];
+
+			if (f->noise == NOISE_NONE && f->function && (pass == 1 || f->python))
+				return i;
+		}
+	return -1;
+}
+
+/* Where a site differs from its neighbours with the same headline (the
+ * innermost frame that is not noise, when it is not the headline), then
+ * the headline's callers that are the user's: up to three, in one line. */
 static void print_callers(FILE *out, const struct report_site *s)
 {
-	ssize_t h = report_site_headline(s);
+	ssize_t h = report_site_headline(s), v;
 	int shown = 0;
 
 	if (h < 0)
 		return;
+	v = via_frame(s, h);
+	if (v >= 0) {
+		const struct report_frame *f = &s->frames[v];
+
+		fputs("      via ", out);
+		put_name(out, f->function);
+		if (f->file) {
+			const char *b = strrchr(f->file, '/');
+
+			fputs(" (", out);
+			util_put_clean(out, b ? b + 1 : f->file);
+			if (f->line > 0)
+				fprintf(out, ":%" PRId64, f->line);
+			putc(')', out);
+		} else if (f->module) {
+			fputs(" (", out);
+			util_put_clean(out, f->module);
+			putc(')', out);
+		}
+		putc('\n', out);
+	}
 	for (size_t i = (size_t)h + 1; i < s->nframes && shown < 3; i++) {
 		const struct report_frame *f = &s->frames[i];
 
 		if (f->noise != NOISE_NONE || !f->function || (f->python && !f->user))
 			continue;
 		fputs(shown ? " \u2190 " : "      called from ", out);
-		util_put_clean(out, f->function);
+		put_name(out, f->function);
 		shown++;
 		if (!f->python && strcmp(f->function, "main") == 0)
 			break;

@@ -100,7 +100,12 @@ for mode in ("nocache", "default"):
             "%+d MiB %s:%s" % (s["peak"]["delta"] // MIB, *headline(s)) for s in top))
     at = load("bs-%s" % mode, "diff-at.json")
     if at:
-        check(at["totals"]["at"]["delta"] > 0 and at["old"]["marked_processes"] == 1,
-              "%s: --at 'after step 2' compares the two runs at that mark (%+d MiB)"
-              % (mode, at["totals"]["at"]["delta"] // MIB))
+        # between steps, without the cache only parameters, gradients and
+        # optimizer state are live: the same at both batch sizes; the
+        # cache keeps the larger batch's segments
+        delta, base = at["totals"]["at"]["delta"], at["totals"]["at"]["old"]
+        ok = abs(delta) <= base // 100 if mode == "nocache" else delta > 0
+        check(ok and at["old"]["marked_processes"] == 1,
+              "%s: --at 'after step 2': %+.1f MiB of %.1f MiB at that mark (%s)"
+              % (mode, delta / MIB, base / MIB, "unchanged" if mode == "nocache" else "grew"))
 sys.exit(1 if failed else 0)

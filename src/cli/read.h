@@ -196,6 +196,34 @@ struct gs_gpu {
 	int64_t total_bytes;	/* -1: unknown */
 };
 
+/* torch.json, the PyTorch view (docs/format.md, "gpuspy-torch/1"): the live
+ * blocks of PyTorch's caching allocator by the Python stack that allocated
+ * them, as last sampled. */
+struct gs_torch_site {
+	struct gs_pyframe *frames;	/* innermost first; none: allocated before
+					 * the view started */
+	size_t nframes;
+	int64_t live_bytes;
+	int64_t live_blocks;
+	int64_t peak_bytes;		/* the most seen in a sample */
+	bool growing;
+};
+struct gs_torch_device {
+	int64_t device;
+	int64_t reserved_bytes;		/* the pool's segments */
+	int64_t allocated_bytes;	/* in live blocks */
+};
+struct gs_torch {
+	bool present;
+	bool final;		/* sampled at the program's exit */
+	double time;
+	int64_t samples;
+	struct gs_torch_device *devices;
+	size_t ndevices;
+	struct gs_torch_site *sites;
+	size_t nsites;
+};
+
 struct gs_process {
 	char *path;		/* the process directory, or the file when given one */
 	char *file;		/* the file read: report.json, oom-N.json, snapshot.json, ... */
@@ -243,6 +271,7 @@ struct gs_process {
 	size_t ngpus;
 	struct gs_mark *marks;
 	size_t nmarks;
+	struct gs_torch torch;	/* from torch.json beside the report */
 	/* device and inode of the report read, so that a process named twice
 	 * (a run directory and one of its process directories) counts once */
 	dev_t dev;
@@ -457,6 +486,25 @@ struct report_oom {
 	size_t ntop;
 };
 
+/* torch.c: the PyTorch view of the processes that have one, merged. */
+struct report_tsite {
+	char *key;		/* "file-basename!function;..." innermost first */
+	struct report_frame *frames;	/* Python frames, innermost first */
+	size_t nframes;
+	int64_t processes;
+	int64_t live_bytes, live_blocks, peak_bytes;
+	bool growing;
+};
+struct report_torch {
+	bool present;
+	bool final;		/* every process's view was sampled at its exit */
+	size_t processes;
+	int64_t reserved_bytes, allocated_bytes;	/* the pools, summed */
+	int64_t live_bytes, live_blocks;
+	struct report_tsite **sites;	/* by live bytes, then peak, descending */
+	size_t nsites;
+};
+
 struct report {
 	struct gs_process **procs;	/* borrowed from the process list */
 	size_t nprocs;
@@ -485,6 +533,7 @@ struct report {
 	int64_t *totals[REPORT_METRICS];
 	struct report_spread spread[REPORT_METRICS];
 	bool several_hosts;		/* the processes are not all on one host */
+	struct report_torch torch;
 	/* site_of[P][I]: the merged site that process P's sites[I] went into */
 	struct report_site ***site_of;
 	/* key -> site, open addressing */
@@ -562,5 +611,16 @@ void report_print_spread(FILE *out, const struct report *r, enum report_metric m
 /* {"min", "median", "max", "outlier"} ("outlier" absent when none); NULL
  * on out-of-memory. */
 struct json_t *report_spread_json(const struct report_spread *sp);
+
+/* torch.c */
+int report_torch_build(struct report_torch *t, struct gs_process *const *procs, size_t n);
+void report_torch_clear(struct report_torch *t);
+/* The frame to look at first: the innermost of the user's code; -1 when
+ * the blocks were allocated before the view started (no frames). */
+ssize_t report_tsite_headline(const struct report_tsite *s);
+void report_torch_print_summary(FILE *out, const struct report_torch *t);
+void report_torch_print_text(FILE *out, const struct report_torch *t, size_t top);
+/* "torch" of gpuspy-report/1; NULL when no process has the view. */
+struct json_t *report_torch_json(const struct report_torch *t, size_t top);
 
 #endif

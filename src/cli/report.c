@@ -150,6 +150,7 @@ void report_clear(struct report *r)
 	free(r->sites);
 	free(r->table);
 	free(r->at_peak_devices);
+	report_torch_clear(&r->torch);
 	free(r->totals[0]);
 	for (size_t i = 0; r->site_of && i < r->nprocs; i++)
 		free(r->site_of[i]);
@@ -980,6 +981,13 @@ int report_build(struct report *r, const struct gs_process_list *list,
 	}
 	if (r->nsites > 1)
 		qsort(r->sites, r->nsites, sizeof(*r->sites), cmp_sites);
+	e = report_torch_build(&r->torch, r->procs, r->nprocs);
+	if (e < 0) {
+		gs_error_set(err, NULL, e == -ENOMEM ? "out of memory" :
+			     "the PyTorch views' counters overflow 64 bits");
+		report_clear(r);
+		return e;
+	}
 	e = build_spreads(r);
 	if (e == 0)
 		e = build_ooms(r, s, err);
@@ -1230,6 +1238,8 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 		json_array_append_new(ooms, oom_json(&r->ooms[i]));
 	json_object_set(root, "oom", ooms);
 	json_object_set_new(root, "oom_dropped", json_integer(r->oom_dropped));
+	if (r->torch.present)
+		json_object_set_new(root, "torch", report_torch_json(&r->torch, top));
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(sites, site_json(r, r->sites[i]));
 	json_object_set(root, "sites", sites);
@@ -1237,7 +1247,8 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
 	    json_array_size(ooms) != r->nooms ||
-	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1)) {
+	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
+					  (size_t)r->torch.present) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -1869,10 +1880,12 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 			r->partial, plural(r->partial, "process is", "processes are"),
 			plural(r->partial, "its", "their"));
 	print_pool_hints(out, r, by_at_peak, by_peak, by_calls, top);
+	report_torch_print_summary(out, &r->torch);
 
 	print_ooms(out, r, top);
 	/* by live bytes: what a growing site holds now */
 	print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", r->sites, top);
+	report_torch_print_text(out, &r->torch, top);
 
 	fputs("\nPROCESSES\n", out);
 	for (size_t i = 0; i < r->nprocs; i++)

@@ -14,6 +14,7 @@ struct gs_config gs_config = {
 	.interval_us = 1000000,
 	.signal = SIGUSR2,
 	.nvml = true,
+	.torch = true,
 };
 
 /* "1s", "100ms", "500us", "0" (off); a bare number is seconds. */
@@ -101,6 +102,10 @@ void config_load(void)
 	v = secure_getenv("GPUSPY_NVML");
 	if (v && *v && !env_true(v))
 		gs_config.nvml = false;
+
+	v = secure_getenv("GPUSPY_TORCH");
+	if (v && *v && !env_true(v))
+		gs_config.torch = false;
 
 	gs_config.quiet = env_true(secure_getenv("GPUSPY_QUIET"));
 	gs_config.disabled = env_true(secure_getenv("GPUSPY_DISABLE"));

@@ -99,6 +99,7 @@ struct gs_config {
 	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */
 	int signal; /* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
 	bool nvml; /* GPUSPY_NVML: the outside view in snapshots */
+	bool torch; /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch.c) */
 	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp */
 	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
 	bool quiet; /* no summary on stderr */
@@ -392,6 +393,10 @@ void report_mark(const char *label);
 /* ---- nvml.c: what NVML says each GPU and process holds ---- */
 #include <stdio.h>
 void nvml_write(FILE *f);
+
+/* ---- torch.c: PyTorch's live blocks by Python line ---- */
+/* From the snapshot thread, each interval, holding none of gpuspy's locks. */
+void torch_poll(void);
 
 /* ---- writer.c: the snapshot thread ---- */
 void writer_start(void);

@@ -176,6 +176,10 @@ static void *writer_main(void *arg)
 	struct timespec next;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	/* PyTorch allocates its first block once CUDA is initialized: the
+	 * sooner its view starts, the fewer blocks it misses */
+	if (atomic_load(&gs_state.tracking))
+		torch_poll();
 	while (!atomic_load(&stop)) {
 		bool periodic = gs_config.interval_us > 0;
 		int r;
@@ -196,8 +200,10 @@ static void *writer_main(void *arg)
 		} while ((r == 0 && !atomic_load(&stop)) || (r < 0 && errno == EINTR));
 		if (atomic_load(&stop))
 			break;
-		if (atomic_load(&gs_state.tracking))
+		if (atomic_load(&gs_state.tracking)) {
 			tick();
+			torch_poll();
+		}
 	}
 	return NULL;
 }
@@ -229,9 +235,18 @@ void writer_stop(void)
 {
 	if (!running)
 		return;
+	struct timespec limit;
+
 	atomic_store(&stop, true);
 	sem_post(&wake);
-	pthread_join(thread, NULL);
+	/* It may be waiting for the GIL of an interpreter that is being
+	 * finalized (torch.c), which never comes: then it is left behind,
+	 * holding none of gpuspy's locks, and the exit report is written
+	 * all the same. */
+	clock_gettime(CLOCK_REALTIME, &limit);
+	limit.tv_sec += 2;
+	if (pthread_timedjoin_np(thread, NULL, &limit) != 0)
+		pthread_detach(thread);
 	running = false;
 }
 

@@ -6,26 +6,13 @@ Interpreters that are absent are skipped (and said so); at least one must
 be present.  Usage: run.py LIBGPUSPY LIBPYALLOC FAKE_DIR GPUSPY"""
 import glob, json, os, shutil, subprocess, sys, tempfile
 
+from pythons import interpreters
+
 lib, pyalloc, fake_dir, cli = sys.argv[1:5]
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "leak.py")
 src = open(script).read().splitlines()
 line_of = {tag: i + 1 for i, l in enumerate(src) for tag in [l.split("# LINE ")[-1]] if "# LINE " in l}
-
-
-def interpreters():
-    found = {}
-    for minor in (10, 11, 12, 13):
-        # pyenv's versions before PATH: its shims fail for versions not selected.
-        cands = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/3.{minor}.*/bin/python3.{minor}")))
-        cands += [f"/usr/bin/python3.{minor}", shutil.which(f"python3.{minor}")]
-        seen = []
-        for c in cands:
-            if c and "/shims/" not in c and os.access(c, os.X_OK) and os.path.realpath(c) not in map(os.path.realpath, seen):
-                seen.append(c)
-        if seen:
-            found[minor] = seen
-    return found
 
 
 failures = 0

@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: MIT
+#
+# gpuspy's view into PyTorch's caching allocator.
+#
+# The allocator asks CUDA for segments and cuts tensors out of them, so the
+# driver calls gpuspy sees are pool growth, made by whichever request found
+# the pool full (often on the autograd thread, which runs no Python).  To
+# name the line that holds the memory, this asks PyTorch itself: its memory
+# history in "state" mode keeps, for each live block, the Python stack that
+# allocated it (PyTorch measures it at no visible cost on a training step),
+# and torch.cuda.memory._snapshot() lists the live blocks.
+#
+# libgpuspy's snapshot thread runs this file once per interval, with the GIL,
+# in a namespace of its own, until `status` is not "wait" (src/preload/
+# torch.c).  It is given GPUSPY_DIR (the process directory), GPUSPY_INTERVAL
+# (seconds) and GPUSPY_QUIET.  Once started, a daemon thread samples the
+# live blocks, aggregated by stack, and rewrites GPUSPY_DIR/torch.json
+# (docs/format.md, "gpuspy-torch/1"); an atexit handler takes the last
+# sample, before the interpreter frees the program's globals.  Any error
+# turns the view off with one line; the program never sees an exception.
+status = "wait"
+
+
+def _gpuspy_torch_start(out_dir, interval, quiet):
+    import sys
+
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    if cuda is None or not hasattr(cuda, "is_initialized") or not cuda.is_initialized():
+        return "wait"
+    import atexit
+    import json
+    import os
+    import threading
+    import time
+
+    memory = getattr(cuda, "memory", None)
+    if memory is None or not hasattr(memory, "_snapshot") or \
+            not hasattr(memory, "_record_memory_history"):
+        return "off: this PyTorch has no memory history"
+    backend = "native"
+    if hasattr(cuda, "get_allocator_backend"):
+        backend = cuda.get_allocator_backend()
+    if backend != "native":
+        return "off: allocator backend %s: gpuspy sees each of its allocations" % backend
+    if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING", "0") not in ("", "0"):
+        return "off: caching is off: gpuspy sees each tensor's allocation"
+    # A program that records its own history (enabled="all") keeps it:
+    # its blocks carry their stacks already.
+    if not any(memory._snapshot().get("device_traces") or ()):
+        memory._record_memory_history(enabled="state", context="alloc", stacks="python")
+
+    WINDOW_MIN, WINDOW_MAX = 16, 256
+    sites = {}      # stack -> {"history": [...], "highs": [...], "max", "peak"}
+    lock = threading.Lock()
+    state = {"samples": 0, "off": False}
+    path = os.path.join(out_dir, "torch.json")
+
+    def growing(s):
+        # the rule of libgpuspy(7): over the last W samples (W half the
+        # samples so far, within 16..256), a new high in three quarters
+        # of them, and more at the end than at the start
+        n = state["samples"]
+        w = min(max(n // 2, WINDOW_MIN), WINDOW_MAX)
+        h, highs = s["history"], s["highs"]
+        if len(h) < w:
+            return False
+        return sum(highs[-w:]) * 4 >= w * 3 and h[-1] > h[-w]
+
+    def sample(final):
+        snap = memory._snapshot()
+        live, devices = {}, {}
+        for seg in snap.get("segments", ()):
+            d = devices.setdefault(seg.get("device", -1), [0, 0])
+            d[0] += seg.get("total_size", 0)
+            d[1] += seg.get("allocated_size", 0)
+            for b in seg.get("blocks", ()):
+                if b.get("state") != "active_allocated":
+                    continue
+                key = tuple((f.get("filename", "?"), f.get("name", "?"), f.get("line", 0))
+                            for f in b.get("frames", ()))
+                e = live.get(key)
+                if e is None:
+                    live[key] = e = [0, 0]
+                e[0] += b.get("size", 0)
+                e[1] += 1
+        state["samples"] += 1
+        for key in live:
+            if key not in sites:
+                sites[key] = {"history": [], "highs": [], "max": 0, "peak": 0}
+        out = []
+        for key, s in sites.items():
+            b, n = live.get(key, (0, 0))
+            s["highs"].append(len(s["history"]) > 0 and b > s["max"])
+            s["history"].append(b)
+            del s["history"][:-WINDOW_MAX], s["highs"][:-WINDOW_MAX]
+            s["max"] = max(s["max"], b)
+            s["peak"] = max(s["peak"], b)
+            if b == 0 and not s["peak"]:
+                continue
+            out.append({"frames": [{"file": f, "function": fn, "line": ln}
+                                   for f, fn, ln in key],
+                        "live_bytes": b, "live_blocks": n, "peak_bytes": s["peak"],
+                        "growing": growing(s)})
+        out.sort(key=lambda x: -x["live_bytes"])
+        doc = {"format": "gpuspy-torch/1", "pid": os.getpid(), "time": time.time(),
+               "final": final, "samples": state["samples"],
+               "devices": [{"device": d, "reserved_bytes": v[0], "allocated_bytes": v[1]}
+                           for d, v in sorted(devices.items())],
+               "sites": out}
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        with open(tmp, "w") as f:
+            json.dump(doc, f)
+        os.replace(tmp, path)
+
+    def guarded(final):
+        with lock:
+            if state["off"]:
+                return 0.0
+            t0 = time.thread_time()
+            try:
+                sample(final)
+            except Exception as e:  # the program must never see it
+                state["off"] = True
+                if not quiet:
+                    sys.stderr.write("gpuspy: PyTorch view off: %s: %s\n"
+                                     % (type(e).__name__, e))
+            return time.thread_time() - t0
+
+    def loop():
+        wait = interval
+        while not state["off"]:
+            time.sleep(wait)
+            # about 0.5% of the time goes to sampling, however large the
+            # pool grows, but a sample at least every tenth interval
+            wait = min(max(interval, 200 * guarded(False)), 10 * interval)
+
+    atexit.register(guarded, True)
+    guarded(False)
+    threading.Thread(target=loop, name="gpuspy-torch", daemon=True).start()
+    return "ok"
+
+
+try:
+    status = _gpuspy_torch_start(GPUSPY_DIR, GPUSPY_INTERVAL, GPUSPY_QUIET)
+except Exception as e:
+    status = "off: %s: %s" % (type(e).__name__, e)

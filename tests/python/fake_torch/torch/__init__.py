@@ -1,0 +1,72 @@
+"""A stand-in for the part of PyTorch that gpuspy's PyTorch view uses
+(src/preload/torch_view.py): torch.cuda.is_initialized(),
+get_allocator_backend(), memory._record_memory_history() and
+memory._snapshot(), with blocks shaped as PyTorch 2.x returns them (state,
+size, frames innermost first: filename, name, line).  Tensors live in a
+pretend pool; their stacks are recorded only once history is on, as in
+PyTorch.  Loading it also loads a library named libc10_cuda.so (the path in
+FAKE_C10_CUDA), which is how libgpuspy tells a PyTorch process."""
+import ctypes
+import os
+import sys
+
+ctypes.CDLL(os.environ["FAKE_C10_CUDA"])
+
+SEGMENT = 2 << 20
+
+
+class _Memory:
+    def __init__(self):
+        self.history = None
+        self.live = {}          # id -> (size, frames)
+
+    def _record_memory_history(self, enabled="all", context="all", stacks="all",
+                               max_entries=sys.maxsize):
+        self.history = (enabled, context, stacks)
+
+    def _snapshot(self):
+        blocks = [{"size": size, "requested_size": size, "state": "active_allocated",
+                   "frames": frames} for size, frames in self.live.values()]
+        used = sum(b["size"] for b in blocks)
+        total = -(-used // SEGMENT) * SEGMENT + SEGMENT
+        blocks.append({"size": total - used, "state": "inactive", "frames": []})
+        return {"segments": [{"device": 0, "address": 0, "total_size": total,
+                              "allocated_size": used, "blocks": blocks}],
+                "device_traces": [[]]}
+
+
+class _Cuda:
+    def __init__(self):
+        self.memory = _Memory()
+        self.initialized = False
+
+    def is_initialized(self):
+        return self.initialized
+
+    def get_allocator_backend(self):
+        return os.environ.get("FAKE_TORCH_BACKEND", "native")
+
+
+cuda = _Cuda()
+
+
+class Tensor:
+    """NBYTES of the pretend pool, held until the object goes."""
+
+    def __init__(self, nbytes):
+        frames = []
+        if cuda.memory.history:
+            f = sys._getframe(2)        # the caller of torch.empty
+            while f is not None:
+                frames.append({"filename": f.f_code.co_filename, "name": f.f_code.co_name,
+                               "line": f.f_lineno})
+                f = f.f_back
+        cuda.memory.live[id(self)] = (nbytes, frames)
+
+    def __del__(self):
+        cuda.memory.live.pop(id(self), None)
+
+
+def empty(nbytes):
+    cuda.initialized = True
+    return Tensor(nbytes)

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""gpuspy's PyTorch view (src/preload/torch.c, torch_view.py) against the
+pretend PyTorch of fake_torch/, for every CPython 3.10-3.13 on this machine:
+libgpuspy's snapshot thread must start the view once "torch" has
+initialized CUDA, torch.json must name the leaking line as the largest and
+growing holder (also after the program's exit, from the atexit sample), a
+freed line must show nothing live, a block allocated before the view
+started has no frames, and `gpuspy report` must show it all.  Another
+allocator backend or GPUSPY_TORCH=0 leaves the view off.
+Usage: torch_view.py LIBGPUSPY LIBPYALLOC FAKE_DIR GPUSPY LIBC10_CUDA"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from pythons import interpreters
+
+lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
+here = os.path.dirname(os.path.abspath(__file__))
+script = os.path.join(here, "torch_leak.py")
+src = open(script).read().splitlines()
+line_of = {l.split("# LINE ")[-1]: i + 1 for i, l in enumerate(src) if "# LINE " in l}
+STEPS = 150
+MIB = 1 << 20
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print(("ok   " if cond else "FAIL ") + what)
+    failures += not cond
+
+
+def run(py, out, **extra):
+    env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
+               GPUSPY_INTERVAL="10ms", PYTHONPATH=os.path.join(here, "fake_torch"),
+               FAKE_C10_CUDA=os.path.abspath(c10))
+    env.pop("GPUSPY_TORCH", None)
+    env.update(extra)
+    return subprocess.run([py, script, pyalloc, str(STEPS)], env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def innermost(site):
+    f = site["frames"][0] if site["frames"] else {}
+    return (os.path.basename(f.get("file", "")), f.get("line"))
+
+
+found = interpreters()
+for minor in (10, 11, 12, 13):
+    if minor not in found:
+        print(f"3.{minor}: not installed, skipped")
+for minor, py in [(m, p) for m, ps in sorted(found.items()) for p in ps]:
+    tag = f"3.{minor} ({py})"
+    out = tempfile.mkdtemp()
+    r = run(py, out)
+    check(r.returncode == 0 and r.stdout == f"kept {STEPS}\n",
+          f"{tag}: the program runs as without gpuspy: {r.returncode} {r.stdout!r}")
+    check("PyTorch view" not in r.stderr, f"{tag}: no complaint on stderr: {r.stderr.strip()[:200]!r}")
+    files = glob.glob(os.path.join(out, "*", "torch.json"))
+    check(len(files) == 1, f"{tag}: torch.json written")
+    if not files:
+        continue
+    t = json.load(open(files[0]))
+    sites = {innermost(s): s for s in t["sites"]}
+    leak = sites.get(("torch_leak.py", line_of["leak"]), {})
+    scratch = sites.get(("torch_leak.py", line_of["scratch"]), {})
+    early = [s for s in t["sites"] if not s["frames"]]
+    check(t["format"] == "gpuspy-torch/1" and t["final"] is True and t["samples"] >= 16,
+          f"{tag}: format, final sample at exit, {t['samples']} samples")
+    # blocks allocated before the view started (the weights at least,
+    # allocated when the pretend PyTorch initialized) have no frames
+    early_bytes = sum(s["live_bytes"] for s in early)
+    check(len(early) == 1 and early_bytes >= 8 * MIB and
+          leak.get("live_bytes", 0) + early_bytes == (8 + STEPS) * MIB and
+          leak.get("live_blocks", 0) >= STEPS - 4,
+          f"{tag}: the leak line holds {leak.get('live_bytes', 0) // MIB} MiB at exit, "
+          f"{early_bytes // MIB} MiB allocated before the view started")
+    check(t["sites"] and t["sites"][0] is leak, f"{tag}: ... the most of any line")
+    check(leak.get("growing") is True, f"{tag}: ... and is growing")
+    check([f["function"] for f in leak.get("frames", [])][:2] == ["step", "<module>"],
+          f"{tag}: its frames, innermost first: {[f['function'] for f in leak.get('frames', [])]}")
+    # freed in the step that made it: live in no sample
+    check(scratch.get("live_bytes", 0) == 0 and not scratch.get("growing"),
+          f"{tag}: the scratch line holds nothing")
+    check(t["devices"] and t["devices"][0]["allocated_bytes"] == (8 + STEPS) * MIB,
+          f"{tag}: the pool's totals")
+    rep = subprocess.run([cli, "report", out], capture_output=True, text=True)
+    text = rep.stdout
+    sec = text[text.find("\nPYTORCH TENSORS") + 1:].splitlines()
+    check(rep.returncode == 0 and len(sec) > 3 and sec[2].endswith(", GROWING") and
+          sec[3].endswith(f"torch_leak.py:{line_of['leak']}"),
+          f"{tag}: gpuspy report lists the leak line first, growing: {sec[:4]}")
+    summary = [l for l in text.splitlines() if l.startswith("  PyTorch tensors:")]
+    check(len(summary) == 1 and f"most by step (torch_leak.py:{line_of['leak']}), growing" in summary[0],
+          f"{tag}: ... and names it in the summary: {summary}")
+    j = json.loads(subprocess.run([cli, "report", "--format", "json", out], capture_output=True,
+                                  text=True).stdout)
+    ts = j.get("torch", {}).get("sites", [])
+    check(ts and ts[0]["live_bytes"] == leak.get("live_bytes") and ts[0]["growing"] and
+          ts[0]["headline"]["line"] == line_of["leak"], f"{tag}: ... and so does its JSON")
+    if minor == max(found):
+        # a torch.json that is not right fails the report like any bad file
+        good = open(files[0]).read()
+        doc = json.loads(good)
+        for name, text in (("empty", ""), ("truncated", good[:len(good) // 2]),
+                           ("garbage", "\x01garbage"), ("array", "[]"),
+                           ("format", json.dumps(dict(doc, format="gpuspy-torch/9"))),
+                           ("pid", json.dumps(dict(doc, pid=doc["pid"] + 1))),
+                           ("samples", json.dumps(dict(doc, samples=-1))),
+                           ("sites", json.dumps(dict(doc, sites={}))),
+                           ("frames", json.dumps(dict(doc, sites=[dict(doc["sites"][0], frames=[3])]))),
+                           ("live over peak", json.dumps(dict(doc, sites=[dict(
+                               doc["sites"][0], live_bytes=doc["sites"][0]["peak_bytes"] + 1)]))),
+                           ("devices", json.dumps(dict(doc, devices=[{"device": 0}])))):
+            with open(files[0], "w") as f:
+                f.write(text)
+            p = subprocess.run([cli, "report", out], capture_output=True, text=True)
+            check(p.returncode == 2 and len(p.stderr.splitlines()) == 1 and
+                  p.stderr.startswith("gpuspy: " + files[0] + ":"),
+                  f"a bad torch.json ({name}): status {p.returncode}, {p.stderr.strip()!r}")
+    shutil.rmtree(out)
+
+# Off: another allocator backend (gpuspy sees each allocation), or asked.
+py = shutil.which("python3")
+out = tempfile.mkdtemp()
+r = run(py, out, FAKE_TORCH_BACKEND="cudaMallocAsync")
+check(r.returncode == 0 and not glob.glob(os.path.join(out, "*", "torch.json")) and
+      r.stderr.count("PyTorch view off: allocator backend cudaMallocAsync") == 1,
+      f"backend cudaMallocAsync: no view, one line: {r.stderr.strip()!r}")
+shutil.rmtree(out)
+out = tempfile.mkdtemp()
+r = run(py, out, GPUSPY_TORCH="0")
+check(r.returncode == 0 and not glob.glob(os.path.join(out, "*", "torch.json")) and
+      "PyTorch" not in r.stderr, "GPUSPY_TORCH=0: no view, nothing said")
+shutil.rmtree(out)
+print(f"{failures} failures")
+sys.exit(1 if failures else 0)

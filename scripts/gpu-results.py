@@ -80,6 +80,40 @@ def top_site(case_dir, rep, by="leaked_bytes"):
     return "—", {}
 
 
+def growing_site(case_dir):
+    """The growing site (not library memory) with the most live bytes."""
+    try:
+        j = json.load(open(os.path.join(case_dir, "report.json")))
+    except (OSError, ValueError):
+        return "—", {}
+    sites = sorted((s for s in j["sites"] if s.get("growing") and not s.get("library")),
+                   key=lambda s: -s["leaked_bytes"])
+    if not sites:
+        return "none", {}
+    h = sites[0].get("headline") or {}
+    where = f"{os.path.basename(h.get('file', h.get('module', '?')))}:{h.get('line', '?')}"
+    return f"{h.get('function', '?')} ({where})", h
+
+
+def torch_view(case_dir):
+    """The PyTorch view's top line (live at exit), and whether it grew."""
+    try:
+        j = json.load(open(os.path.join(case_dir, "report.json")))
+    except (OSError, ValueError):
+        return "—", {}
+    t = j.get("torch")
+    if not t:
+        return "off", {}
+    sites = [s for s in t["sites"] if s["live_bytes"] > 0 or s["growing"]]
+    if not sites:
+        return "none", {}
+    s = sites[0]
+    h = s.get("headline") or {}
+    grow = ", growing" if s["growing"] else ""
+    return (f"{fmt(s['live_bytes'])} in {s['live_blocks']}{grow}: {h.get('function', '?')} "
+            f"({os.path.basename(h.get('file', '?'))}:{h.get('line', '?')})"), h
+
+
 def unwinder_rows(top):
     rows = []
     for case in sorted(os.listdir(top)):
@@ -132,6 +166,8 @@ def main(top):
         san = sanitizer(d)
         where, frame = top_site(d, main_rep)
         pwhere, pframe = top_site(d, main_rep, "peak_bytes")
+        gwhere, gframe = growing_site(d)
+        twhere, tframe = torch_view(d)
         script = {"torch-leak": "tests/gpu/torch_leak.py", "cupy": "tests/gpu/cupy_check.py",
                   "jax": "tests/gpu/jax_check.py"}
         expect = next((leak_line(v) for k, v in script.items() if case.startswith(k)), None)
@@ -163,18 +199,20 @@ def main(top):
             "top": where + mark(verdict(frame)),
             # A CUDA C program's peak is its balanced work, not a leak.
             "ptop": pwhere + ("" if case.startswith("cuda") else mark(verdict(pframe))),
+            "gtop": gwhere + (mark(verdict(gframe)) if gframe else ""),
+            "torch": twhere + (mark(verdict(tframe)) if tframe else ""),
         }
         rows.append(row)
 
-    print("| case | exit status | doors (allocations) | APIs seen | gpuspy leaked at exit | compute-sanitizer leak | gpuspy peak | framework's own view | untracked frees | top leaked site | top peak site |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| case | exit status | doors (allocations) | APIs seen | gpuspy leaked at exit | compute-sanitizer leak | gpuspy peak | framework's own view | untracked frees | top leaked site | top peak site | top growing site | PyTorch view: top line |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         lk = r["leaked"]
         leaked = f"{lk['bytes']} B in {lk['allocations']}" if lk else "—"
         san = f"{r['sanitizer'][0]} B in {r['sanitizer'][1]}" if r["sanitizer"] else "—"
         fw = r["framework"]
         view = ", ".join(f"{k} {fmt(v) if isinstance(v, int) else v}" for k, v in fw.items() if k != "mode") or "—"
-        print(f"| {r['case']} | {r['status']} | {r['doors']} | {r['apis']} | {leaked} | {san} | {fmt(r['peak'])} | {view} | {r['untracked']} | {r['top']} | {r['ptop']} |")
+        print(f"| {r['case']} | {r['status']} | {r['doors']} | {r['apis']} | {leaked} | {san} | {fmt(r['peak'])} | {view} | {r['untracked']} | {r['top']} | {r['ptop']} | {r['gtop']} | {r['torch']} |")
     unwinder_rows(top)
 
 

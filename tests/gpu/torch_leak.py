@@ -1,7 +1,10 @@
 """A PyTorch training loop that leaks on purpose: every step keeps a copy
 of the activations in a list (the line marked LEAK).  gpuspy must name
-that file and line as the top leaked site, in every allocator mode."""
+that file and line as the top leaked or growing site, in every allocator
+mode: with the caching allocator, through the PyTorch view (torch.json)."""
 import sys
+import time
+
 import torch
 
 model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(),
@@ -19,8 +22,9 @@ def train_step(x):
     opt.step()
 
 
-for step in range(40):
+for step in range(100):
     train_step(torch.randn(2048, 1024, device="cuda"))  # 8 MiB kept per step
+    time.sleep(0.01)  # a data loader's pause: growth needs samples over time
 torch.cuda.synchronize()
 print(f"torch_leak: kept {len(history)} tensors, "
       f"{sum(t.numel() * t.element_size() for t in history) >> 20} MiB", flush=True)

@@ -4,13 +4,15 @@
  * torch_view.py inside it, which asks PyTorch's caching allocator which
  * Python line holds each live block (see that file for why).
  *
- * Polled by the snapshot thread each interval until the view has started
- * or said why it cannot.  Each poll that gets as far as taking the GIL
- * costs the program one switch of the interpreter lock; a process without
- * PyTorch's CUDA library loaded is never asked.  The thread holds none of
- * gpuspy's locks while it waits for the GIL, so no allocating thread can
- * be waiting on it in turn.  CPython's C API is reached through dlsym: the
- * library links nothing of Python, and a process without it costs nothing.
+ * The snapshot thread never takes the GIL and never runs Python itself:
+ * each interval it queues a pending call (Py_AddPendingCall, which needs
+ * neither), and the program's main thread runs it between two bytecodes,
+ * with the GIL, as it runs a signal handler.  Python code of gpuspy's then
+ * never runs beside the program's (an import in another thread can meet
+ * the program's own imports half made), and nothing waits on an
+ * interpreter that is shutting down.  A process without PyTorch's CUDA
+ * library loaded is never asked; CPython's C API is reached through
+ * dlsym, so the library links nothing of Python.
  */
 #include <dlfcn.h>
 #include <string.h>
@@ -26,8 +28,7 @@ typedef struct py_object PyObject;
 static struct {
 	int (*initialized)(void);
 	int (*finalizing)(void);
-	int (*gil_ensure)(void);
-	void (*gil_release)(int);
+	int (*pending)(int (*)(void *), void *);
 	PyObject *(*dict_new)(void);
 	int (*dict_set)(PyObject *, const char *, PyObject *);
 	PyObject *(*dict_get)(PyObject *, const char *);
@@ -38,10 +39,17 @@ static struct {
 	PyObject *(*run)(const char *, int, PyObject *, PyObject *, void *);
 	const char *(*utf8)(PyObject *);
 	void (*err_clear)(void);
+	int (*err_matches)(PyObject *);
+	PyObject **exception;	/* PyExc_Exception */
 	void (*decref)(PyObject *);
 } py;
 
-static enum { T_UNBOUND, T_WAIT, T_DONE } state;
+/* T_WAIT: start() is asked each interval; T_RUN: tick() is. */
+enum { T_UNBOUND, T_WAIT, T_RUN, T_DONE };
+static atomic_int state;	/* written by both threads */
+static atomic_bool queued;	/* a call is pending: queue no other */
+static PyObject *globals;	/* torch_view.py's namespace, main thread only */
+static char dir[4608];
 
 static bool bind(void)
 {
@@ -50,13 +58,14 @@ static bool bind(void)
 	if (!py.finalizing)
 		SYM(finalizing, "_Py_IsFinalizing");
 	return SYM(initialized, "Py_IsInitialized") && py.finalizing &&
-	       SYM(gil_ensure, "PyGILState_Ensure") && SYM(gil_release, "PyGILState_Release") &&
-	       SYM(dict_new, "PyDict_New") && SYM(dict_set, "PyDict_SetItemString") &&
-	       SYM(dict_get, "PyDict_GetItemString") && SYM(builtins, "PyEval_GetBuiltins") &&
-	       SYM(str, "PyUnicode_FromString") && SYM(real, "PyFloat_FromDouble") &&
-	       SYM(boolean, "PyBool_FromLong") && SYM(run, "PyRun_StringFlags") &&
-	       SYM(utf8, "PyUnicode_AsUTF8") && SYM(err_clear, "PyErr_Clear") &&
-	       SYM(decref, "Py_DecRef");
+	       SYM(pending, "Py_AddPendingCall") && SYM(dict_new, "PyDict_New") &&
+	       SYM(dict_set, "PyDict_SetItemString") && SYM(dict_get, "PyDict_GetItemString") &&
+	       SYM(builtins, "PyEval_GetBuiltins") && SYM(str, "PyUnicode_FromString") &&
+	       SYM(real, "PyFloat_FromDouble") && SYM(boolean, "PyBool_FromLong") &&
+	       SYM(run, "PyRun_StringFlags") && SYM(utf8, "PyUnicode_AsUTF8") &&
+	       SYM(err_clear, "PyErr_Clear") &&
+	       SYM(err_matches, "PyErr_ExceptionMatches") &&
+	       SYM(exception, "PyExc_Exception") && SYM(decref, "Py_DecRef");
 #undef SYM
 }
 
@@ -70,76 +79,106 @@ static bool set(PyObject *dict, const char *name, PyObject *value)
 	return ok;
 }
 
-/* With the GIL: run the view in a fresh namespace; what it says, copied
- * into STATUS ("wait", "ok", "off: why"). */
-static void run_view(const char *dir, char *status, size_t size)
+/* Run CODE in the view's namespace.  An Exception is gpuspy's, and is
+ * cleared; anything else (KeyboardInterrupt: a signal arrived meanwhile)
+ * is the program's, and stays raised: -1 tells CPython so. */
+static int run(const char *code)
 {
-	PyObject *g = py.dict_new(), *r, *s;
-	const char *u;
+	PyObject *r = py.run(code, PY_FILE_INPUT, globals, globals, NULL);
 
-	snprintf(status, size, "off: out of memory");
-	if (!g)
-		return;
-	/* borrowed: not through set() */
-	if (py.dict_set(g, "__builtins__", py.builtins()) != 0 ||
-	    !set(g, "GPUSPY_DIR", py.str(dir)) ||
-	    !set(g, "GPUSPY_INTERVAL", py.real((double)gs_config.interval_us / 1e6)) ||
-	    !set(g, "GPUSPY_QUIET", py.boolean(gs_config.quiet))) {
-		py.err_clear();
-		py.decref(g);
-		return;
-	}
-	r = py.run(torch_view_py, PY_FILE_INPUT, g, g, NULL);
-	if (!r) {
-		py.err_clear(); /* the file catches its own; this is a bug in it */
-		snprintf(status, size, "off: the view did not run");
-	} else {
+	if (r) {
 		py.decref(r);
-		s = py.dict_get(g, "status");
-		u = s ? py.utf8(s) : NULL;
-		if (u)
-			snprintf(status, size, "%s", u);
-		else
-			py.err_clear();
+		return 0;
 	}
-	py.decref(g);
+	if (!py.err_matches(*py.exception))
+		return -1;
+	py.err_clear();
+	state = T_DONE;
+	if (!gs_config.quiet)
+		gs_warn("PyTorch view off: it failed to run");
+	return 0;
+}
+
+/* In the main thread, with the GIL: what torch_view.py's start() said. */
+static int start_call(void *arg)
+{
+	PyObject *s;
+	const char *u;
+	int ret;
+
+	(void)arg;
+	atomic_store(&queued, false);
+	if (state != T_WAIT)
+		return 0;
+	if (!globals) {
+		globals = py.dict_new();
+		/* __builtins__ is borrowed: not through set() */
+		if (!globals || py.dict_set(globals, "__builtins__", py.builtins()) != 0 ||
+		    !set(globals, "GPUSPY_DIR", py.str(dir)) ||
+		    !set(globals, "GPUSPY_INTERVAL",
+			 py.real((double)gs_config.interval_us / 1e6)) ||
+		    !set(globals, "GPUSPY_QUIET", py.boolean(gs_config.quiet))) {
+			py.err_clear();
+			state = T_DONE;
+			return 0;
+		}
+		ret = run(torch_view_py);
+		if (ret < 0 || state == T_DONE)
+			return ret;
+	}
+	ret = run("status, tick = start()\n");
+	if (ret < 0 || state == T_DONE)
+		return ret;
+	s = py.dict_get(globals, "status");
+	u = s ? py.utf8(s) : NULL;
+	if (!u) {
+		py.err_clear();
+		state = T_DONE;
+	} else if (strcmp(u, "ok") == 0) {
+		state = T_RUN;
+	} else if (strcmp(u, "wait") != 0) {
+		state = T_DONE;
+		if (!gs_config.quiet)
+			gs_warn("PyTorch view %s", u);
+	}
+	return 0;
+}
+
+static int tick_call(void *arg)
+{
+	(void)arg;
+	atomic_store(&queued, false);
+	return state == T_RUN ? run("tick()\n") : 0;
 }
 
 void torch_poll(void)
 {
-	char dir[4608], host[200], status[256];
+	char host[200];
 	void *c10;
-	int gil;
 
-	if (state == T_DONE || !gs_config.torch)
+	if (state == T_DONE || !gs_config.torch || atomic_load(&queued))
 		return;
 	if (state == T_UNBOUND) {
 		if (!bind()) {
 			state = T_DONE;
 			return;
 		}
+		if (gethostname(host, sizeof(host)) != 0)
+			snprintf(host, sizeof(host), "unknown");
+		host[sizeof(host) - 1] = '\0';
+		snprintf(dir, sizeof(dir), "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
 		state = T_WAIT;
 	}
-	/* PyTorch's CUDA library, loaded: else nothing to ask, and no GIL */
-	c10 = dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
-	if (!c10)
-		return;
-	dlclose(c10);
+	if (state == T_WAIT) {
+		/* PyTorch's CUDA library, loaded: else nothing to ask */
+		c10 = dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+		if (!c10)
+			return;
+		dlclose(c10);
+	}
 	if (!py.initialized() || py.finalizing())
 		return;
-
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	snprintf(dir, sizeof(dir), "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
-
-	gil = py.gil_ensure();
-	run_view(dir, status, sizeof(status));
-	py.gil_release(gil);
-
-	if (strcmp(status, "wait") == 0)
-		return;
-	state = T_DONE;
-	if (strncmp(status, "off", 3) == 0 && !gs_config.quiet)
-		gs_warn("PyTorch view %s", status);
+	atomic_store(&queued, true);
+	if (py.pending(state == T_WAIT ? start_call : tick_call, NULL) != 0)
+		atomic_store(&queued, false); /* CPython's queue is full: next time */
 }

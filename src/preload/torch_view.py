@@ -10,41 +10,46 @@
 # allocated it (PyTorch measures it at no visible cost on a training step),
 # and torch.cuda.memory._snapshot() lists the live blocks.
 #
-# libgpuspy's snapshot thread runs this file once per interval, with the GIL,
-# in a namespace of its own, until `status` is not "wait" (src/preload/
-# torch.c).  It is given GPUSPY_DIR (the process directory), GPUSPY_INTERVAL
-# (seconds) and GPUSPY_QUIET.  Once started, a daemon thread samples the
-# live blocks, aggregated by stack, and rewrites GPUSPY_DIR/torch.json
-# (docs/format.md, "gpuspy-torch/1"); an atexit handler takes the last
-# sample, before the interpreter frees the program's globals.  Any error
-# turns the view off with one line; the program never sees an exception.
-status = "wait"
+# It runs in the program's main thread, between two of its bytecodes: each
+# interval libgpuspy's snapshot thread asks CPython for a pending call
+# (src/preload/torch.c), which runs `status, tick = start(...)` until the
+# view has started, then `tick()`.  The main thread, not a thread of
+# gpuspy's, so that nothing here ever imports a module concurrently with
+# the program; and never while any module is being imported.  The names
+# GPUSPY_DIR (the process directory), GPUSPY_INTERVAL (seconds) and
+# GPUSPY_QUIET are given.  Samples of the live blocks, aggregated by stack,
+# rewrite GPUSPY_DIR/torch.json (docs/format.md, "gpuspy-torch/1"); an
+# atexit handler takes the last, before the interpreter frees the
+# program's globals.  Any error turns the view off with one line; the
+# program never sees an exception.
+status, tick = "wait", None
 
 
 def _gpuspy_torch_start(out_dir, interval, quiet):
     import sys
 
+    if _importing():
+        return "wait", None
     torch = sys.modules.get("torch")
     cuda = getattr(torch, "cuda", None)
     if cuda is None or not hasattr(cuda, "is_initialized") or not cuda.is_initialized():
-        return "wait"
+        return "wait", None
     import atexit
     import json
     import os
-    import threading
     import time
 
     memory = getattr(cuda, "memory", None)
     if memory is None or not hasattr(memory, "_snapshot") or \
             not hasattr(memory, "_record_memory_history"):
-        return "off: this PyTorch has no memory history"
+        return "off: this PyTorch has no memory history", None
     backend = "native"
     if hasattr(cuda, "get_allocator_backend"):
         backend = cuda.get_allocator_backend()
     if backend != "native":
-        return "off: allocator backend %s: gpuspy sees each of its allocations" % backend
+        return "off: allocator backend %s: gpuspy sees each of its allocations" % backend, None
     if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING", "0") not in ("", "0"):
-        return "off: caching is off: gpuspy sees each tensor's allocation"
+        return "off: caching is off: gpuspy sees each tensor's allocation", None
     # A program that records its own history (enabled="all") keeps it:
     # its blocks carry their stacks already.
     if not any(memory._snapshot().get("device_traces") or ()):
@@ -52,7 +57,6 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
 
     WINDOW_MIN, WINDOW_MAX = 16, 256
     sites = {}      # stack -> {"history": [...], "highs": [...], "max", "peak"}
-    lock = threading.Lock()
     state = {"samples": 0, "off": False}
     path = os.path.join(out_dir, "torch.json")
 
@@ -114,34 +118,44 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
         os.replace(tmp, path)
 
     def guarded(final):
-        with lock:
-            if state["off"]:
-                return 0.0
-            t0 = time.thread_time()
-            try:
-                sample(final)
-            except Exception as e:  # the program must never see it
-                state["off"] = True
-                if not quiet:
-                    sys.stderr.write("gpuspy: PyTorch view off: %s: %s\n"
-                                     % (type(e).__name__, e))
-            return time.thread_time() - t0
+        if state["off"]:
+            return 0.0
+        t0 = time.thread_time()
+        try:
+            sample(final)
+        except Exception as e:  # the program must never see it
+            state["off"] = True
+            if not quiet:
+                sys.stderr.write("gpuspy: PyTorch view off: %s: %s\n" % (type(e).__name__, e))
+        return time.thread_time() - t0
 
-    def loop():
-        wait = interval
-        while not state["off"]:
-            time.sleep(wait)
-            # about 0.5% of the time goes to sampling, however large the
-            # pool grows, but a sample at least every tenth interval
-            wait = min(max(interval, 200 * guarded(False)), 10 * interval)
+    timing = {"next": 0.0}
+
+    def tick():
+        # never between the lines of a module being imported: what a
+        # sample imports could meet it half made
+        if state["off"] or _importing() or time.monotonic() < timing["next"]:
+            return
+        # about 0.5% of the time goes to sampling, however large the pool
+        # grows, but a sample at least every tenth interval
+        wait = min(max(interval, 200 * guarded(False)), 10 * interval)
+        timing["next"] = time.monotonic() + wait
 
     atexit.register(guarded, True)
     guarded(False)
-    threading.Thread(target=loop, name="gpuspy-torch", daemon=True).start()
-    return "ok"
+    timing["next"] = time.monotonic() + interval
+    return "ok", tick
 
 
-try:
-    status = _gpuspy_torch_start(GPUSPY_DIR, GPUSPY_INTERVAL, GPUSPY_QUIET)
-except Exception as e:
-    status = "off: %s: %s" % (type(e).__name__, e)
+def _importing():
+    import sys
+
+    locks = getattr(sys.modules.get("_frozen_importlib"), "_module_locks", None)
+    return bool(locks)
+
+
+def start():
+    try:
+        return _gpuspy_torch_start(GPUSPY_DIR, GPUSPY_INTERVAL, GPUSPY_QUIET)
+    except Exception as e:
+        return "off: %s: %s" % (type(e).__name__, e), None

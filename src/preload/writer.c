@@ -235,18 +235,9 @@ void writer_stop(void)
 {
 	if (!running)
 		return;
-	struct timespec limit;
-
 	atomic_store(&stop, true);
 	sem_post(&wake);
-	/* It may be waiting for the GIL of an interpreter that is being
-	 * finalized (torch.c), which never comes: then it is left behind,
-	 * holding none of gpuspy's locks, and the exit report is written
-	 * all the same. */
-	clock_gettime(CLOCK_REALTIME, &limit);
-	limit.tv_sec += 2;
-	if (pthread_timedjoin_np(thread, NULL, &limit) != 0)
-		pthread_detach(thread);
+	pthread_join(thread, NULL);
 	running = false;
 }
 

@@ -63,13 +63,17 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
     def growing(s):
         # the rule of libgpuspy(7): over the last W samples (W half the
         # samples so far, within 16..256), a new high in three quarters
-        # of them, and more at the end than at the start
+        # of them, and more at the end than at the start; once found
+        # growing, a stack stays so
+        if s["grew"]:
+            return True
         n = state["samples"]
         w = min(max(n // 2, WINDOW_MIN), WINDOW_MAX)
         h, highs = s["history"], s["highs"]
         if len(h) < w:
             return False
-        return sum(highs[-w:]) * 4 >= w * 3 and h[-1] > h[-w]
+        s["grew"] = sum(highs[-w:]) * 4 >= w * 3 and h[-1] > h[-w]
+        return s["grew"]
 
     def sample(final):
         snap = memory._snapshot()
@@ -91,7 +95,7 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
         state["samples"] += 1
         for key in live:
             if key not in sites:
-                sites[key] = {"history": [], "highs": [], "max": 0, "peak": 0}
+                sites[key] = {"history": [], "highs": [], "max": 0, "peak": 0, "grew": False}
         out = []
         for key, s in sites.items():
             b, n = live.get(key, (0, 0))

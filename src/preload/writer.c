@@ -17,7 +17,8 @@
  * far - its live bytes reached a new high in at least three quarters of
  * the samples and ended higher than they began.  A pool that warms up
  * and then plateaus stops making new highs, and its window soon holds
- * none.
+ * none.  Once found growing, a site keeps the flag for the rest of the
+ * run: the program's own teardown frees what leaked.
  */
 #include <errno.h>
 #include <semaphore.h>
@@ -128,10 +129,13 @@ static void tick(void)
 			}
 		}
 		sample_push(series[s->id], live);
+		/* once found growing, a site stays so: the frees of a
+		 * program's teardown must not clear the leak they end */
 		grows = series_growing(series[s->id]);
-		atomic_store_explicit(&s->growing, grows, memory_order_relaxed);
-		if (grows && !atomic_exchange(&s->growth_told, true))
+		if (grows && !atomic_exchange(&s->growth_told, true)) {
+			atomic_store_explicit(&s->growing, true, memory_order_relaxed);
 			report_growth_notice(s);
+		}
 	}
 	ev = events();
 	if (ev != written_events) {

@@ -22,7 +22,7 @@ def train_step(x):
     opt.step()
 
 
-for step in range(100):
+for step in range(300):
     train_step(torch.randn(2048, 1024, device="cuda"))  # 8 MiB kept per step
     time.sleep(0.01)  # a data loader's pause: growth needs samples over time
 torch.cuda.synchronize()

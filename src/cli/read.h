@@ -488,12 +488,13 @@ struct report_oom {
 
 /* torch.c: the PyTorch view of the processes that have one, merged. */
 struct report_tsite {
-	char *key;		/* "file-basename!function;..." innermost first */
+	char *key;		/* "file-basename!function:line;..." innermost first */
 	struct report_frame *frames;	/* Python frames, innermost first */
 	size_t nframes;
 	int64_t processes;
 	int64_t live_bytes, live_blocks, peak_bytes;
 	bool growing;
+	size_t last_process;	/* merge bookkeeping: 1 + index of the last one counted */
 };
 struct report_torch {
 	bool present;

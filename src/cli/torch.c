@@ -3,7 +3,8 @@
  * The PyTorch view in a report: the live blocks of PyTorch's caching
  * allocator by the Python stack that allocated them (each process's
  * torch.json, written by libgpuspy inside it), merged over the processes
- * like call sites are: on file basenames and function names, never lines.
+ * on file basenames, function names and lines (the question here is which
+ * line holds the memory, within one program).
  *
  * gpuspy's own call sites see the pool's segments, made by whichever
  * request found the pool full; this view says which lines hold the blocks
@@ -56,9 +57,11 @@ static char *tsite_key(const struct gs_torch_site *s)
 		return NULL;
 	if (s->nframes == 0)
 		fputs("(no stack)", f);
+	/* lines too: this view answers "which line", and two lines of one
+	 * function holding blocks are two answers */
 	for (size_t i = 0; i < s->nframes; i++)
-		fprintf(f, "%s%s!%s", i ? ";" : "", basename_of(s->frames[i].file),
-			s->frames[i].function);
+		fprintf(f, "%s%s!%s:%" PRId64, i ? ";" : "", basename_of(s->frames[i].file),
+			s->frames[i].function, s->frames[i].line);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
@@ -164,7 +167,10 @@ int report_torch_build(struct report_torch *t, struct gs_process *const *procs, 
 				t->sites = grown;
 				t->sites[t->nsites++] = ts;
 			}
-			ts->processes++;
+			if (ts->last_process != p + 1) {
+				ts->processes++;
+				ts->last_process = p + 1;
+			}
 			ts->growing |= s->growing;
 			if (!add(&ts->live_bytes, s->live_bytes) ||
 			    !add(&ts->live_blocks, s->live_blocks) ||

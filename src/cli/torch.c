@@ -226,11 +226,16 @@ void report_torch_print_summary(FILE *out, const struct report_torch *t)
 		report_human_size(t->live_bytes, a, sizeof(a)), t->live_blocks,
 		t->live_blocks == 1 ? "block" : "blocks",
 		report_human_size(t->reserved_bytes, b, sizeof(b)));
-	if (t->nsites && listed(t->sites[0])) {
+	/* the largest holder with a stack: blocks from before the view
+	 * started name no line */
+	for (size_t i = 0; i < t->nsites && listed(t->sites[i]); i++) {
+		if (!t->sites[i]->nframes)
+			continue;
 		fputs("; most by ", out);
-		put_headline(out, t->sites[0]);
-		if (t->sites[0]->growing)
+		put_headline(out, t->sites[i]);
+		if (t->sites[i]->growing)
 			fputs(", growing", out);
+		break;
 	}
 	fputs(" (see PYTORCH TENSORS)\n", out);
 }

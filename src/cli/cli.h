@@ -22,6 +22,18 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
+/* util.c: what every command does alike */
+
+struct gs_error;
+
+/* "gpuspy CMD: WHAT 'ARG' (see 'gpuspy CMD --help')" on stderr (ARG may
+ * be NULL, and is printed with control characters replaced); EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *what, const char *arg);
+/* "gpuspy: " and ERR's message, or strerror(-E) when it has none. */
+void cli_print_error(const struct gs_error *err, int e);
+/* A decimal count that fits a size_t: 0, or -EINVAL. */
+int cli_parse_count(const char *s, size_t *out);
+
 /* util.c: a process running under gpuspy, seen from outside */
 
 /* The value of NAME in /proc/PID/environ, or NULL. */

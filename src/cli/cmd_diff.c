@@ -95,24 +95,10 @@ struct diff {
 	size_t failed;		/* sites that grew by more than fail_limit */
 };
 
+/* A usage error: one line, then status 2. */
 static int usage_error(const char *what, const char *arg)
 {
-	fputs("gpuspy diff: ", stderr);
-	fputs(what, stderr);
-	if (arg) {
-		fputs(" '", stderr);
-		util_put_clean(stderr, arg);
-		putc('\'', stderr);
-	}
-	fputs(" (see 'gpuspy diff --help')\n", stderr);
-	return EXIT_USAGE;
-}
-
-static void print_error(const struct gs_error *err, int e)
-{
-	fputs("gpuspy: ", stderr);
-	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
-	putc('\n', stderr);
+	return cli_usage_error("diff", what, arg);
 }
 
 static int add_path(struct side *s, char *path)
@@ -1184,7 +1170,7 @@ int cmd_diff(int argc, char **argv)
 	for (int k = 0; k < 2; k++) {
 		e = side_load(&d.side[k], d.at_label, &err);
 		if (e < 0) {
-			print_error(&err, e);
+			cli_print_error(&err, e);
 			status = e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 			goto done;
 		}

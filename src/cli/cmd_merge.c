@@ -41,38 +41,7 @@ static const char usage[] =
 /* A usage error: one line, then status 2. */
 static int usage_error(const char *what, const char *arg)
 {
-	fputs("gpuspy merge: ", stderr);
-	fputs(what, stderr);
-	if (arg) {
-		fputs(" '", stderr);
-		util_put_clean(stderr, arg);
-		putc('\'', stderr);
-	}
-	fputs(" (see 'gpuspy merge --help')\n", stderr);
-	return EXIT_USAGE;
-}
-
-static int parse_top(const char *s, size_t *out)
-{
-	char *end;
-	uintmax_t v;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoumax(s, &end, 10);
-	if (errno || *end || v > SIZE_MAX)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static void print_error(const struct gs_error *err, int e)
-{
-	fputs("gpuspy: ", stderr);
-	/* the message was sanitized when it was made */
-	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
-	putc('\n', stderr);
+	return cli_usage_error("merge", what, arg);
 }
 
 static int64_t spread_of(const struct report_site *s, enum report_metric m)
@@ -508,7 +477,7 @@ int cmd_merge(int argc, char **argv)
 				return usage_error("unknown format", optarg);
 			break;
 		case 'n':
-			if (parse_top(optarg, &top) < 0)
+			if (cli_parse_count(optarg, &top) < 0)
 				return usage_error("--top needs a number, not", optarg);
 			top_given = true;
 			break;
@@ -529,7 +498,7 @@ int cmd_merge(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		e = load_path(&list, argv[i], &err);
 		if (e < 0) {
-			print_error(&err, e);
+			cli_print_error(&err, e);
 			process_list_clear(&list);
 			return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 		}
@@ -539,7 +508,7 @@ int cmd_merge(int argc, char **argv)
 	if (e == 0)
 		e = report_build(&rep, &list, sym, &err);
 	if (e < 0) {
-		print_error(&err, e);
+		cli_print_error(&err, e);
 		symbolizer_free(sym);
 		process_list_clear(&list);
 		return e == -EOVERFLOW ? EXIT_USAGE : EXIT_FAILURE_OTHER;

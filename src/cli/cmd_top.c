@@ -93,30 +93,7 @@ static void on_signal(int sig)
 /* A usage error: one line, then status 2. */
 static int usage_error(const char *what, const char *arg)
 {
-	fputs("gpuspy top: ", stderr);
-	fputs(what, stderr);
-	if (arg) {
-		fputs(" '", stderr);
-		util_put_clean(stderr, arg);
-		putc('\'', stderr);
-	}
-	fputs(" (see 'gpuspy top --help')\n", stderr);
-	return EXIT_USAGE;
-}
-
-static int parse_count(const char *s, size_t *out)
-{
-	char *end;
-	uintmax_t v;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoumax(s, &end, 10);
-	if (errno || *end || v > SIZE_MAX)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return cli_usage_error("top", what, arg);
 }
 
 static int parse_interval(const char *s, double *out)
@@ -147,14 +124,6 @@ static pid_t parse_pid(const char *s)
 		return 0;
 	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
 	return access(proc, F_OK) == 0 ? (pid_t)pid : 0;
-}
-
-static void print_error(const struct gs_error *err, int e)
-{
-	fputs("gpuspy: ", stderr);
-	/* the message was sanitized when it was made */
-	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
-	putc('\n', stderr);
 }
 
 static int cmp_hist(const void *pa, const void *pb)
@@ -632,12 +601,12 @@ int cmd_top(int argc, char **argv)
 						   optarg);
 			break;
 		case 'n':
-			if (parse_count(optarg, &t.top) < 0)
+			if (cli_parse_count(optarg, &t.top) < 0)
 				return usage_error("--top needs a number, not", optarg);
 			top_given = true;
 			break;
 		case 'c':
-			if (parse_count(optarg, &count) < 0)
+			if (cli_parse_count(optarg, &count) < 0)
 				return usage_error("--count needs a number, not", optarg);
 			break;
 		case 'h':
@@ -671,7 +640,7 @@ int cmd_top(int argc, char **argv)
 	if (e == 0)
 		e = refresh(&t, &t.err);
 	if (e < 0) {
-		print_error(&t.err, e);
+		cli_print_error(&t.err, e);
 		symbolizer_free(t.sym);
 		return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 	}

@@ -595,6 +595,44 @@ static int load_outside(const struct vctx *v, json_t *root, struct gs_process *p
 	return 0;
 }
 
+/* A list of {"site": ID, "live_bytes": N} (at_peak.sites, marks[].sites)
+ * into *OUT: each ID must be one of P's sites, read before.  WHERE names
+ * the list in messages ("at_peak.sites"). */
+static int load_site_bytes(const struct vctx *v, const struct gs_process *p, json_t *arr,
+			   const char *where, struct gs_peak_site **out, size_t *n)
+{
+	struct vctx sub = *v;
+	json_t *j;
+	size_t i;
+	int r;
+
+	*out = calloc(json_array_size(arr) + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	json_array_foreach(arr, i, j) {
+		struct gs_peak_site *ps = &(*out)[i];
+		char at[96];
+		size_t k;
+
+		snprintf(at, sizeof(at), "%s[%zu]", where, i);
+		sub.where = at;
+		if (!json_is_object(j))
+			return bad(&sub, NULL, "expected an object, got %s", type_name(j));
+		if ((r = get_int(&sub, j, "site", true, 0, INT64_MAX, &ps->site)) < 0 ||
+		    (r = get_count(&sub, j, "live_bytes", &ps->live_bytes)) < 0)
+			return r;
+		for (k = 0; k < p->nsites; k++)
+			if (p->sites[k].id == ps->site)
+				break;
+		if (k == p->nsites)
+			return bad(&sub, "site", "%" PRId64 " is the id of none of the sites",
+				   ps->site);
+		ps->index = k;
+		*n = i + 1;
+	}
+	return 0;
+}
+
 static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p)
 {
 	struct gs_at_peak *ap = &p->at_peak;
@@ -612,8 +650,7 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p
 	    (r = member(&sub, obj, "sites", true, JSON_ARRAY, &sites)) < 0)
 		return r;
 	ap->devices = calloc(json_array_size(devs) + 1, sizeof(*ap->devices));
-	ap->sites = calloc(json_array_size(sites) + 1, sizeof(*ap->sites));
-	if (!ap->devices || !ap->sites)
+	if (!ap->devices)
 		return -ENOMEM;
 	json_array_foreach(devs, i, j) {
 		struct gs_peak_device *d = &ap->devices[i];
@@ -628,27 +665,8 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p
 			return r;
 		ap->ndevices = i + 1;
 	}
-	json_array_foreach(sites, i, j) {
-		struct gs_peak_site *ps = &ap->sites[i];
-		size_t k;
-		char where[48];
-
-		snprintf(where, sizeof(where), "at_peak.sites[%zu]", i);
-		sub.where = where;
-		if (!json_is_object(j))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(j));
-		if ((r = get_int(&sub, j, "site", true, 0, INT64_MAX, &ps->site)) < 0 ||
-		    (r = get_count(&sub, j, "live_bytes", &ps->live_bytes)) < 0)
-			return r;
-		for (k = 0; k < p->nsites; k++)
-			if (p->sites[k].id == ps->site)
-				break;
-		if (k == p->nsites)
-			return bad(&sub, "site", "%" PRId64 " is the id of none of the sites",
-				   ps->site);
-		ps->index = k;
-		ap->nsites = i + 1;
-	}
+	if ((r = load_site_bytes(v, p, sites, "at_peak.sites", &ap->sites, &ap->nsites)) < 0)
+		return r;
 	ap->present = true;
 	return 0;
 }
@@ -737,7 +755,7 @@ static int load_marks(const struct vctx *v, json_t *root, struct gs_process *p)
 {
 	struct vctx sub = *v;
 	json_t *arr, *m, *sites, *j;
-	size_t i, k;
+	size_t i;
 	int r;
 
 	if ((r = member(v, root, "mark", false, JSON_STRING, &j)) < 0 ||
@@ -748,7 +766,7 @@ static int load_marks(const struct vctx *v, json_t *root, struct gs_process *p)
 		return -ENOMEM;
 	json_array_foreach(arr, i, m) {
 		struct gs_mark *mk = &p->marks[i];
-		char where[32];
+		char where[32], list[48];
 
 		snprintf(where, sizeof(where), "marks[%zu]", i);
 		sub.where = where;
@@ -762,30 +780,9 @@ static int load_marks(const struct vctx *v, json_t *root, struct gs_process *p)
 			return r;
 		if (!sites)
 			continue;	/* a mark of a gpuspy before 0.2: label and time */
-		mk->sites = calloc(json_array_size(sites) + 1, sizeof(*mk->sites));
-		if (!mk->sites)
-			return -ENOMEM;
-		json_array_foreach(sites, k, j) {
-			struct gs_peak_site *ps = &mk->sites[k];
-			char w2[64];
-			size_t x;
-
-			snprintf(w2, sizeof(w2), "marks[%zu].sites[%zu]", i, k);
-			sub.where = w2;
-			if (!json_is_object(j))
-				return bad(&sub, NULL, "expected an object, got %s", type_name(j));
-			if ((r = get_int(&sub, j, "site", true, 0, INT64_MAX, &ps->site)) < 0 ||
-			    (r = get_count(&sub, j, "live_bytes", &ps->live_bytes)) < 0)
-				return r;
-			for (x = 0; x < p->nsites; x++)
-				if (p->sites[x].id == ps->site)
-					break;
-			if (x == p->nsites)
-				return bad(&sub, "site", "%" PRId64 " is the id of none of the sites",
-					   ps->site);
-			ps->index = x;
-			mk->nsites = k + 1;
-		}
+		snprintf(list, sizeof(list), "marks[%zu].sites", i);
+		if ((r = load_site_bytes(v, p, sites, list, &mk->sites, &mk->nsites)) < 0)
+			return r;
 	}
 	return 0;
 }

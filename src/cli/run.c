@@ -51,17 +51,10 @@ static void forward_signal(int sig)
 	errno = saved;
 }
 
+/* A usage error: one line, then status 2. */
 static int usage_error(const char *what, const char *arg)
 {
-	fputs("gpuspy run: ", stderr);
-	fputs(what, stderr);
-	if (arg) {
-		fputs(" '", stderr);
-		util_put_clean(stderr, arg);
-		putc('\'', stderr);
-	}
-	fputs(" (see 'gpuspy run --help')\n", stderr);
-	return EXIT_USAGE;
+	return cli_usage_error("run", what, arg);
 }
 
 /* PATH made absolute against the working directory, without resolving

@@ -243,3 +243,34 @@ int util_parse_size(const char *s, int64_t *out)
 	*out = v;
 	return 0;
 }
+
+int cli_usage_error(const char *cmd, const char *what, const char *arg)
+{
+	fprintf(stderr, "gpuspy %s: ", cmd);
+	fputs(what, stderr);
+	if (arg) {
+		fputs(" '", stderr);
+		util_put_clean(stderr, arg);
+		putc('\'', stderr);
+	}
+	fprintf(stderr, " (see 'gpuspy %s --help')\n", cmd);
+	return EXIT_USAGE;
+}
+
+void cli_print_error(const struct gs_error *err, int e)
+{
+	fputs("gpuspy: ", stderr);
+	/* the message was sanitized when it was made */
+	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
+	putc('\n', stderr);
+}
+
+int cli_parse_count(const char *s, size_t *out)
+{
+	int64_t v;
+
+	if (util_parse_count(s, &v) < 0 || (uint64_t)v > SIZE_MAX)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}

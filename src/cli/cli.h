@@ -34,6 +34,23 @@ void cli_print_error(const struct gs_error *err, int e);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 
+/* common.c: `report` and `merge`: options, then every PATH loaded and
+ * merged into L->rep.  Returns -1 to go on (print, then cli_report_done),
+ * else the exit status to return at once. */
+#include "read.h"
+struct cli_loaded {
+	struct gs_process_list list;
+	struct symbolizer *sym;
+	struct report rep;
+	bool json;
+	size_t top;		/* 0: all */
+};
+int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc,
+		     char **argv, struct cli_loaded *l);
+/* After printing (E: 0 or -errno of the printing): flush, say so if the
+ * output failed, free L; the exit status. */
+int cli_report_done(struct cli_loaded *l, int e);
+
 /* util.c: a process running under gpuspy, seen from outside */
 
 /* The value of NAME in /proc/PID/environ, or NULL. */

@@ -38,12 +38,6 @@ static const char usage[] =
 	"                     0 means all\n"
 	"  -h, --help         show this help\n";
 
-/* A usage error: one line, then status 2. */
-static int usage_error(const char *what, const char *arg)
-{
-	return cli_usage_error("merge", what, arg);
-}
-
 static int64_t spread_of(const struct report_site *s, enum report_metric m)
 {
 	return s->spread[m].max - s->spread[m].min;
@@ -449,93 +443,24 @@ out:
 
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct gs_process_list list = { 0 };
-	struct symbolizer *sym = NULL;
-	struct gs_error err = { .msg = "" };
-	struct report_site **order = NULL;
-	struct report rep;
-	bool json = false, top_given = false;
-	size_t top = DEFAULT_TOP;
-	int c, e, status;
+	struct report_site **order;
+	struct cli_loaded l;
+	int e = cli_report_setup("merge", usage, DEFAULT_TOP, argc, argv, &l);
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":f:n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "json") == 0)
-				json = true;
-			else if (strcmp(optarg, "text") == 0)
-				json = false;
-			else
-				return usage_error("unknown format", optarg);
-			break;
-		case 'n':
-			if (cli_parse_count(optarg, &top) < 0)
-				return usage_error("--top needs a number, not", optarg);
-			top_given = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
-		case ':':
-			return usage_error("missing value for", argv[optind - 1]);
-		default:
-			return usage_error("unknown option", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return usage_error("no PATH given", NULL);
-
-	/* Everything is loaded before anything is printed: one bad file
-	 * fails the whole command rather than yield a partial table. */
-	for (int i = optind; i < argc; i++) {
-		e = load_path(&list, argv[i], &err);
-		if (e < 0) {
-			cli_print_error(&err, e);
-			process_list_clear(&list);
-			return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
-		}
-	}
-
-	e = symbolizer_new(&sym);
-	if (e == 0)
-		e = report_build(&rep, &list, sym, &err);
-	if (e < 0) {
-		cli_print_error(&err, e);
-		symbolizer_free(sym);
-		process_list_clear(&list);
-		return e == -EOVERFLOW ? EXIT_USAGE : EXIT_FAILURE_OTHER;
-	}
-
-	order = malloc((rep.nsites + 1) * sizeof(*order));
+	if (e >= 0)
+		return e;
+	order = malloc((l.rep.nsites + 1) * sizeof(*order));
 	if (order) {
-		memcpy(order, rep.sites, rep.nsites * sizeof(*order));
-		if (rep.nsites > 1)
-			qsort(order, rep.nsites, sizeof(*order), cmp_spread);
-		if (json)
-			e = print_json(stdout, &rep, order, top_given ? top : 0);
+		memcpy(order, l.rep.sites, l.rep.nsites * sizeof(*order));
+		if (l.rep.nsites > 1)
+			qsort(order, l.rep.nsites, sizeof(*order), cmp_spread);
+		if (l.json)
+			e = print_json(stdout, &l.rep, order, l.top);
 		else
-			e = print_text(stdout, &rep, order, top);
+			e = print_text(stdout, &l.rep, order, l.top);
 	} else {
 		e = -ENOMEM;
 	}
-	if (fflush(stdout) != 0 && e == 0)
-		e = -errno;
-	status = EXIT_OK;
-	if (e < 0) {
-		fprintf(stderr, "gpuspy: cannot write the merge: %s\n", strerror(-e));
-		status = EXIT_FAILURE_OTHER;
-	}
 	free(order);
-	report_clear(&rep);
-	symbolizer_free(sym);
-	process_list_clear(&list);
-	return status;
+	return cli_report_done(&l, e);
 }

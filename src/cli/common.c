@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* What `gpuspy report` and `gpuspy merge` share: their options, and
+ * loading every PATH into one merged report before anything is printed. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "read.h"
+
+int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc,
+		     char **argv, struct cli_loaded *l)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct gs_error err = { .msg = "" };
+	bool top_given = false;
+	size_t top = default_top;
+	int c, e;
+
+	memset(l, 0, sizeof(*l));
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":f:n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				l->json = true;
+			else if (strcmp(optarg, "text") == 0)
+				l->json = false;
+			else
+				return cli_usage_error(cmd, "unknown format", optarg);
+			break;
+		case 'n':
+			if (cli_parse_count(optarg, &top) < 0)
+				return cli_usage_error(cmd, "--top needs a number, not", optarg);
+			top_given = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+		case ':':
+			return cli_usage_error(cmd, "missing value for", argv[optind - 1]);
+		default:
+			return cli_usage_error(cmd, "unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(cmd, "no PATH given", NULL);
+	/* JSON lists everything unless asked otherwise */
+	l->top = top_given || !l->json ? top : 0;
+
+	/* Everything is loaded before anything is printed: one bad file
+	 * fails the whole command rather than yield a partial sum. */
+	for (int i = optind; i < argc; i++) {
+		e = load_path(&l->list, argv[i], &err);
+		if (e < 0) {
+			cli_print_error(&err, e);
+			process_list_clear(&l->list);
+			return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+		}
+	}
+	e = symbolizer_new(&l->sym);
+	if (e == 0)
+		e = report_build(&l->rep, &l->list, l->sym, &err);
+	if (e < 0) {
+		cli_print_error(&err, e);
+		symbolizer_free(l->sym);
+		process_list_clear(&l->list);
+		return e == -EOVERFLOW ? EXIT_USAGE : EXIT_FAILURE_OTHER;
+	}
+	return -1;
+}
+
+int cli_report_done(struct cli_loaded *l, int e)
+{
+	int status = EXIT_OK;
+
+	if (fflush(stdout) != 0 && e == 0)
+		e = -errno;
+	if (e < 0) {
+		fprintf(stderr, "gpuspy: cannot write the output: %s\n", strerror(-e));
+		status = EXIT_FAILURE_OTHER;
+	}
+	report_clear(&l->rep);
+	symbolizer_free(l->sym);
+	process_list_clear(&l->list);
+	return status;
+}

@@ -147,38 +147,53 @@ static void hist_free(struct hist *h, size_t n)
 	free(h);
 }
 
-/* One more sample for every site of R: a new history, in which sites no
- * longer reported are forgotten. */
+/* The history key of a PyTorch view line: apart from call sites' keys. */
+static char *torch_key(const struct report_tsite *s)
+{
+	char *k = malloc(strlen(s->key) + 7);
+
+	if (k) {
+		memcpy(k, "torch\t", 6);
+		strcpy(k + 6, s->key);
+	}
+	return k;
+}
+
+/* One more sample for every site of R, and every line of its PyTorch
+ * view: a new history, in which what is no longer reported is forgotten. */
 static int hist_update(struct top *t, const struct report *r)
 {
-	struct hist *nh = calloc(r->nsites + 1, sizeof(*nh));
+	size_t n = r->nsites + r->torch.nsites;
+	struct hist *nh = calloc(n + 1, sizeof(*nh));
 
 	if (!nh)
 		return -ENOMEM;
-	for (size_t i = 0; i < r->nsites; i++) {
-		const struct report_site *s = r->sites[i];
-		const struct hist *old = hist_find(t, s->key);
+	for (size_t i = 0; i < n; i++) {
+		bool site = i < r->nsites;
+		const struct report_tsite *ts = site ? NULL : r->torch.sites[i - r->nsites];
+		char *key = site ? strdup(r->sites[i]->key) : torch_key(ts);
+		const struct hist *old = key ? hist_find(t, key) : NULL;
 		struct hist *h = &nh[i];
 
+		if (!key) {
+			hist_free(nh, i);
+			return -ENOMEM;
+		}
 		if (old) {
 			memcpy(h->v, old->v, sizeof(h->v));
 			h->n = old->n;
 		}
-		h->key = strdup(s->key);
-		if (!h->key) {
-			hist_free(nh, i);
-			return -ENOMEM;
-		}
+		h->key = key;
 		if (h->n == HISTORY)
 			memmove(h->v, h->v + 1, (HISTORY - 1) * sizeof(h->v[0]));
 		else
 			h->n++;
-		h->v[h->n - 1] = s->c.live_bytes;
+		h->v[h->n - 1] = site ? r->sites[i]->c.live_bytes : ts->live_bytes;
 	}
-	qsort(nh, r->nsites, sizeof(*nh), cmp_hist);
+	qsort(nh, n, sizeof(*nh), cmp_hist);
 	hist_free(t->hist, t->nhist);
 	t->hist = nh;
-	t->nhist = r->nsites;
+	t->nhist = n;
 	return 0;
 }
 
@@ -334,6 +349,39 @@ static void put_site(FILE *out, const struct top *t, const struct report_site *s
 	putc('\n', out);
 }
 
+/* The PyTorch view's lines that hold memory, at most MAX (0: all): inside
+ * the caching allocator's segments, which the call sites above are. */
+static void put_torch(FILE *out, const struct top *t, size_t max)
+{
+	const struct report_torch *v = &t->rep.torch;
+	size_t shown = 0;
+	char a[32], b[32];
+
+	fprintf(out, "%s%10s %8s  %*s  %-7s  PYTORCH TENSORS (%s of a %s pool)\n", t->tty ? "\n" : "",
+		"LIVE", "BLOCKS", HISTORY, "", "", report_human_size(v->live_bytes, a, sizeof(a)),
+		report_human_size(v->reserved_bytes, b, sizeof(b)));
+	for (size_t i = 0; i < v->nsites && (!max || shown < max); i++) {
+		const struct report_tsite *s = v->sites[i];
+		ssize_t h = report_tsite_headline(s);
+		char *key;
+
+		if (s->live_bytes <= 0 && !s->growing)
+			continue;
+		shown++;
+		fprintf(out, "%10s %8" PRId64 "  ", report_human_size(s->live_bytes, a, sizeof(a)),
+			s->live_blocks);
+		key = torch_key(s);
+		put_spark(out, key ? hist_find(t, key) : NULL);
+		free(key);
+		fprintf(out, "  %-7s  ", s->growing ? "GROWING" : "");
+		if (h < 0)
+			fputs("(allocated before the PyTorch view started)", out);
+		else
+			put_frame(out, &s->frames[h]);
+		putc('\n', out);
+	}
+}
+
 /* Live GPU memory per device ordinal, summed over the processes. */
 static void put_devices(FILE *out, const struct top *t)
 {
@@ -383,7 +431,7 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	const struct report *r = &t->rep;
 	int64_t live = 0, pinned = 0;
 	struct report_site **order;
-	size_t n = 0, shown, room, used = 0;
+	size_t n = 0, shown, room = 0, used = 0;
 	char stamp[32], heading[16], a[32], b[32], c[32];
 	time_t now = time(NULL);
 
@@ -460,6 +508,8 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 		fputs("  no GPU memory live\n", out);
 	for (size_t i = 0; i < shown; i++)
 		put_site(out, t, order[i]);
+	if (r->torch.present)
+		put_torch(out, t, t->tty ? (room > shown + 2 ? room - shown - 2 : 0) : t->top);
 	if (!t->tty)
 		putc('\n', out);
 	free(order);

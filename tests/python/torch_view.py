@@ -102,6 +102,12 @@ for minor, py in [(m, p) for m, ps in sorted(found.items()) for p in ps]:
     ts = j.get("torch", {}).get("sites", [])
     check(ts and ts[0]["live_bytes"] == leak.get("live_bytes") and ts[0]["growing"] and
           ts[0]["headline"]["line"] == line_of["leak"], f"{tag}: ... and so does its JSON")
+    top = subprocess.run([cli, "top", "--count", "1", out], capture_output=True, text=True)
+    lines = top.stdout.splitlines()
+    at = next((i for i, l in enumerate(lines) if "PYTORCH TENSORS" in l), None)
+    check(top.returncode == 0 and at is not None and
+          lines[at + 1].rstrip().endswith(f"GROWING  step (torch_leak.py:{line_of['leak']})"),
+          f"{tag}: gpuspy top shows the view's lines: {lines[at:at + 2] if at else lines}")
     if minor == max(found):
         # a torch.json that is not right fails the report like any bad file
         good = open(files[0]).read()

@@ -85,6 +85,15 @@ struct row {
 	int64_t size;		/* how much it changed, for sorting and the threshold */
 };
 
+/* A line of the PyTorch views (torch.json) on both sides, matched on file
+ * basenames and functions: lines move between two commits. */
+struct trow {
+	char *key;
+	const struct report_tsite *site[2];	/* the largest of the key; NULL: absent */
+	int64_t live[2], peak[2];
+	enum status status;
+};
+
 struct diff {
 	struct side side[2];
 	const char *at_label;
@@ -92,7 +101,10 @@ struct diff {
 	int64_t fail_limit;	/* -1: no --fail-on-growth */
 	struct row *rows;
 	size_t nrows;
-	size_t failed;		/* sites that grew by more than fail_limit */
+	struct trow *trows;
+	size_t ntrows;
+	bool torch;		/* either side has a PyTorch view */
+	size_t failed;		/* sites or lines that grew by more than fail_limit */
 };
 
 /* A usage error: one line, then status 2. */
@@ -339,6 +351,96 @@ static int diff_match(struct diff *d)
 	qsort(d->rows, d->nrows, sizeof(*d->rows), cmp_rows);
 	free(a);
 	free(b);
+	return 0;
+}
+
+/* ---- the PyTorch views ---- */
+
+/* KEY without its ":line" parts ("a.py!f:12;a.py!<module>:30" ->
+ * "a.py!f;a.py!<module>"). */
+static char *strip_lines(const char *key)
+{
+	char *out = malloc(strlen(key) + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (const char *k = key; *k;) {
+		if (*k == ':') {
+			const char *e = k + 1;
+
+			while (*e >= '0' && *e <= '9')
+				e++;
+			if (e > k + 1 && (*e == ';' || *e == '\0')) {
+				k = e;
+				continue;
+			}
+		}
+		*o++ = *k++;
+	}
+	*o = '\0';
+	return out;
+}
+
+static int cmp_trows(const void *a, const void *b)
+{
+	const struct trow *x = a, *y = b;
+	int64_t dx = abs_sat(sub_sat(x->live[1], x->live[0]));
+	int64_t dy = abs_sat(sub_sat(y->live[1], y->live[0]));
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static int torch_match(struct diff *d)
+{
+	for (int k = 0; k < 2; k++) {
+		const struct report_torch *t = &d->side[k].rep.torch;
+
+		d->torch |= t->present;
+		for (size_t i = 0; i < t->nsites; i++) {
+			const struct report_tsite *ts = t->sites[i];
+			char *key = strip_lines(ts->key);
+			struct trow *w = NULL;
+
+			if (!key)
+				return -ENOMEM;
+			for (size_t j = 0; j < d->ntrows && !w; j++)
+				if (strcmp(d->trows[j].key, key) == 0)
+					w = &d->trows[j];
+			if (w) {
+				free(key);
+			} else {
+				struct trow *g = reallocarray(d->trows, d->ntrows + 1, sizeof(*g));
+
+				if (!g) {
+					free(key);
+					return -ENOMEM;
+				}
+				d->trows = g;
+				w = &d->trows[d->ntrows++];
+				memset(w, 0, sizeof(*w));
+				w->key = key;
+			}
+			/* sites come by live bytes: the first is the largest */
+			if (!w->site[k])
+				w->site[k] = ts;
+			add_sat(&w->live[k], ts->live_bytes);
+			add_sat(&w->peak[k], ts->peak_bytes);
+		}
+	}
+	for (size_t j = 0; j < d->ntrows; j++) {
+		struct trow *w = &d->trows[j];
+
+		w->status = !w->site[0] ? ST_NEW : !w->site[1] ? ST_VANISHED :
+			    w->live[0] != w->live[1] || w->peak[0] != w->peak[1] ? ST_CHANGED : ST_SAME;
+		/* at the mark there is no view: it is sampled, not marked */
+		if (!d->at_label && d->fail_limit >= 0 &&
+		    sub_sat(w->live[1], w->live[0]) > d->fail_limit)
+			d->failed++;
+	}
+	if (d->ntrows > 1)
+		qsort(d->trows, d->ntrows, sizeof(*d->trows), cmp_trows);
 	return 0;
 }
 
@@ -770,6 +872,25 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 		json_array_append_new(sites, j);
 	}
 	json_object_set(root, "sites", sites);
+	if (d->torch) {
+		json_t *ts = json_array();
+
+		for (size_t i = 0; ts && i < d->ntrows; i++) {
+			const struct trow *w = &d->trows[i];
+			const struct report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
+			ssize_t h = report_tsite_headline(t);
+			json_t *j = json_object();
+
+			json_object_set_new(j, "key", json_string(w->key));
+			json_object_set_new(j, "status", json_string(status_names[w->status]));
+			if (h >= 0)
+				json_object_set_new(j, "headline", frame_json(&t->frames[h]));
+			json_object_set_new(j, "live", pair_json(w->live[0], w->live[1]));
+			json_object_set_new(j, "peak", pair_json(w->peak[0], w->peak[1]));
+			json_array_append_new(ts, j);
+		}
+		json_object_set_new(root, "torch_sites", ts);
+	}
 	if (d->fail_limit >= 0)
 		json_object_set_new(root, "fail_on_growth",
 				    json_pack("{sIsbsI}", "limit", (json_int_t)d->fail_limit,
@@ -939,6 +1060,52 @@ static void print_total(FILE *out, const char *name, int64_t o, int64_t n)
 		report_human_size(n, b, sizeof(b)), signed_size(sub_sat(n, o), c, sizeof(c)));
 }
 
+/* The PyTorch views' lines that changed by the threshold or more. */
+static void print_torch(FILE *out, const struct diff *d, size_t top)
+{
+	size_t shown = 0, hidden = 0;
+	char a[32], b[40];
+
+	fprintf(out, "\nPYTORCH TENSORS CHANGED (live blocks at exit by Python line; %s or more)\n",
+		report_human_size(d->threshold, a, sizeof(a)));
+	for (size_t i = 0; i < d->ntrows; i++) {
+		const struct trow *w = &d->trows[i];
+		const struct report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
+		int64_t delta = sub_sat(w->live[1], w->live[0]);
+		ssize_t h = report_tsite_headline(t);
+
+		if (w->status == ST_SAME || abs_sat(delta) < d->threshold || delta == 0 ||
+		    (top && shown >= top)) {
+			hidden += w->status != ST_SAME;
+			continue;
+		}
+		shown++;
+		fprintf(out, "\n%-9s %s  ", w->status == ST_NEW ? "NEW" :
+				     w->status == ST_VANISHED ? "VANISHED" : "CHANGED",
+			signed_size(delta, b, sizeof(b)));
+		if (h < 0) {
+			fputs("(allocated before the PyTorch view started)", out);
+		} else {
+			const struct report_frame *f = &t->frames[h];
+
+			put_name(out, f->function);
+			fputs(" (", out);
+			util_put_clean(out, f->file);
+			fprintf(out, ":%" PRId64 ")", f->line);
+		}
+		fputs("\n      ", out);
+		print_change(out, "live", w->live[0], w->live[1], true);
+		fputs(", ", out);
+		print_change(out, "peak in the samples", w->peak[0], w->peak[1], true);
+		putc('\n', out);
+	}
+	if (!shown)
+		fputs("  none\n", out);
+	if (hidden)
+		fprintf(out, "\n%zu other %s changed less or %s beyond --top\n", hidden,
+			hidden == 1 ? "line" : "lines", hidden == 1 ? "is" : "are");
+}
+
 static int print_text(const struct diff *d, const struct setting_row *set, size_t nset,
 		      const struct total *tot, size_t ntot, size_t top, FILE *out)
 {
@@ -1053,6 +1220,8 @@ static int print_text(const struct diff *d, const struct setting_row *set, size_
 			hidden == 1 ? "site" : "sites", hidden == 1 ? "is" : "are");
 		fputs(" (all are in --format json)\n", out);
 	}
+	if (d->torch)
+		print_torch(out, d, top);
 	if (d->fail_limit >= 0) {
 		report_human_size(d->fail_limit, a, sizeof(a));
 		if (d->failed)
@@ -1177,6 +1346,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	e = diff_match(&d);
 	if (e == 0)
+		e = torch_match(&d);
+	if (e == 0)
 		e = settings_collect(&d, &set, &nset);
 	if (e == 0)
 		e = device_totals(&d, &tot, &ntot);
@@ -1203,6 +1374,9 @@ done:
 	settings_free(set, nset);
 	free(tot);
 	free(d.rows);
+	for (size_t i = 0; i < d.ntrows; i++)
+		free(d.trows[i].key);
+	free(d.trows);
 	side_clear(&d.side[0]);
 	side_clear(&d.side[1]);
 	return status;

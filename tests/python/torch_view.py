@@ -130,6 +130,30 @@ for minor, py in [(m, p) for m, ps in sorted(found.items()) for p in ps]:
                   f"a bad torch.json ({name}): status {p.returncode}, {p.stderr.strip()!r}")
     shutil.rmtree(out)
 
+# gpuspy diff compares the views: the same program, leaking 60 steps more.
+py = shutil.which("python3")
+runs = []
+for steps in (40, 100):
+    out = tempfile.mkdtemp()
+    env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
+               GPUSPY_INTERVAL="10ms", PYTHONPATH=os.path.join(here, "fake_torch"),
+               FAKE_C10_CUDA=os.path.abspath(c10), GPUSPY_QUIET="1")
+    subprocess.run([py, script, pyalloc, str(steps)], env=env, capture_output=True, timeout=60)
+    runs.append(out)
+d = subprocess.run([cli, "diff", "--format", "json", "--fail-on-growth", "10M"] + runs,
+                   capture_output=True, text=True)
+j = json.loads(d.stdout) if d.stdout else {}
+grew = [t for t in j.get("torch_sites", []) if t["live"]["delta"] > 0]
+check(d.returncode == 1 and len(grew) == 1 and grew[0]["live"]["delta"] == 60 * MIB and
+      grew[0]["headline"]["line"] == line_of["leak"] and grew[0]["status"] == "changed",
+      f"gpuspy diff: the leak line's blocks grew by 60 MiB, --fail-on-growth 10M fails: "
+      f"{d.returncode} {[(t['key'], t['live']['delta']) for t in grew]}")
+t = subprocess.run([cli, "diff"] + runs, capture_output=True, text=True)
+check("PYTORCH TENSORS CHANGED" in t.stdout and
+      f"+60.0 MiB  step ({script}:{line_of['leak']})" in t.stdout, "... and says so in text")
+for out in runs:
+    shutil.rmtree(out)
+
 # Off: another allocator backend (gpuspy sees each allocation), or asked.
 py = shutil.which("python3")
 out = tempfile.mkdtemp()

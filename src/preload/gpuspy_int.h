@@ -397,6 +397,9 @@ void nvml_write(FILE *f);
 /* ---- torch.c: PyTorch's live blocks by Python line ---- */
 /* From the snapshot thread, each interval, holding none of gpuspy's locks. */
 void torch_poll(void);
+/* fork(): a child has no view of its own (CUDA does not survive a fork);
+ * the parent's namespace, copied into it, checks its pid as well. */
+void torch_forget(void);
 
 /* ---- writer.c: the snapshot thread ---- */
 void writer_start(void);

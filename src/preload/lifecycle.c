@@ -72,6 +72,7 @@ static void fork_child(void)
 	peak_reset_lock();
 	pthread_mutex_init(&activate_lock, NULL);
 	writer_forget();
+	torch_forget();
 	/* CUDA is unusable in a child forked after it was initialised, and
 	 * the table describes the parent's memory: the child goes silent
 	 * rather than report its parent's allocations as its own leaks. */

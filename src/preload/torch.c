@@ -182,3 +182,9 @@ void torch_poll(void)
 	if (py.pending(state == T_WAIT ? start_call : tick_call, NULL) != 0)
 		atomic_store(&queued, false); /* CPython's queue is full: next time */
 }
+
+void torch_forget(void)
+{
+	atomic_store(&state, T_DONE);
+	atomic_store(&queued, false);
+}

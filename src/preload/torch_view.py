@@ -121,8 +121,12 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
             json.dump(doc, f)
         os.replace(tmp, path)
 
+    owner = os.getpid()
+
     def guarded(final):
-        if state["off"]:
+        # a child forked with the program's state (a data-loader worker)
+        # is not the process this view writes for
+        if state["off"] or os.getpid() != owner:
             return 0.0
         t0 = time.thread_time()
         try:

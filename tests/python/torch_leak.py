@@ -2,8 +2,12 @@
 fake_torch/: each step keeps 1 MiB (LINE leak) and frees 4 MiB of
 activations (LINE scratch).  One real allocation through the fake CUDA
 driver (pyalloc, by ctypes) starts gpuspy's snapshot thread.
-Usage: torch_leak.py LIBPYALLOC STEPS"""
+With "fork", a child forked at the end exits through atexit half a second
+after the parent, as a worker may: the parent's view must stay the
+parent's.
+Usage: torch_leak.py LIBPYALLOC STEPS [fork]"""
 import ctypes
+import os
 import sys
 import time
 
@@ -25,4 +29,9 @@ def step():
 for _ in range(int(sys.argv[2])):
     step()
     time.sleep(0.02)
+if sys.argv[3:] == ["fork"]:
+    if os.fork() == 0:
+        os.close(1)
+        time.sleep(0.5)
+        sys.exit(0)
 print("kept", len(kept))

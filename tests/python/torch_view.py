@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from pythons import interpreters
 
@@ -153,6 +154,23 @@ check("PYTORCH TENSORS CHANGED" in t.stdout and
       f"+60.0 MiB  step ({script}:{line_of['leak']})" in t.stdout, "... and says so in text")
 for out in runs:
     shutil.rmtree(out)
+
+# A forked child that exits through atexit leaves the parent's view alone.
+out = tempfile.mkdtemp()
+env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
+           GPUSPY_INTERVAL="10ms", PYTHONPATH=os.path.join(here, "fake_torch"),
+           FAKE_C10_CUDA=os.path.abspath(c10))
+r = subprocess.run([py, script, pyalloc, "20", "fork"], env=env, stdout=subprocess.PIPE,
+                   stderr=subprocess.DEVNULL, text=True, timeout=60)
+r.stderr = ""
+time.sleep(1.5)  # the child exits after its parent
+files = glob.glob(os.path.join(out, "*", "torch.json"))
+rep = subprocess.run([cli, "report", out], capture_output=True, text=True)
+check(r.returncode == 0 and len(files) == 1 and json.load(open(files[0]))["final"] and
+      rep.returncode == 0 and "PyTorch view" not in r.stderr,
+      f"a forked child at exit: one view, the parent's: {r.returncode} {rep.stderr.strip()!r} "
+      f"{r.stderr.strip()[-200:]!r}")
+shutil.rmtree(out)
 
 # Off: another allocator backend (gpuspy sees each allocation), or asked.
 py = shutil.which("python3")

@@ -400,6 +400,10 @@ void torch_poll(void);
 /* fork(): a child has no view of its own (CUDA does not survive a fork);
  * the parent's namespace, copied into it, checks its pid as well. */
 void torch_forget(void);
+/* Whether the view waits to start and wants asking again soon: *SOON
+ * (CLOCK_MONOTONIC) is when. */
+struct timespec;
+bool torch_waiting(struct timespec *soon);
 
 /* ---- writer.c: the snapshot thread ---- */
 void writer_start(void);

@@ -16,6 +16,7 @@
  */
 #include <dlfcn.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpuspy_int.h"
@@ -187,4 +188,29 @@ void torch_forget(void)
 {
 	atomic_store(&state, T_DONE);
 	atomic_store(&queued, false);
+}
+
+/*
+ * While the view waits to start (PyTorch not initialized yet, or the
+ * program importing), it is asked every TORCH_WAIT_POLL_MS rather than
+ * every interval, during the first TORCH_WAIT_S seconds: blocks PyTorch
+ * allocates before the view starts have no stack.
+ */
+#define TORCH_WAIT_POLL_MS 50
+#define TORCH_WAIT_S 60
+
+bool torch_waiting(struct timespec *soon)
+{
+	int st = atomic_load(&state);
+
+	if (!gs_config.torch || (st != T_UNBOUND && st != T_WAIT) ||
+	    gs_now() - gs_state.start_time > TORCH_WAIT_S)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, soon);
+	soon->tv_nsec += TORCH_WAIT_POLL_MS * 1000000L;
+	if (soon->tv_nsec >= 1000000000L) {
+		soon->tv_sec++;
+		soon->tv_nsec -= 1000000000L;
+	}
+	return true;
 }

@@ -197,10 +197,23 @@ static void *writer_main(void *arg)
 			}
 		}
 		do {
-			r = periodic ? sem_clockwait(&wake, CLOCK_MONOTONIC, &next) : sem_wait(&wake);
+			struct timespec soon;
+			/* the PyTorch view, while it waits to start, is asked
+			 * more often than the interval (torch.c) */
+			bool early = periodic && torch_waiting(&soon) &&
+				     (soon.tv_sec < next.tv_sec ||
+				      (soon.tv_sec == next.tv_sec && soon.tv_nsec < next.tv_nsec));
+
+			r = periodic ? sem_clockwait(&wake, CLOCK_MONOTONIC, early ? &soon : &next) :
+				       sem_wait(&wake);
 			if (r == 0 && atomic_exchange(&requested, false) &&
 			    atomic_load(&gs_state.tracking))
 				report_write_requested();
+			if (r < 0 && errno == ETIMEDOUT && early) {
+				if (atomic_load(&gs_state.tracking))
+					torch_poll();
+				r = 0;
+			}
 		} while ((r == 0 && !atomic_load(&stop)) || (r < 0 && errno == EINTR));
 		if (atomic_load(&stop))
 			break;

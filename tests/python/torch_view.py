@@ -172,6 +172,24 @@ check(r.returncode == 0 and len(files) == 1 and json.load(open(files[0]))["final
       f"{r.stderr.strip()[-200:]!r}")
 shutil.rmtree(out)
 
+# While it waits (the program importing), the view is asked every 50 ms,
+# not every interval: with the default 1 s, it starts in time all the same.
+late = os.path.join(here, "torch_late.py")
+late_line = next(i + 1 for i, l in enumerate(open(late)) if "# LINE after" in l)
+out = tempfile.mkdtemp()
+env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
+           PYTHONPATH=os.path.join(here, "fake_torch") + ":" + here,
+           FAKE_C10_CUDA=os.path.abspath(c10), GPUSPY_QUIET="1")
+env.pop("GPUSPY_INTERVAL", None)
+r = subprocess.run([py, late, pyalloc], env=env, capture_output=True, text=True, timeout=60)
+files = glob.glob(os.path.join(out, "*", "torch.json"))
+t = json.load(open(files[0])) if files else {"sites": []}
+hit = [s for s in t["sites"] if s["frames"] and s["frames"][0]["line"] == late_line]
+check(r.stdout == "done\n" and len(hit) == 1 and hit[0]["live_bytes"] == 2 * MIB,
+      f"the view starts soon after an import, before the first interval: {r.stdout!r} "
+      f"{[(s['frames'][:1], s['live_bytes']) for s in t['sites']]}")
+shutil.rmtree(out)
+
 # Off: another allocator backend (gpuspy sees each allocation), or asked.
 py = shutil.which("python3")
 out = tempfile.mkdtemp()

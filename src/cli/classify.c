@@ -184,13 +184,6 @@ static const char *const not_user_files[] = {
 	"/dist-packages/",
 };
 
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
-
 /* Whether S matches one of the '|'-separated ALTS as HOW says. */
 static bool match_alts(const char *s, const char *alts, enum fn_match how)
 {
@@ -230,7 +223,7 @@ static bool frame_matches(const char *module, const char *dir, bool want_main, e
 {
 	if ((module || dir || want_main) && !path)
 		return false;
-	if (module && !match_alts(basename_of(path), module, FN_PREFIX))
+	if (module && !match_alts(util_basename(path), module, FN_PREFIX))
 		return false;
 	if (dir && !match_alts(path, dir, FN_CONTAINS))
 		return false;

@@ -70,12 +70,6 @@ struct side {
 	size_t marked;		/* processes that carry the mark */
 };
 
-static void add_sat(int64_t *a, int64_t b)
-{
-	if (__builtin_add_overflow(*a, b, a))
-		*a = b > 0 ? INT64_MAX : INT64_MIN;
-}
-
 struct row {
 	const char *key;
 	const struct report_site *site[2];	/* OLD, NEW; NULL when absent */
@@ -215,13 +209,13 @@ static int side_at(struct side *s, const char *label, struct gs_error *err)
 		if (!m)
 			continue;
 		s->marked++;
-		add_sat(&s->at_total, m->live_bytes);
+		util_add_sat(&s->at_total, m->live_bytes);
 		for (size_t k = 0; k < m->nsites; k++) {
 			struct at_entry key = { .site = r->site_of[i][m->sites[k].index] };
 			struct at_entry *hit = bsearch(&key, s->at, r->nsites, sizeof(key), cmp_at);
 
 			if (hit)
-				add_sat(&hit->bytes, m->sites[k].live_bytes);
+				util_add_sat(&hit->bytes, m->sites[k].live_bytes);
 		}
 	}
 	if (s->marked == 0) {
@@ -425,8 +419,8 @@ static int torch_match(struct diff *d)
 			/* sites come by live bytes: the first is the largest */
 			if (!w->site[k])
 				w->site[k] = ts;
-			add_sat(&w->live[k], ts->live_bytes);
-			add_sat(&w->peak[k], ts->peak_bytes);
+			util_add_sat(&w->live[k], ts->live_bytes);
+			util_add_sat(&w->peak[k], ts->peak_bytes);
 		}
 	}
 	for (size_t j = 0; j < d->ntrows; j++) {
@@ -725,7 +719,7 @@ static int device_totals(const struct diff *d, struct total **out, size_t *nout)
 						t[n].v[0] = t[n].v[1] = 0;
 						n++;
 					}
-					add_sat(&t[y].v[k], bytes);
+					util_add_sat(&t[y].v[k], bytes);
 				}
 			}
 		}
@@ -750,25 +744,6 @@ static json_t *pair_json(int64_t o, int64_t n)
 {
 	return json_pack("{sIsIsI}", "old", (json_int_t)o, "new", (json_int_t)n, "delta",
 			 (json_int_t)sub_sat(n, o));
-}
-
-static json_t *frame_json(const struct report_frame *f)
-{
-	json_t *j = json_object();
-
-	if (!j)
-		return NULL;
-	if (f->function)
-		json_object_set_new(j, "function", json_string(f->function));
-	if (f->python)
-		json_object_set_new(j, "python", json_true());
-	else if (f->module)
-		json_object_set_new(j, "module", json_string(f->module));
-	if (f->file)
-		json_object_set_new(j, "file", json_string(f->file));
-	if (f->line > 0)
-		json_object_set_new(j, "line", json_integer(f->line));
-	return j;
 }
 
 static const struct report_site *row_site(const struct row *w)
@@ -827,7 +802,7 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 			const struct report *r = &d->side[k].rep;
 
 			for (size_t i = 0; i < r->nsites; i++)
-				add_sat(&a[k], r->sites[i]->c.allocations);
+				util_add_sat(&a[k], r->sites[i]->c.allocations);
 		}
 		json_object_set_new(totals, "allocations", pair_json(a[0], a[1]));
 	}
@@ -856,7 +831,7 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 		json_object_set_new(j, "api", json_string(s->api));
 		json_object_set_new(j, "kind", json_string(gs_kind_name(s->kind)));
 		if (h >= 0)
-			json_object_set_new(j, "headline", frame_json(&s->frames[h]));
+			json_object_set_new(j, "headline", report_frame_json(&s->frames[h]));
 		if (s->library)
 			json_object_set_new(j, "library", json_string(s->library));
 		if (s->pool)
@@ -884,7 +859,7 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 			json_object_set_new(j, "key", json_string(w->key));
 			json_object_set_new(j, "status", json_string(status_names[w->status]));
 			if (h >= 0)
-				json_object_set_new(j, "headline", frame_json(&t->frames[h]));
+				json_object_set_new(j, "headline", report_frame_json(&t->frames[h]));
 			json_object_set_new(j, "live", pair_json(w->live[0], w->live[1]));
 			json_object_set_new(j, "peak", pair_json(w->peak[0], w->peak[1]));
 			json_array_append_new(ts, j);

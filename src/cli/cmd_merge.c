@@ -350,15 +350,6 @@ static json_t *values_json(const int64_t *v, size_t n)
 	return a;
 }
 
-static json_t *spreads_json(const struct report_spread *sp)
-{
-	json_t *o = json_object();
-
-	for (int m = 0; m < REPORT_METRICS; m++)
-		json_object_set_new(o, report_metric_name(m), report_spread_json(&sp[m]));
-	return o;
-}
-
 static json_t *process_json(const struct report *r, size_t i)
 {
 	const struct gs_process *p = r->procs[i];
@@ -398,7 +389,7 @@ static json_t *site_json(const struct report *r, const struct report_site *s)
 	for (int m = 0; m < REPORT_METRICS; m++)
 		json_object_set_new(o, report_metric_name(m),
 				    values_json(s->per_proc[m], r->nprocs));
-	json_object_set_new(o, "spread", spreads_json(s->spread));
+	json_object_set_new(o, "spread", report_spreads_json(s->spread));
 	return o;
 }
 
@@ -421,7 +412,7 @@ static int print_json(FILE *out, const struct report *r, struct report_site **or
 	for (size_t i = 0; i < r->nprocs; i++)
 		json_array_append_new(procs, process_json(r, i));
 	json_object_set(root, "processes", procs);
-	json_object_set_new(root, "spread", spreads_json(r->spread));
+	json_object_set_new(root, "spread", report_spreads_json(r->spread));
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(sites, site_json(r, order[i]));
 	json_object_set(root, "sites", sites);

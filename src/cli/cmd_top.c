@@ -270,13 +270,6 @@ static int cmp_device(const void *pa, const void *pb)
 	return (a->device > b->device) - (a->device < b->device);
 }
 
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
-
 /* The headline frame, shorter than the report's frame lines since a site
  * has one line here: "function (file:line)" for Python (the file's
  * basename, as in the site's key), "function (module)" for native code. */
@@ -285,7 +278,7 @@ static void put_frame(FILE *out, const struct report_frame *f)
 	if (f->python) {
 		util_put_clean(out, f->function ? f->function : "?");
 		fputs(" (", out);
-		util_put_clean(out, f->file ? basename_of(f->file) : "?");
+		util_put_clean(out, f->file ? util_basename(f->file) : "?");
 		if (f->line > 0)
 			fprintf(out, ":%" PRId64, f->line);
 		putc(')', out);

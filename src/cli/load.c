@@ -82,6 +82,22 @@ static int bad(const struct vctx *v, const char *key, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* Element J of an array: SUB's path becomes the one FMT names (formatted
+ * into BUF, which must outlive SUB's use), and J must be an object. */
+__attribute__((format(printf, 5, 6)))
+static int element(struct vctx *sub, json_t *j, char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	sub->where = buf;
+	if (!json_is_object(j))
+		return bad(sub, NULL, "expected an object, got %s", type_name(j));
+	return 0;
+}
+
 /* The member KEY of OBJ, which must exist when REQUIRED; *OUT is NULL when
  * it is absent and optional. */
 static int member(const struct vctx *v, json_t *obj, const char *key,
@@ -323,11 +339,8 @@ static int check_optional(const struct vctx *v, json_t *root, struct gs_process 
 			char where[64];
 			struct vctx sub = *v;
 
-			snprintf(where, sizeof(where), "devices[%zu]", i);
-			sub.where = where;
-			if (!json_is_object(val))
-				return bad(&sub, NULL, "expected an object, got %s",
-					   type_name(val));
+			if ((r = element(&sub, val, where, sizeof(where), "devices[%zu]", i)) < 0)
+				return r;
 			if ((r = get_int(&sub, val, "device", true, -1, INT32_MAX, &d->device)) < 0 ||
 			    (r = get_count(&sub, val, "live_bytes", &d->live_bytes)) < 0 ||
 			    (r = get_count(&sub, val, "live_allocations", &d->live_allocations)) < 0)
@@ -399,10 +412,8 @@ static int load_modules(const struct vctx *v, json_t *root, struct gs_process *p
 		struct vctx sub = *v;
 		int64_t base;
 
-		snprintf(where, sizeof(where), "modules[%zu]", i);
-		sub.where = where;
-		if (!json_is_object(m))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(m));
+		if ((r = element(&sub, m, where, sizeof(where), "modules[%zu]", i)) < 0)
+			return r;
 		/* counted before the members are read, so that process_free
 		 * sees every string that was copied */
 		p->nmodules = i + 1;
@@ -438,10 +449,8 @@ static int load_frames(const struct vctx *v, json_t *site, struct gs_process *p,
 		struct vctx sub = *v;
 		int64_t offset;
 
-		snprintf(where, sizeof(where), "%s.frames[%zu]", v->where, i);
-		sub.where = where;
-		if (!json_is_object(f))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(f));
+		if ((r = element(&sub, f, where, sizeof(where), "%s.frames[%zu]", v->where, i)) < 0)
+			return r;
 		s->nframes = i + 1;
 		r = get_int(&sub, f, "module", true, INT64_MIN, INT64_MAX, &fr->module);
 		if (r < 0)
@@ -475,10 +484,8 @@ static int load_python_frames(const struct vctx *v, json_t *site, struct gs_site
 		char where[96];
 		struct vctx sub = *v;
 
-		snprintf(where, sizeof(where), "%s.python[%zu]", v->where, i);
-		sub.where = where;
-		if (!json_is_object(f))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(f));
+		if ((r = element(&sub, f, where, sizeof(where), "%s.python[%zu]", v->where, i)) < 0)
+			return r;
 		s->npython = i + 1;
 		if ((r = get_str(&sub, f, "file", true, false, &py->file)) < 0 ||
 		    (r = get_str(&sub, f, "function", true, false, &py->function)) < 0 ||
@@ -509,10 +516,8 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 		int64_t x;
 		int k;
 
-		snprintf(where, sizeof(where), "sites[%zu]", i);
-		sub.where = where;
-		if (!json_is_object(js))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(js));
+		if ((r = element(&sub, js, where, sizeof(where), "sites[%zu]", i)) < 0)
+			return r;
 		p->nsites = i + 1;
 		s->id = -1;
 		r = get_str(&sub, js, "kind", true, true, &kind);
@@ -566,10 +571,8 @@ static int load_outside(const struct vctx *v, json_t *root, struct gs_process *p
 		struct gs_outside_gpu *gpu = &o->gpus[i];
 		char where[48];
 
-		snprintf(where, sizeof(where), "outside.devices[%zu]", i);
-		sub.where = where;
-		if (!json_is_object(g))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(g));
+		if ((r = element(&sub, g, where, sizeof(where), "outside.devices[%zu]", i)) < 0)
+			return r;
 		if ((r = get_int(&sub, g, "index", true, 0, INT32_MAX, &gpu->index)) < 0 ||
 		    (r = get_count(&sub, g, "total_bytes", &gpu->total_bytes)) < 0 ||
 		    (r = get_count(&sub, g, "used_bytes", &gpu->used_bytes)) < 0 ||
@@ -582,10 +585,8 @@ static int load_outside(const struct vctx *v, json_t *root, struct gs_process *p
 		json_array_foreach(procs, k, pj) {
 			char w2[96];
 
-			snprintf(w2, sizeof(w2), "outside.devices[%zu].processes[%zu]", i, k);
-			sub.where = w2;
-			if (!json_is_object(pj))
-				return bad(&sub, NULL, "expected an object, got %s", type_name(pj));
+			if ((r = element(&sub, pj, w2, sizeof(w2), "outside.devices[%zu].processes[%zu]", i, k)) < 0)
+				return r;
 			if ((r = get_int(&sub, pj, "pid", true, 0, INT32_MAX, &gpu->procs[k].pid)) < 0 ||
 			    (r = get_count(&sub, pj, "used_bytes", &gpu->procs[k].used_bytes)) < 0)
 				return r;
@@ -614,10 +615,8 @@ static int load_site_bytes(const struct vctx *v, const struct gs_process *p, jso
 		char at[96];
 		size_t k;
 
-		snprintf(at, sizeof(at), "%s[%zu]", where, i);
-		sub.where = at;
-		if (!json_is_object(j))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(j));
+		if ((r = element(&sub, j, at, sizeof(at), "%s[%zu]", where, i)) < 0)
+			return r;
 		if ((r = get_int(&sub, j, "site", true, 0, INT64_MAX, &ps->site)) < 0 ||
 		    (r = get_count(&sub, j, "live_bytes", &ps->live_bytes)) < 0)
 			return r;
@@ -656,10 +655,8 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p
 		struct gs_peak_device *d = &ap->devices[i];
 		char where[48];
 
-		snprintf(where, sizeof(where), "at_peak.devices[%zu]", i);
-		sub.where = where;
-		if (!json_is_object(j))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(j));
+		if ((r = element(&sub, j, where, sizeof(where), "at_peak.devices[%zu]", i)) < 0)
+			return r;
 		if ((r = get_int(&sub, j, "device", true, -1, INT32_MAX, &d->device)) < 0 ||
 		    (r = get_count(&sub, j, "live_bytes", &d->live_bytes)) < 0)
 			return r;
@@ -736,10 +733,8 @@ static int load_settings(const struct vctx *v, json_t *root, struct gs_process *
 		struct gs_gpu *g = &p->gpus[i];
 		char where[48];
 
-		snprintf(where, sizeof(where), "cuda.devices[%zu]", i);
-		sub.where = where;
-		if (!json_is_object(val))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(val));
+		if ((r = element(&sub, val, where, sizeof(where), "cuda.devices[%zu]", i)) < 0)
+			return r;
 		p->ngpus = i + 1;
 		if ((r = get_int(&sub, val, "device", true, 0, INT32_MAX, &g->device)) < 0 ||
 		    (r = get_str(&sub, val, "name", true, false, &g->name)) < 0 ||
@@ -768,10 +763,8 @@ static int load_marks(const struct vctx *v, json_t *root, struct gs_process *p)
 		struct gs_mark *mk = &p->marks[i];
 		char where[32], list[48];
 
-		snprintf(where, sizeof(where), "marks[%zu]", i);
-		sub.where = where;
-		if (!json_is_object(m))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(m));
+		if ((r = element(&sub, m, where, sizeof(where), "marks[%zu]", i)) < 0)
+			return r;
 		p->nmarks = i + 1;
 		if ((r = get_time(&sub, m, "time", true, &mk->time)) < 0 ||
 		    (r = get_str(&sub, m, "label", true, false, &mk->label)) < 0 ||
@@ -1325,10 +1318,8 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid,
 		struct gs_torch_device *d = &t->devices[i];
 		char where[40];
 
-		snprintf(where, sizeof(where), "devices[%zu]", i);
-		sub.where = where;
-		if (!json_is_object(e))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(e));
+		if ((r = element(&sub, e, where, sizeof(where), "devices[%zu]", i)) < 0)
+			return r;
 		if ((r = get_int(&sub, e, "device", true, -1, INT32_MAX, &d->device)) < 0 ||
 		    (r = get_count(&sub, e, "reserved_bytes", &d->reserved_bytes)) < 0 ||
 		    (r = get_count(&sub, e, "allocated_bytes", &d->allocated_bytes)) < 0)
@@ -1347,10 +1338,8 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid,
 		struct gs_torch_site *s = &t->sites[i];
 		char where[40];
 
-		snprintf(where, sizeof(where), "sites[%zu]", i);
-		sub.where = where;
-		if (!json_is_object(e))
-			return bad(&sub, NULL, "expected an object, got %s", type_name(e));
+		if ((r = element(&sub, e, where, sizeof(where), "sites[%zu]", i)) < 0)
+			return r;
 		t->nsites = i + 1;
 		if ((r = get_count(&sub, e, "live_bytes", &s->live_bytes)) < 0 ||
 		    (r = get_count(&sub, e, "live_blocks", &s->live_blocks)) < 0 ||
@@ -1369,10 +1358,8 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid,
 			struct gs_pyframe *pf = &s->frames[k];
 			char w2[64];
 
-			snprintf(w2, sizeof(w2), "sites[%zu].frames[%zu]", i, k);
-			sub.where = w2;
-			if (!json_is_object(f))
-				return bad(&sub, NULL, "expected an object, got %s", type_name(f));
+			if ((r = element(&sub, f, w2, sizeof(w2), "sites[%zu].frames[%zu]", i, k)) < 0)
+				return r;
 			s->nframes = k + 1;
 			if ((r = get_str(&sub, f, "file", true, false, &pf->file)) < 0 ||
 			    (r = get_str(&sub, f, "function", true, false, &pf->function)) < 0 ||

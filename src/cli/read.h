@@ -286,6 +286,14 @@ struct gs_process_list {
 
 /* util.c */
 
+/* The last component of PATH ("a/b.py" -> "b.py"); PATH when it ends in '/'. */
+const char *util_basename(const char *path);
+/* *A += B; false (and *A undefined) when the sum overflows 64 bits. */
+bool util_add(int64_t *a, int64_t b);
+/* *A += B, stopping at INT64_MAX or INT64_MIN rather than wrap: for sums
+ * of figures a report need not keep consistent. */
+void util_add_sat(int64_t *a, int64_t b);
+
 /* A size as people write it: "1048576", "512K", "1.5M", "2GiB", "64kb"
  * (K, M, G, T are powers of 1024; a trailing "B" or "iB" is allowed).
  * -EINVAL for anything else, negative or beyond INT64_MAX. */
@@ -612,6 +620,8 @@ void report_print_spread(FILE *out, const struct report *r, enum report_metric m
 /* {"min", "median", "max", "outlier"} ("outlier" absent when none); NULL
  * on out-of-memory. */
 struct json_t *report_spread_json(const struct report_spread *sp);
+/* {"leaked": SPREAD, "peak": SPREAD, "allocations": SPREAD} */
+struct json_t *report_spreads_json(const struct report_spread *sp);
 
 /* torch.c */
 int report_torch_build(struct report_torch *t, struct gs_process *const *procs, size_t n);

@@ -41,13 +41,6 @@ const char *report_human_size(int64_t bytes, char *buf, size_t size)
 	return buf;
 }
 
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
-
 char *report_site_key(const char *api, const struct report_frame *frames,
 		      size_t nframes)
 {
@@ -75,7 +68,7 @@ char *report_site_key(const char *api, const struct report_frame *frames,
 			/* the file's basename: the same script run from another
 			 * checkout is the same code; no line, which moves with
 			 * every edit above it */
-			fputs(fr->file ? basename_of(fr->file) : "?", f);
+			fputs(fr->file ? util_basename(fr->file) : "?", f);
 			fprintf(f, "!%s", fr->function ? fr->function : "?");
 			continue;
 		}
@@ -219,20 +212,15 @@ static int insert_site(struct report *r, struct report_site *s)
 	return 0;
 }
 
-static bool add(int64_t *a, int64_t b)
-{
-	return !__builtin_add_overflow(*a, b, a);
-}
-
 static bool add_counters(struct gs_counters *a, const struct gs_counters *b)
 {
-	return add(&a->live_bytes, b->live_bytes) &&
-	       add(&a->live_allocations, b->live_allocations) &&
-	       add(&a->peak_bytes, b->peak_bytes) &&
-	       add(&a->allocated_bytes, b->allocated_bytes) &&
-	       add(&a->allocations, b->allocations) &&
-	       add(&a->freed_bytes, b->freed_bytes) &&
-	       add(&a->frees, b->frees);
+	return util_add(&a->live_bytes, b->live_bytes) &&
+	       util_add(&a->live_allocations, b->live_allocations) &&
+	       util_add(&a->peak_bytes, b->peak_bytes) &&
+	       util_add(&a->allocated_bytes, b->allocated_bytes) &&
+	       util_add(&a->allocations, b->allocations) &&
+	       util_add(&a->freed_bytes, b->freed_bytes) &&
+	       util_add(&a->frees, b->frees);
 }
 
 /* Where a site's Python frames go among its native ones (innermost first):
@@ -285,7 +273,7 @@ static int make_frames(const struct gs_process *p, const struct gs_site *site,
 			const struct gs_module *m = &p->modules[f->module];
 
 			path = m->path;
-			rf->module = strdup(basename_of(m->path));
+			rf->module = strdup(util_basename(m->path));
 			rf->build_id = m->build_id[0] ? strdup(m->build_id) : NULL;
 			if (!rf->module || (m->build_id[0] && !rf->build_id))
 				goto fail;
@@ -462,7 +450,7 @@ static int merge_at_peak(struct report *r, const struct gs_process *p,
 	if (!ap->present)
 		return 0;
 	r->at_peak = true;
-	if (!add(&r->at_peak_bytes, ap->bytes))
+	if (!util_add(&r->at_peak_bytes, ap->bytes))
 		return -EOVERFLOW;
 	for (size_t i = 0; i < ap->ndevices; i++) {
 		const struct gs_peak_device *d = &ap->devices[i];
@@ -483,14 +471,14 @@ static int merge_at_peak(struct report *r, const struct gs_process *p,
 			nd[k].live_bytes = 0;
 			r->at_peak_ndevices++;
 		}
-		if (!add(&r->at_peak_devices[k].live_bytes, d->live_bytes))
+		if (!util_add(&r->at_peak_devices[k].live_bytes, d->live_bytes))
 			return -EOVERFLOW;
 	}
 	sb = calloc(p->nsites + 1, sizeof(*sb));
 	if (!sb)
 		return -ENOMEM;
 	for (size_t i = 0; i < ap->nsites; i++) {
-		if (!add(&sb[ap->sites[i].index], ap->sites[i].live_bytes)) {
+		if (!util_add(&sb[ap->sites[i].index], ap->sites[i].live_bytes)) {
 			free(sb);
 			return -EOVERFLOW;
 		}
@@ -504,9 +492,9 @@ static int merge_at_peak(struct report *r, const struct gs_process *p,
  * gives the sum of both. */
 static bool add_per_proc(struct report_site *rs, size_t index, const struct gs_counters *c)
 {
-	return add(&rs->per_proc[REPORT_LEAKED][index], c->live_bytes) &&
-	       add(&rs->per_proc[REPORT_PEAK][index], c->peak_bytes) &&
-	       add(&rs->per_proc[REPORT_ALLOCATIONS][index], c->allocations);
+	return util_add(&rs->per_proc[REPORT_LEAKED][index], c->live_bytes) &&
+	       util_add(&rs->per_proc[REPORT_PEAK][index], c->peak_bytes) &&
+	       util_add(&rs->per_proc[REPORT_ALLOCATIONS][index], c->allocations);
 }
 
 static int merge_process(struct report *r, size_t index, struct symbolizer *s,
@@ -519,15 +507,15 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 	bool *main_exe;
 	int e = 0;
 
-	if (!add(&r->leaked_bytes, p->leaked_bytes) ||
-	    !add(&r->leaked_allocations, p->leaked_allocations) ||
-	    !add(&r->peak_bytes, p->peak_bytes) ||
-	    !add(&r->pinned_leaked_bytes, pin->live_bytes) ||
-	    !add(&r->pinned_leaked_allocations, pin->live_allocations) ||
-	    !add(&r->pinned_peak_bytes, pin->peak_bytes) ||
-	    !add(&r->untracked_frees, p->untracked_frees))
+	if (!util_add(&r->leaked_bytes, p->leaked_bytes) ||
+	    !util_add(&r->leaked_allocations, p->leaked_allocations) ||
+	    !util_add(&r->peak_bytes, p->peak_bytes) ||
+	    !util_add(&r->pinned_leaked_bytes, pin->live_bytes) ||
+	    !util_add(&r->pinned_leaked_allocations, pin->live_allocations) ||
+	    !util_add(&r->pinned_peak_bytes, pin->peak_bytes) ||
+	    !util_add(&r->untracked_frees, p->untracked_frees))
 		goto overflow;
-	if (!add(&r->oom_dropped, p->oom_dropped))
+	if (!util_add(&r->oom_dropped, p->oom_dropped))
 		goto overflow;
 	if (!p->complete)
 		r->incomplete++;
@@ -577,7 +565,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 			free(key);
 			frames_free(frames, nframes);
 			if (!add_counters(&rs->c, &site->c) ||
-			    (at_peak && !add(&rs->at_peak_bytes, at_peak[i])) ||
+			    (at_peak && !util_add(&rs->at_peak_bytes, at_peak[i])) ||
 			    !add_per_proc(rs, index, &site->c)) {
 				e = -EOVERFLOW;
 				break;
@@ -1053,7 +1041,7 @@ json_t *report_spread_json(const struct report_spread *sp)
 }
 
 /* {"leaked": SPREAD, "peak": SPREAD, "allocations": SPREAD} */
-static json_t *spreads_json(const struct report_spread *sp)
+json_t *report_spreads_json(const struct report_spread *sp)
 {
 	json_t *o = json_object();
 
@@ -1087,7 +1075,7 @@ static json_t *site_json(const struct report *r, const struct report_site *s)
 	json_object_set_new(o, "frees", json_integer(s->c.frees));
 	/* with one process there is nothing to spread */
 	if (r->nprocs > 1)
-		json_object_set_new(o, "spread", spreads_json(s->spread));
+		json_object_set_new(o, "spread", report_spreads_json(s->spread));
 	if (headline >= 0)
 		json_object_set_new(o, "headline", frame_json(&s->frames[headline]));
 	for (size_t i = 0; i < s->nframes; i++)
@@ -1217,7 +1205,7 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 							"allocations", r->leaked_allocations));
 	json_object_set_new(root, "peak", counts_json("bytes", r->peak_bytes, NULL, 0));
 	if (r->nprocs > 1)
-		json_object_set_new(root, "spread", spreads_json(r->spread));
+		json_object_set_new(root, "spread", report_spreads_json(r->spread));
 	if (r->at_peak) {
 		json_t *ap = counts_json("bytes", r->at_peak_bytes, NULL, 0);
 		json_t *devs = json_array();
@@ -1562,7 +1550,7 @@ static void print_process(FILE *out, const struct gs_process *p)
 		fputs("    partial: ", out);
 		if (strcmp(p->path, p->file) != 0)
 			fputs("no report.json (the process did not exit normally); read ", out);
-		util_put_clean(out, basename_of(p->file));
+		util_put_clean(out, util_basename(p->file));
 		if (p->event.number > 0) {
 			fprintf(out, ", the state at out-of-memory event %" PRId64 ", not at exit\n",
 				p->event.number);
@@ -1619,15 +1607,6 @@ static void print_process(FILE *out, const struct gs_process *p)
 	}
 }
 
-/* Sites' counters are not checked to add up to their process's totals (a
- * report may be inconsistent without being unreadable): a sum of them
- * stops at the largest value rather than wrap. */
-static void add_sat(int64_t *a, int64_t b)
-{
-	if (__builtin_add_overflow(*a, b, a))
-		*a = INT64_MAX;
-}
-
 /* Leaked memory that libraries hold (a cuBLAS workspace, an NCCL
  * communicator, the CUDA context) apart from what the program's own code
  * leaked: the first is usually meant to live as long as the process. */
@@ -1645,12 +1624,12 @@ static void print_library_summary(FILE *out, const struct report *r)
 		if (s->kind == GS_KIND_PINNED || s->c.live_bytes == 0)
 			continue;
 		if (!s->library) {
-			add_sat(&user_bytes, s->c.live_bytes);
-			add_sat(&user_allocs, s->c.live_allocations);
+			util_add_sat(&user_bytes, s->c.live_bytes);
+			util_add_sat(&user_allocs, s->c.live_allocations);
 			continue;
 		}
-		add_sat(&lib_bytes, s->c.live_bytes);
-		add_sat(&lib_allocs, s->c.live_allocations);
+		util_add_sat(&lib_bytes, s->c.live_bytes);
+		util_add_sat(&lib_allocs, s->c.live_allocations);
 		for (k = 0; k < nlabels; k++)
 			if (strcmp(labels[k], s->library) == 0)
 				break;

@@ -19,13 +19,6 @@
 
 #include "read.h"
 
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
-
 static void tsite_free(struct report_tsite *s)
 {
 	if (!s)
@@ -60,7 +53,7 @@ static char *tsite_key(const struct gs_torch_site *s)
 	/* lines too: this view answers "which line", and two lines of one
 	 * function holding blocks are two answers */
 	for (size_t i = 0; i < s->nframes; i++)
-		fprintf(f, "%s%s!%s:%" PRId64, i ? ";" : "", basename_of(s->frames[i].file),
+		fprintf(f, "%s%s!%s:%" PRId64, i ? ";" : "", util_basename(s->frames[i].file),
 			s->frames[i].function, s->frames[i].line);
 	if (fclose(f) != 0) {
 		free(buf);
@@ -99,11 +92,6 @@ static struct report_tsite *tsite_new(const struct gs_torch_site *s, char *key)
 	return t;
 }
 
-static bool add(int64_t *a, int64_t b)
-{
-	return !__builtin_add_overflow(*a, b, a);
-}
-
 static int cmp_tsites(const void *pa, const void *pb)
 {
 	const struct report_tsite *a = *(struct report_tsite *const *)pa;
@@ -138,8 +126,8 @@ int report_torch_build(struct report_torch *t, struct gs_process *const *procs, 
 		t->processes++;
 		t->final &= pt->final;
 		for (size_t d = 0; d < pt->ndevices; d++)
-			if (!add(&t->reserved_bytes, pt->devices[d].reserved_bytes) ||
-			    !add(&t->allocated_bytes, pt->devices[d].allocated_bytes))
+			if (!util_add(&t->reserved_bytes, pt->devices[d].reserved_bytes) ||
+			    !util_add(&t->allocated_bytes, pt->devices[d].allocated_bytes))
 				return -EOVERFLOW;
 		for (size_t i = 0; i < pt->nsites; i++) {
 			const struct gs_torch_site *s = &pt->sites[i];
@@ -172,12 +160,12 @@ int report_torch_build(struct report_torch *t, struct gs_process *const *procs, 
 				ts->last_process = p + 1;
 			}
 			ts->growing |= s->growing;
-			if (!add(&ts->live_bytes, s->live_bytes) ||
-			    !add(&ts->live_blocks, s->live_blocks) ||
-			    !add(&ts->peak_bytes, s->peak_bytes))
+			if (!util_add(&ts->live_bytes, s->live_bytes) ||
+			    !util_add(&ts->live_blocks, s->live_blocks) ||
+			    !util_add(&ts->peak_bytes, s->peak_bytes))
 				return -EOVERFLOW;
-			if (!add(&t->live_bytes, s->live_bytes) ||
-			    !add(&t->live_blocks, s->live_blocks))
+			if (!util_add(&t->live_bytes, s->live_bytes) ||
+			    !util_add(&t->live_blocks, s->live_blocks))
 				return -EOVERFLOW;
 		}
 	}
@@ -212,7 +200,7 @@ static void put_headline(FILE *out, const struct report_tsite *s)
 	f = &s->frames[h];
 	util_put_clean(out, f->function);
 	fputs(" (", out);
-	util_put_clean(out, basename_of(f->file));
+	util_put_clean(out, util_basename(f->file));
 	fprintf(out, ":%" PRId64 ")", f->line);
 }
 

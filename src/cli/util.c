@@ -274,3 +274,21 @@ int cli_parse_count(const char *s, size_t *out)
 	*out = (size_t)v;
 	return 0;
 }
+
+const char *util_basename(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+bool util_add(int64_t *a, int64_t b)
+{
+	return !__builtin_add_overflow(*a, b, a);
+}
+
+void util_add_sat(int64_t *a, int64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a))
+		*a = b > 0 ? INT64_MAX : INT64_MIN;
+}

@@ -18,8 +18,8 @@
 #include "read.h"
 
 enum fn_match {
-	FN_ANY,		/* whatever the function, named or not */
-	FN_UNKNOWN,	/* only a frame whose function has no name */
+	FN_ANY,	    /* whatever the function, named or not */
+	FN_UNKNOWN, /* only a frame whose function has no name */
 	FN_EXACT,
 	FN_PREFIX,
 	FN_CONTAINS,
@@ -90,14 +90,9 @@ static const struct {
 	const char *prefix;
 	const char *label;
 } libraries[] = {
-	{ "libcublasLt", "cuBLASLt" },
-	{ "libcublas", "cuBLAS" },
-	{ "libcudnn", "cuDNN" },
-	{ "libnccl", "NCCL" },
-	{ "libcufft", "cuFFT" },
-	{ "libcurand", "cuRAND" },
-	{ "libcusparse", "cuSPARSE" },
-	{ "libcusolver", "cuSOLVER" },
+	{ "libcublasLt", "cuBLASLt" }, { "libcublas", "cuBLAS" },     { "libcudnn", "cuDNN" },
+	{ "libnccl", "NCCL" },	       { "libcufft", "cuFFT" },	      { "libcurand", "cuRAND" },
+	{ "libcusparse", "cuSPARSE" }, { "libcusolver", "cuSOLVER" },
 };
 
 /* Framework allocators that keep a pool: they take memory from CUDA in
@@ -128,7 +123,7 @@ static const struct {
 /* The stream-ordered entry points: a framework that allocates through
  * them (PyTorch's backend:cudaMallocAsync, CuPy's MemoryAsyncPool) asks
  * the driver's pool for every tensor, so each site is a tensor's. */
-#define STREAM_ORDERED \
+#define STREAM_ORDERED                                                                             \
 	"cudaMallocAsync|cudaMallocFromPoolAsync|cuMemAllocAsync|cuMemAllocFromPoolAsync"
 
 /* A site is a segment of POOL when one of its native frames, noise or not,
@@ -173,7 +168,8 @@ static const struct {
 	{ POOL_XLA, NULL, NULL, FN_CONTAINS,
 	  "BFCAllocator|DeviceMemAllocator::Alloc|GpuVirtualMemAllocator::Alloc",
 	  "cuMemAlloc_v2|cuMemCreate", NULL },
-	{ POOL_XLA, "xla_cuda_plugin.so", NULL, FN_UNKNOWN, NULL, "cuMemAlloc_v2|cuMemCreate", NULL },
+	{ POOL_XLA, "xla_cuda_plugin.so", NULL, FN_UNKNOWN, NULL, "cuMemAlloc_v2|cuMemCreate",
+	  NULL },
 };
 
 /* Python source files that are not the user's: installed packages.  The
@@ -271,8 +267,8 @@ const char *classify_site_library(const struct report_frame *frames, size_t nfra
 		if (f->python || f->noise != NOISE_NONE || !f->module)
 			continue;
 		for (size_t k = 0; k < sizeof(libraries) / sizeof(libraries[0]); k++)
-			if (strncmp(f->module, libraries[k].prefix,
-				    strlen(libraries[k].prefix)) == 0)
+			if (strncmp(f->module, libraries[k].prefix, strlen(libraries[k].prefix)) ==
+			    0)
 				return libraries[k].label;
 	}
 	/* No frame outside the driver and the runtime (start-up frames

@@ -9,7 +9,7 @@
 /* Exit statuses shared by the commands (gpuspy(1), EXIT STATUS). */
 enum {
 	EXIT_OK = 0,
-	EXIT_FAILURE_OTHER = 1,	/* out of memory, cannot write the output */
+	EXIT_FAILURE_OTHER = 1, /* out of memory, cannot write the output */
 	EXIT_GROWTH = 1,	/* gpuspy diff --fail-on-growth: a site grew */
 	EXIT_USAGE = 2,		/* bad usage or bad input files */
 	EXIT_EXEC_FAILED = 127,
@@ -43,10 +43,10 @@ struct cli_loaded {
 	struct symbolizer *sym;
 	struct report rep;
 	bool json;
-	size_t top;		/* 0: all */
+	size_t top; /* 0: all */
 };
-int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc,
-		     char **argv, struct cli_loaded *l);
+int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
+		     struct cli_loaded *l);
 /* After printing (E: 0 or -errno of the printing): flush, say so if the
  * output failed, free L; the exit status. */
 int cli_report_done(struct cli_loaded *l, int e);

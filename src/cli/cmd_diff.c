@@ -22,9 +22,9 @@
 #include "cli.h"
 #include "read.h"
 
-#define FORMAT_DIFF "gpuspy-diff/1"
+#define FORMAT_DIFF	  "gpuspy-diff/1"
 #define DEFAULT_THRESHOLD (64 * 1024)
-#define DEFAULT_TOP 20
+#define DEFAULT_TOP	  20
 
 static const char usage[] =
 	"Usage: gpuspy diff [OPTIONS] OLD NEW\n"
@@ -58,32 +58,32 @@ static const char *const status_names[] = { "same", "changed", "new", "vanished"
 struct at_entry;
 
 struct side {
-	const char *name;	/* "OLD", "NEW" */
+	const char *name; /* "OLD", "NEW" */
 	char **paths;
 	size_t npaths;
 	struct gs_process_list list;
 	struct symbolizer *sym;
 	struct report rep;
 	bool built;
-	struct at_entry *at;	/* --at: by site address */
+	struct at_entry *at; /* --at: by site address */
 	int64_t at_total;
-	size_t marked;		/* processes that carry the mark */
+	size_t marked; /* processes that carry the mark */
 };
 
 struct row {
 	const char *key;
-	const struct report_site *site[2];	/* OLD, NEW; NULL when absent */
+	const struct report_site *site[2]; /* OLD, NEW; NULL when absent */
 	int64_t at[2];
 	enum status status;
 	int64_t d_leaked, d_peak, d_allocs, d_at;
-	int64_t size;		/* how much it changed, for sorting and the threshold */
+	int64_t size; /* how much it changed, for sorting and the threshold */
 };
 
 /* A line of the PyTorch views (torch.json) on both sides, matched on file
  * basenames and functions: lines move between two commits. */
 struct trow {
 	char *key;
-	const struct report_tsite *site[2];	/* the largest of the key; NULL: absent */
+	const struct report_tsite *site[2]; /* the largest of the key; NULL: absent */
 	int64_t live[2], peak[2];
 	enum status status;
 };
@@ -92,13 +92,13 @@ struct diff {
 	struct side side[2];
 	const char *at_label;
 	int64_t threshold;
-	int64_t fail_limit;	/* -1: no --fail-on-growth */
+	int64_t fail_limit; /* -1: no --fail-on-growth */
 	struct row *rows;
 	size_t nrows;
 	struct trow *trows;
 	size_t ntrows;
-	bool torch;		/* either side has a PyTorch view */
-	size_t failed;		/* sites or lines that grew by more than fail_limit */
+	bool torch;    /* either side has a PyTorch view */
+	size_t failed; /* sites or lines that grew by more than fail_limit */
 };
 
 /* A usage error: one line, then status 2. */
@@ -185,7 +185,8 @@ static void no_mark_error(const struct side *s, const char *label, struct gs_err
 			continue;
 		n = snprintf(known + len, sizeof(known) - len, "%s\"%s\"", len ? ", " : "",
 			     p->marks[i].label);
-		len = n < 0 || (size_t)n >= sizeof(known) - len ? sizeof(known) - 1 : len + (size_t)n;
+		len = n < 0 || (size_t)n >= sizeof(known) - len ? sizeof(known) - 1 :
+								  len + (size_t)n;
 	}
 	gs_error_set(err, s->paths[0], "%s run: no process has a mark \"%s\" (%s%s)", s->name,
 		     label, len ? "marks: " : "it has no marks", known);
@@ -292,7 +293,7 @@ static void row_compute(struct diff *d, struct row *w)
 		grew = w->d_at;
 	} else {
 		w->size = abs_sat(w->d_leaked) > abs_sat(w->d_peak) ? abs_sat(w->d_leaked) :
-								     abs_sat(w->d_peak);
+								      abs_sat(w->d_peak);
 		grew = w->d_leaked > w->d_peak ? w->d_leaked : w->d_peak;
 	}
 	if (!o)
@@ -426,8 +427,10 @@ static int torch_match(struct diff *d)
 	for (size_t j = 0; j < d->ntrows; j++) {
 		struct trow *w = &d->trows[j];
 
-		w->status = !w->site[0] ? ST_NEW : !w->site[1] ? ST_VANISHED :
-			    w->live[0] != w->live[1] || w->peak[0] != w->peak[1] ? ST_CHANGED : ST_SAME;
+		w->status = !w->site[0]						 ? ST_NEW :
+			    !w->site[1]						 ? ST_VANISHED :
+			    w->live[0] != w->live[1] || w->peak[0] != w->peak[1] ? ST_CHANGED :
+										   ST_SAME;
 		/* at the mark there is no view: it is sampled, not marked */
 		if (!d->at_label && d->fail_limit >= 0 &&
 		    sub_sat(w->live[1], w->live[0]) > d->fail_limit)
@@ -443,8 +446,8 @@ static int torch_match(struct diff *d)
 /* One setting's value on one side: the same in every process, absent
  * from all of them, or several. */
 struct setting {
-	char *value;		/* NULL: absent everywhere */
-	size_t distinct;	/* values seen, absent not counted */
+	char *value;	 /* NULL: absent everywhere */
+	size_t distinct; /* values seen, absent not counted */
 };
 
 typedef char *(*setting_fn)(const struct gs_process *p, const void *arg);
@@ -510,7 +513,8 @@ static char *gpus_of(const struct gs_process *p, const void *arg)
 		size_t same = 1;
 
 		/* "2 x NVIDIA H200 (139.8 GiB)": one entry per run of equal GPUs */
-		while (i + same < p->ngpus && strcmp(p->gpus[i + same].name, p->gpus[i].name) == 0 &&
+		while (i + same < p->ngpus &&
+		       strcmp(p->gpus[i + same].name, p->gpus[i].name) == 0 &&
 		       p->gpus[i + same].total_bytes == p->gpus[i].total_bytes)
 			same++;
 		if (i)
@@ -519,8 +523,8 @@ static char *gpus_of(const struct gs_process *p, const void *arg)
 			fprintf(f, "%zu x ", same);
 		fputs(p->gpus[i].name[0] ? p->gpus[i].name : "?", f);
 		if (p->gpus[i].total_bytes >= 0)
-			fprintf(f, " (%s)", report_human_size(p->gpus[i].total_bytes, size,
-							    sizeof(size)));
+			fprintf(f, " (%s)",
+				report_human_size(p->gpus[i].total_bytes, size, sizeof(size)));
 		i += same - 1;
 	}
 	fclose(f);
@@ -544,8 +548,7 @@ static char *depth_of(const struct gs_process *p, const void *arg)
 	return strdup(buf);
 }
 
-static int setting_get(const struct side *s, setting_fn fn, const void *arg,
-		       struct setting *out)
+static int setting_get(const struct side *s, setting_fn fn, const void *arg, struct setting *out)
 {
 	out->value = NULL;
 	out->distinct = 0;
@@ -577,8 +580,8 @@ struct setting_row {
  * or name paths that say nothing about the run: not settings. */
 static bool env_is_setting(const char *name)
 {
-	static const char *const skip[] = { "RANK", "LOCAL_RANK", "LD_PRELOAD",
-					    "GPUSPY_OUTPUT_DIR", "CUDA_VISIBLE_DEVICES" };
+	static const char *const skip[] = { "RANK", "LOCAL_RANK", "LD_PRELOAD", "GPUSPY_OUTPUT_DIR",
+					    "CUDA_VISIBLE_DEVICES" };
 
 	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
 		if (strcmp(name, skip[i]) == 0)
@@ -597,9 +600,8 @@ static int settings_collect(const struct diff *d, struct setting_row **out, size
 		const char *name;
 		setting_fn fn;
 	} fixed[] = {
-		{ "command", command_of },	{ "gpuspy", version_of },
-		{ "CUDA driver", driver_of },	{ "GPUs", gpus_of },
-		{ "Python", python_of },	{ "stack depth", depth_of },
+		{ "command", command_of }, { "gpuspy", version_of }, { "CUDA driver", driver_of },
+		{ "GPUs", gpus_of },	   { "Python", python_of },  { "stack depth", depth_of },
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), nnames = 0, n = 0;
 	char **names = NULL;
@@ -676,7 +678,7 @@ static void settings_free(struct setting_row *rows, size_t n)
 
 struct total {
 	const char *name;
-	int64_t device;		/* -2: all devices */
+	int64_t device; /* -2: all devices */
 	int64_t v[2];
 };
 
@@ -704,10 +706,12 @@ static int device_totals(const struct diff *d, struct total **out, size_t *nout)
 					size_t y;
 
 					for (y = 0; y < n; y++)
-						if (t[y].device == dev && strcmp(t[y].name, name) == 0)
+						if (t[y].device == dev &&
+						    strcmp(t[y].name, name) == 0)
 							break;
 					if (y == n) {
-						struct total *nt = reallocarray(t, n + 1, sizeof(*t));
+						struct total *nt =
+							reallocarray(t, n + 1, sizeof(*t));
 
 						if (!nt) {
 							free(t);
@@ -735,7 +739,7 @@ static int cmp_totals(const void *a, const void *b)
 
 	if (x->device != y->device)
 		return x->device < y->device ? -1 : 1;
-	return strcmp(y->name, x->name);	/* "live at exit" before "at peak" */
+	return strcmp(y->name, x->name); /* "live at exit" before "at peak" */
 }
 
 /* ---- JSON ---- */
@@ -772,7 +776,8 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 			json_array_append_new(paths, json_string(s->paths[i]));
 		one = json_pack("{sosI}", "paths", paths, "processes", (json_int_t)s->list.n);
 		if (one && d->at_label)
-			json_object_set_new(one, "marked_processes", json_integer((json_int_t)s->marked));
+			json_object_set_new(one, "marked_processes",
+					    json_integer((json_int_t)s->marked));
 		json_object_set_new(root, k ? "new" : "old", one);
 	}
 	for (size_t i = 0; i < nset; i++) {
@@ -810,13 +815,12 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 		json_object_set_new(totals, "at",
 				    pair_json(d->side[0].at_total, d->side[1].at_total));
 	for (size_t i = 0; i < ntot; i++)
-		json_array_append_new(devs, json_pack("{sIsssI sIsI}", "device",
-						      (json_int_t)tot[i].device, "what",
-						      strcmp(tot[i].name, "at peak") == 0 ?
-							      "at_peak" : "live_at_exit",
-						      "old", (json_int_t)tot[i].v[0], "new",
-						      (json_int_t)tot[i].v[1], "delta",
-						      (json_int_t)sub_sat(tot[i].v[1], tot[i].v[0])));
+		json_array_append_new(
+			devs,
+			json_pack("{sIsssI sIsI}", "device", (json_int_t)tot[i].device, "what",
+				  strcmp(tot[i].name, "at peak") == 0 ? "at_peak" : "live_at_exit",
+				  "old", (json_int_t)tot[i].v[0], "new", (json_int_t)tot[i].v[1],
+				  "delta", (json_int_t)sub_sat(tot[i].v[1], tot[i].v[0])));
 	json_object_set(totals, "devices", devs);
 	json_object_set(root, "totals", totals);
 	for (size_t i = 0; i < d->nrows; i++) {
@@ -836,12 +840,12 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 			json_object_set_new(j, "library", json_string(s->library));
 		if (s->pool)
 			json_object_set_new(j, "pool", json_string(s->pool));
-		json_object_set_new(j, "leaked", pair_json(o ? o->c.live_bytes : 0,
-							   n ? n->c.live_bytes : 0));
-		json_object_set_new(j, "peak", pair_json(o ? o->c.peak_bytes : 0,
-							 n ? n->c.peak_bytes : 0));
-		json_object_set_new(j, "allocations", pair_json(o ? o->c.allocations : 0,
-								n ? n->c.allocations : 0));
+		json_object_set_new(j, "leaked",
+				    pair_json(o ? o->c.live_bytes : 0, n ? n->c.live_bytes : 0));
+		json_object_set_new(j, "peak",
+				    pair_json(o ? o->c.peak_bytes : 0, n ? n->c.peak_bytes : 0));
+		json_object_set_new(j, "allocations",
+				    pair_json(o ? o->c.allocations : 0, n ? n->c.allocations : 0));
 		if (d->at_label)
 			json_object_set_new(j, "at", pair_json(w->at[0], w->at[1]));
 		json_array_append_new(sites, j);
@@ -859,7 +863,8 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 			json_object_set_new(j, "key", json_string(w->key));
 			json_object_set_new(j, "status", json_string(status_names[w->status]));
 			if (h >= 0)
-				json_object_set_new(j, "headline", report_frame_json(&t->frames[h]));
+				json_object_set_new(j, "headline",
+						    report_frame_json(&t->frames[h]));
 			json_object_set_new(j, "live", pair_json(w->live[0], w->live[1]));
 			json_object_set_new(j, "peak", pair_json(w->peak[0], w->peak[1]));
 			json_array_append_new(ts, j);
@@ -1021,7 +1026,8 @@ static void print_change(FILE *out, const char *what, int64_t o, int64_t n, bool
 
 	if (bytes)
 		fprintf(out, "%s %s \u2192 %s (%s)", what, report_human_size(o, a, sizeof(a)),
-			report_human_size(n, b, sizeof(b)), signed_size(sub_sat(n, o), c, sizeof(c)));
+			report_human_size(n, b, sizeof(b)),
+			signed_size(sub_sat(n, o), c, sizeof(c)));
 	else
 		fprintf(out, "%s %" PRId64 " \u2192 %" PRId64 " (%+" PRId64 ")", what, o, n,
 			sub_sat(n, o));
@@ -1055,8 +1061,10 @@ static void print_torch(FILE *out, const struct diff *d, size_t top)
 			continue;
 		}
 		shown++;
-		fprintf(out, "\n%-9s %s  ", w->status == ST_NEW ? "NEW" :
-				     w->status == ST_VANISHED ? "VANISHED" : "CHANGED",
+		fprintf(out, "\n%-9s %s  ",
+			w->status == ST_NEW	 ? "NEW" :
+			w->status == ST_VANISHED ? "VANISHED" :
+						   "CHANGED",
 			signed_size(delta, b, sizeof(b)));
 		if (h < 0) {
 			fputs("(allocated before the PyTorch view started)", out);
@@ -1156,11 +1164,14 @@ static int print_text(const struct diff *d, const struct setting_row *set, size_
 		}
 		listed++;
 		shown++;
-		fprintf(out, "\n%-9s %s  ", w->status == ST_NEW ? "NEW" :
-				     w->status == ST_VANISHED ? "VANISHED" : "CHANGED",
+		fprintf(out, "\n%-9s %s  ",
+			w->status == ST_NEW	 ? "NEW" :
+			w->status == ST_VANISHED ? "VANISHED" :
+						   "CHANGED",
 			signed_size(d->at_label ? w->d_at :
-				    (abs_sat(w->d_leaked) >= abs_sat(w->d_peak) ? w->d_leaked :
-										 w->d_peak),
+						  (abs_sat(w->d_leaked) >= abs_sat(w->d_peak) ?
+							   w->d_leaked :
+							   w->d_peak),
 				    b, sizeof(b)));
 		print_headline(out, s);
 		fputs("\n     ", out);
@@ -1289,13 +1300,14 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (named && optind < argc) {
 		status = usage_error("give the runs either as OLD NEW or with --old and --new, "
-				     "not both; extra argument", argv[optind]);
+				     "not both; extra argument",
+				     argv[optind]);
 		goto done;
 	}
 	if (!named) {
 		if (argc - optind != 2) {
 			status = usage_error(argc - optind < 2 ? "needs two runs, OLD and NEW" :
-								  "too many arguments; extra",
+								 "too many arguments; extra",
 					     argc - optind > 2 ? argv[optind + 2] : NULL);
 			goto done;
 		}
@@ -1306,8 +1318,8 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	if (!d.side[0].npaths || !d.side[1].npaths) {
-		status = usage_error(d.side[0].npaths ? "no --new PATH given" :
-							"no --old PATH given", NULL);
+		status = usage_error(
+			d.side[0].npaths ? "no --new PATH given" : "no --old PATH given", NULL);
 		goto done;
 	}
 

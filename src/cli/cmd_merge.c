@@ -20,7 +20,7 @@
 #include "read.h"
 
 #define FORMAT_MERGE "gpuspy-merge/1"
-#define DEFAULT_TOP 10
+#define DEFAULT_TOP  10
 /* Beyond this many processes a site's figures are summed up as min,
  * median and max: a column each would not fit a terminal. */
 #define MAX_COLUMNS 8
@@ -69,8 +69,8 @@ static int cmp_spread(const void *pa, const void *pb)
 
 struct table {
 	size_t nrows, ncols;
-	char **cells;		/* nrows * ncols; NULL is an empty cell */
-	const char *align;	/* per column: 'l' or 'r' */
+	char **cells;	   /* nrows * ncols; NULL is an empty cell */
+	const char *align; /* per column: 'l' or 'r' */
 };
 
 static int table_init(struct table *t, size_t nrows, size_t ncols, const char *align)
@@ -131,7 +131,7 @@ static void table_print(FILE *out, const struct table *t, const char *indent)
 		}
 	for (size_t r = 0; r < t->nrows; r++) {
 		size_t last = t->ncols;
-		size_t pending = 0;	/* blanks owed before the next cell */
+		size_t pending = 0; /* blanks owed before the next cell */
 
 		/* the row ends after its last non-empty cell */
 		while (last > 0 && !t->cells[r * t->ncols + last - 1])
@@ -165,8 +165,7 @@ static const char *process_state(const struct gs_process *p)
 
 /* "leaked, peak": the metrics of which process I is the outlier of
  * SPREAD; "" when none. */
-static const char *outlier_of(const struct report_spread *spread, size_t i, char *buf,
-			      size_t size)
+static const char *outlier_of(const struct report_spread *spread, size_t i, char *buf, size_t size)
 {
 	size_t n = 0;
 
@@ -181,8 +180,8 @@ static const char *outlier_of(const struct report_spread *spread, size_t i, char
 static int print_processes(FILE *out, const struct report *r)
 {
 	static const char *const header[] = {
-		"#", "process", "host", "pid", "rank", "leaked", "peak", "allocations",
-		"report", "outlier of",
+		"#",	  "process", "host",	    "pid",    "rank",
+		"leaked", "peak",    "allocations", "report", "outlier of",
 	};
 	struct table t;
 	char a[32], name[REPORT_NAME_SIZE];
@@ -197,14 +196,15 @@ static int print_processes(FILE *out, const struct report *r)
 
 		e = table_set(&t, row, 0, "%zu", i);
 		if (e == 0)
-			e = table_set(&t, row, 1, "%s", report_process_name(r, i, name, sizeof(name)));
+			e = table_set(&t, row, 1, "%s",
+				      report_process_name(r, i, name, sizeof(name)));
 		if (e == 0)
 			e = table_set(&t, row, 2, "%s", p->host);
 		if (e == 0)
 			e = table_set(&t, row, 3, "%" PRId64, p->pid);
 		if (e == 0)
-			e = p->rank >= 0 ? table_set(&t, row, 4, "%" PRId64, p->rank)
-					 : table_set(&t, row, 4, "-");
+			e = p->rank >= 0 ? table_set(&t, row, 4, "%" PRId64, p->rank) :
+					   table_set(&t, row, 4, "-");
 		for (int m = 0; e == 0 && m < REPORT_METRICS; m++)
 			e = table_set(&t, row, 5 + m, "%s",
 				      report_metric_value(m, r->totals[m][i], a, sizeof(a)));
@@ -280,9 +280,9 @@ static int print_site(FILE *out, const struct report *r, const struct report_sit
 		for (int m = 0; e == 0 && m < REPORT_METRICS; m++) {
 			e = table_set(&t, m + 1, 0, "%s", report_metric_name(m));
 			for (size_t i = 0; e == 0 && i < r->nprocs; i++)
-				e = table_set(&t, m + 1, i + 1, "%s",
-					      report_metric_value(m, s->per_proc[m][i], a,
-								  sizeof(a)));
+				e = table_set(
+					&t, m + 1, i + 1, "%s",
+					report_metric_value(m, s->per_proc[m][i], a, sizeof(a)));
 		}
 		if (e == 0)
 			table_print(out, &t, "  ");
@@ -314,8 +314,7 @@ static int print_site(FILE *out, const struct report *r, const struct report_sit
 	return 0;
 }
 
-static int print_text(FILE *out, const struct report *r, struct report_site **order,
-		      size_t top)
+static int print_text(FILE *out, const struct report *r, struct report_site **order, size_t top)
 {
 	size_t n = top && top < r->nsites ? top : r->nsites;
 	int e;
@@ -393,8 +392,7 @@ static json_t *site_json(const struct report *r, const struct report_site *s)
 	return o;
 }
 
-static int print_json(FILE *out, const struct report *r, struct report_site **order,
-		      size_t top)
+static int print_json(FILE *out, const struct report *r, struct report_site **order, size_t top)
 {
 	json_t *root = json_object();
 	json_t *procs = json_array();

@@ -33,8 +33,8 @@
 #include "cli.h"
 #include "read.h"
 
-#define DEFAULT_TOP 10		/* call sites per block when not on a terminal */
-#define HISTORY 20		/* refreshes a sparkline spans */
+#define DEFAULT_TOP 10 /* call sites per block when not on a terminal */
+#define HISTORY	    20 /* refreshes a sparkline spans */
 
 static const char usage[] =
 	"Usage: gpuspy top [--interval SEC] [--top N] [--count N] PATH|PID\n"
@@ -60,21 +60,21 @@ struct hist {
 };
 
 struct top {
-	const char *path;		/* what is read */
-	char dir[PATH_MAX * 2];		/* PID's process directory */
-	pid_t pid;			/* > 0: PATH is that process's directory */
+	const char *path;	/* what is read */
+	char dir[PATH_MAX * 2]; /* PID's process directory */
+	pid_t pid;		/* > 0: PATH is that process's directory */
 	double interval;
-	size_t top;			/* 0: all, or as many as fit */
+	size_t top; /* 0: all, or as many as fit */
 	bool tty;
-	bool keys;			/* stdin may still send keys */
-	struct symbolizer *sym;		/* kept: it caches the modules it opened */
+	bool keys;		/* stdin may still send keys */
+	struct symbolizer *sym; /* kept: it caches the modules it opened */
 	/* the view: the last load that worked */
 	struct gs_process_list list;
 	struct report rep;
 	bool have;
-	bool gone;			/* process PID has exited */
-	struct gs_error err;		/* why the last refresh failed; "" when it worked */
-	struct hist *hist;		/* one per site of the view, by key */
+	bool gone;	     /* process PID has exited */
+	struct gs_error err; /* why the last refresh failed; "" when it worked */
+	struct hist *hist;   /* one per site of the view, by key */
 	size_t nhist;
 	struct termios saved;
 	bool termios_set;
@@ -303,8 +303,7 @@ static void put_frame(FILE *out, const struct report_frame *f)
 static void put_spark(FILE *out, const struct hist *h)
 {
 	static const char *const blocks[] = {
-		"\u2581", "\u2582", "\u2583", "\u2584",
-		"\u2585", "\u2586", "\u2587", "\u2588",
+		"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588",
 	};
 	size_t n = h ? h->n : 0;
 	int64_t max = 0;
@@ -350,8 +349,9 @@ static void put_torch(FILE *out, const struct top *t, size_t max)
 	size_t shown = 0;
 	char a[32], b[32];
 
-	fprintf(out, "%s%10s %8s  %*s  %-7s  PYTORCH TENSORS (%s of a %s pool)\n", t->tty ? "\n" : "",
-		"LIVE", "BLOCKS", HISTORY, "", "", report_human_size(v->live_bytes, a, sizeof(a)),
+	fprintf(out, "%s%10s %8s  %*s  %-7s  PYTORCH TENSORS (%s of a %s pool)\n",
+		t->tty ? "\n" : "", "LIVE", "BLOCKS", HISTORY, "", "",
+		report_human_size(v->live_bytes, a, sizeof(a)),
 		report_human_size(v->reserved_bytes, b, sizeof(b)));
 	for (size_t i = 0; i < v->nsites && (!max || shown < max); i++) {
 		const struct report_tsite *s = v->sites[i];
@@ -428,8 +428,7 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	char stamp[32], heading[16], a[32], b[32], c[32];
 	time_t now = time(NULL);
 
-	strftime(stamp, sizeof(stamp), t->tty ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S",
-		 localtime(&now));
+	strftime(stamp, sizeof(stamp), t->tty ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", localtime(&now));
 	if (t->tty)
 		fprintf(out, "gpuspy top  %s  every %g s  q: quit\n", stamp, t->interval);
 	else
@@ -447,8 +446,8 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 		return;
 	}
 	util_put_clean(out, t->path);
-	fprintf(out, ": %zu %s, %zu running", r->nprocs,
-		r->nprocs == 1 ? "process" : "processes", r->partial);
+	fprintf(out, ": %zu %s, %zu running", r->nprocs, r->nprocs == 1 ? "process" : "processes",
+		r->partial);
 	if (t->gone && r->partial)
 		fprintf(out, " (process %d has exited without a report)", (int)t->pid);
 	putc('\n', out);
@@ -462,8 +461,7 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 			p->kinds[GS_KIND_VMM].live_bytes;
 		pinned += p->kinds[GS_KIND_PINNED].live_bytes;
 	}
-	fprintf(out, "live %s  peak %s  pinned host %s\n",
-		report_human_size(live, a, sizeof(a)),
+	fprintf(out, "live %s  peak %s  pinned host %s\n", report_human_size(live, a, sizeof(a)),
 		report_human_size(r->peak_bytes, b, sizeof(b)),
 		report_human_size(pinned, c, sizeof(c)));
 	put_devices(out, t);
@@ -488,15 +486,15 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 		fflush(out);
 		for (size_t i = 0; i < *len; i++)
 			used += (*buf)[i] == '\n';
-		room = rows > used + 2 ? rows - used - 2 : 0;	/* blank, heading */
+		room = rows > used + 2 ? rows - used - 2 : 0; /* blank, heading */
 		if (shown > room)
 			shown = room;
 	}
 	snprintf(heading, sizeof(heading), "LAST %d", HISTORY);
 	/* on a pipe a block is one paragraph, for readers that split on
 	 * blank lines */
-	fprintf(out, "%s%10s %8s  %*s  %-7s  CALL SITES (%zu of %zu)\n", t->tty ? "\n" : "",
-		"LIVE", "ALLOCS", HISTORY, heading, "", shown, n);
+	fprintf(out, "%s%10s %8s  %*s  %-7s  CALL SITES (%zu of %zu)\n", t->tty ? "\n" : "", "LIVE",
+		"ALLOCS", HISTORY, heading, "", shown, n);
 	if (n == 0)
 		fputs("  no GPU memory live\n", out);
 	for (size_t i = 0; i < shown; i++)
@@ -584,9 +582,9 @@ static int wait_event(struct top *t, double deadline, const sigset_t *mask)
 		left.tv_sec = (time_t)s;
 		left.tv_nsec = (long)((s - (double)left.tv_sec) * 1e9);
 		if (ppoll(&pfd, t->keys ? 1 : 0, &left, mask) <= 0)
-			continue;	/* a signal (checked above), or the deadline */
+			continue; /* a signal (checked above), or the deadline */
 		if (read(STDIN_FILENO, &c, 1) != 1)
-			t->keys = false;	/* end of input: wait for signals only */
+			t->keys = false; /* end of input: wait for signals only */
 		else if (c == 'q' || c == 'Q')
 			return 1;
 	}

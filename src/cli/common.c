@@ -9,8 +9,8 @@
 #include "cli.h"
 #include "read.h"
 
-int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc,
-		     char **argv, struct cli_loaded *l)
+int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
+		     struct cli_loaded *l)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },

@@ -52,20 +52,27 @@ struct vctx {
 static const char *type_name(const json_t *j)
 {
 	switch (json_typeof(j)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a real number";
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a real number";
 	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	case JSON_NULL: return "null";
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
 	}
 	return "unknown";
 }
 
-__attribute__((format(printf, 3, 4)))
-static int bad(const struct vctx *v, const char *key, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int bad(const struct vctx *v, const char *key,
+						     const char *fmt, ...)
 {
 	char what[512];
 	va_list ap;
@@ -84,8 +91,8 @@ static int bad(const struct vctx *v, const char *key, const char *fmt, ...)
 
 /* Element J of an array: SUB's path becomes the one FMT names (formatted
  * into BUF, which must outlive SUB's use), and J must be an object. */
-__attribute__((format(printf, 5, 6)))
-static int element(struct vctx *sub, json_t *j, char *buf, size_t size, const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static int element(struct vctx *sub, json_t *j, char *buf,
+							 size_t size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -100,8 +107,8 @@ static int element(struct vctx *sub, json_t *j, char *buf, size_t size, const ch
 
 /* The member KEY of OBJ, which must exist when REQUIRED; *OUT is NULL when
  * it is absent and optional. */
-static int member(const struct vctx *v, json_t *obj, const char *key,
-		  bool required, json_type type, json_t **out)
+static int member(const struct vctx *v, json_t *obj, const char *key, bool required, json_type type,
+		  json_t **out)
 {
 	json_t *j = json_object_get(obj, key);
 	const char *want;
@@ -112,24 +119,35 @@ static int member(const struct vctx *v, json_t *obj, const char *key,
 			return bad(v, key, "missing");
 		return 0;
 	}
-	if (json_typeof(j) == type ||
-	    (type == JSON_TRUE && json_typeof(j) == JSON_FALSE)) {
+	if (json_typeof(j) == type || (type == JSON_TRUE && json_typeof(j) == JSON_FALSE)) {
 		*out = j;
 		return 0;
 	}
 	switch (type) {
-	case JSON_OBJECT: want = "an object"; break;
-	case JSON_ARRAY: want = "an array"; break;
-	case JSON_STRING: want = "a string"; break;
-	case JSON_INTEGER: want = "an integer"; break;
-	case JSON_TRUE: want = "a boolean"; break;
-	default: want = "a number"; break;
+	case JSON_OBJECT:
+		want = "an object";
+		break;
+	case JSON_ARRAY:
+		want = "an array";
+		break;
+	case JSON_STRING:
+		want = "a string";
+		break;
+	case JSON_INTEGER:
+		want = "an integer";
+		break;
+	case JSON_TRUE:
+		want = "a boolean";
+		break;
+	default:
+		want = "a number";
+		break;
 	}
 	return bad(v, key, "expected %s, got %s", want, type_name(j));
 }
 
-static int get_int(const struct vctx *v, json_t *obj, const char *key,
-		   bool required, int64_t min, int64_t max, int64_t *out)
+static int get_int(const struct vctx *v, json_t *obj, const char *key, bool required, int64_t min,
+		   int64_t max, int64_t *out)
 {
 	json_t *j;
 	int64_t x;
@@ -141,22 +159,21 @@ static int get_int(const struct vctx *v, json_t *obj, const char *key,
 	if (x < min || x > max) {
 		if (x < 0 && min == 0)
 			return bad(v, key, "%" PRId64 " is negative", x);
-		return bad(v, key, "%" PRId64 " is out of range [%" PRId64
-			   ", %" PRId64 "]", x, min, max);
+		return bad(v, key, "%" PRId64 " is out of range [%" PRId64 ", %" PRId64 "]", x, min,
+			   max);
 	}
 	*out = x;
 	return 0;
 }
 
-static int get_count(const struct vctx *v, json_t *obj, const char *key,
-		     int64_t *out)
+static int get_count(const struct vctx *v, json_t *obj, const char *key, int64_t *out)
 {
 	return get_int(v, obj, key, true, 0, INT64_MAX, out);
 }
 
 /* A copy of string member KEY in *OUT (left untouched when absent). */
-static int get_str(const struct vctx *v, json_t *obj, const char *key,
-		   bool required, bool nonempty, char **out)
+static int get_str(const struct vctx *v, json_t *obj, const char *key, bool required, bool nonempty,
+		   char **out)
 {
 	json_t *j;
 	char *s;
@@ -185,8 +202,7 @@ static int check_number(const struct vctx *v, json_t *obj, const char *key)
 }
 
 /* A time in seconds since the epoch, in *OUT (left untouched when absent). */
-static int get_time(const struct vctx *v, json_t *obj, const char *key,
-		    bool required, double *out)
+static int get_time(const struct vctx *v, json_t *obj, const char *key, bool required, double *out)
 {
 	json_t *j = json_object_get(obj, key);
 	int r;
@@ -212,7 +228,8 @@ static int check_counts_object(const struct vctx *v, json_t *root, const char *k
 	if (r < 0 || !obj)
 		return r;
 	sub.where = key;
-	json_object_foreach(obj, name, val) {
+	json_object_foreach(obj, name, val)
+	{
 		int64_t x;
 
 		r = get_count(&sub, obj, name, &x);
@@ -242,8 +259,7 @@ static int get_counters(const struct vctx *v, json_t *obj, struct gs_counters *c
 	};
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		int r = get_count(v, obj, fields[i].key,
-				  (int64_t *)((char *)c + fields[i].off));
+		int r = get_count(v, obj, fields[i].key, (int64_t *)((char *)c + fields[i].off));
 		if (r < 0)
 			return r;
 	}
@@ -251,8 +267,8 @@ static int get_counters(const struct vctx *v, json_t *obj, struct gs_counters *c
 		return bad(v, "live_allocations", "%" PRId64 " exceeds allocations (%" PRId64 ")",
 			   c->live_allocations, c->allocations);
 	if (c->frees > c->allocations)
-		return bad(v, "frees", "%" PRId64 " exceeds allocations (%" PRId64 ")",
-			   c->frees, c->allocations);
+		return bad(v, "frees", "%" PRId64 " exceeds allocations (%" PRId64 ")", c->frees,
+			   c->allocations);
 	if (c->live_bytes > c->peak_bytes)
 		return bad(v, "live_bytes", "%" PRId64 " exceeds peak_bytes (%" PRId64 ")",
 			   c->live_bytes, c->peak_bytes);
@@ -285,10 +301,11 @@ static int load_command(const struct vctx *v, json_t *root, struct gs_process *p
 	p->command = calloc(json_array_size(arr) + 1, sizeof(*p->command));
 	if (!p->command)
 		return -ENOMEM;
-	json_array_foreach(arr, i, val) {
+	json_array_foreach(arr, i, val)
+	{
 		if (!json_is_string(val))
-			return bad(v, NULL, "command[%zu]: expected a string, got %s",
-				   i, type_name(val));
+			return bad(v, NULL, "command[%zu]: expected a string, got %s", i,
+				   type_name(val));
 		p->command[i] = strdup(json_string_value(val));
 		if (!p->command[i])
 			return -ENOMEM;
@@ -320,10 +337,11 @@ static int check_optional(const struct vctx *v, json_t *root, struct gs_process 
 	if ((r = member(v, root, "environment", false, JSON_OBJECT, &j)) < 0)
 		return r;
 	if (j) {
-		json_object_foreach(j, name, val) {
+		json_object_foreach(j, name, val)
+		{
 			if (!json_is_string(val))
-				return bad(v, "environment", "%s: expected a string, got %s",
-					   name, type_name(val));
+				return bad(v, "environment", "%s: expected a string, got %s", name,
+					   type_name(val));
 		}
 	}
 
@@ -334,16 +352,19 @@ static int check_optional(const struct vctx *v, json_t *root, struct gs_process 
 		p->devices = calloc(json_array_size(j) + 1, sizeof(*p->devices));
 		if (!p->devices)
 			return -ENOMEM;
-		json_array_foreach(j, i, val) {
+		json_array_foreach(j, i, val)
+		{
 			struct gs_device *d = &p->devices[i];
 			char where[64];
 			struct vctx sub = *v;
 
 			if ((r = element(&sub, val, where, sizeof(where), "devices[%zu]", i)) < 0)
 				return r;
-			if ((r = get_int(&sub, val, "device", true, -1, INT32_MAX, &d->device)) < 0 ||
+			if ((r = get_int(&sub, val, "device", true, -1, INT32_MAX, &d->device)) <
+				    0 ||
 			    (r = get_count(&sub, val, "live_bytes", &d->live_bytes)) < 0 ||
-			    (r = get_count(&sub, val, "live_allocations", &d->live_allocations)) < 0)
+			    (r = get_count(&sub, val, "live_allocations", &d->live_allocations)) <
+				    0)
 				return r;
 			p->ndevices = i + 1;
 		}
@@ -406,7 +427,8 @@ static int load_modules(const struct vctx *v, json_t *root, struct gs_process *p
 	p->modules = calloc(json_array_size(arr) + 1, sizeof(*p->modules));
 	if (!p->modules)
 		return -ENOMEM;
-	json_array_foreach(arr, i, m) {
+	json_array_foreach(arr, i, m)
+	{
 		struct gs_module *mod = &p->modules[i];
 		char where[48];
 		struct vctx sub = *v;
@@ -431,8 +453,7 @@ static int load_modules(const struct vctx *v, json_t *root, struct gs_process *p
 	return 0;
 }
 
-static int load_frames(const struct vctx *v, json_t *site, struct gs_process *p,
-		       struct gs_site *s)
+static int load_frames(const struct vctx *v, json_t *site, struct gs_process *p, struct gs_site *s)
 {
 	json_t *arr, *f;
 	size_t i;
@@ -443,7 +464,8 @@ static int load_frames(const struct vctx *v, json_t *site, struct gs_process *p,
 	s->frames = calloc(json_array_size(arr) + 1, sizeof(*s->frames));
 	if (!s->frames)
 		return -ENOMEM;
-	json_array_foreach(arr, i, f) {
+	json_array_foreach(arr, i, f)
+	{
 		struct gs_frame *fr = &s->frames[i];
 		char where[96];
 		struct vctx sub = *v;
@@ -479,7 +501,8 @@ static int load_python_frames(const struct vctx *v, json_t *site, struct gs_site
 	s->python = calloc(json_array_size(arr) + 1, sizeof(*s->python));
 	if (!s->python)
 		return -ENOMEM;
-	json_array_foreach(arr, i, f) {
+	json_array_foreach(arr, i, f)
+	{
 		struct gs_pyframe *py = &s->python[i];
 		char where[96];
 		struct vctx sub = *v;
@@ -507,7 +530,8 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 	p->sites = calloc(json_array_size(arr) + 1, sizeof(*p->sites));
 	if (!p->sites)
 		return -ENOMEM;
-	json_array_foreach(arr, i, js) {
+	json_array_foreach(arr, i, js)
+	{
 		struct gs_site *s = &p->sites[i];
 		char where[48];
 		struct vctx sub = *v;
@@ -567,7 +591,8 @@ static int load_outside(const struct vctx *v, json_t *root, struct gs_process *p
 	if (!o->gpus)
 		return -ENOMEM;
 	o->present = true;
-	json_array_foreach(gpus, i, g) {
+	json_array_foreach(gpus, i, g)
+	{
 		struct gs_outside_gpu *gpu = &o->gpus[i];
 		char where[48];
 
@@ -582,12 +607,15 @@ static int load_outside(const struct vctx *v, json_t *root, struct gs_process *p
 		gpu->procs = calloc(json_array_size(procs) + 1, sizeof(*gpu->procs));
 		if (!gpu->procs)
 			return -ENOMEM;
-		json_array_foreach(procs, k, pj) {
+		json_array_foreach(procs, k, pj)
+		{
 			char w2[96];
 
-			if ((r = element(&sub, pj, w2, sizeof(w2), "outside.devices[%zu].processes[%zu]", i, k)) < 0)
+			if ((r = element(&sub, pj, w2, sizeof(w2),
+					 "outside.devices[%zu].processes[%zu]", i, k)) < 0)
 				return r;
-			if ((r = get_int(&sub, pj, "pid", true, 0, INT32_MAX, &gpu->procs[k].pid)) < 0 ||
+			if ((r = get_int(&sub, pj, "pid", true, 0, INT32_MAX, &gpu->procs[k].pid)) <
+				    0 ||
 			    (r = get_count(&sub, pj, "used_bytes", &gpu->procs[k].used_bytes)) < 0)
 				return r;
 			gpu->nprocs = k + 1;
@@ -610,7 +638,8 @@ static int load_site_bytes(const struct vctx *v, const struct gs_process *p, jso
 	*out = calloc(json_array_size(arr) + 1, sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	json_array_foreach(arr, i, j) {
+	json_array_foreach(arr, i, j)
+	{
 		struct gs_peak_site *ps = &(*out)[i];
 		char at[96];
 		size_t k;
@@ -651,7 +680,8 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p
 	ap->devices = calloc(json_array_size(devs) + 1, sizeof(*ap->devices));
 	if (!ap->devices)
 		return -ENOMEM;
-	json_array_foreach(devs, i, j) {
+	json_array_foreach(devs, i, j)
+	{
 		struct gs_peak_device *d = &ap->devices[i];
 		char where[48];
 
@@ -702,7 +732,8 @@ static int load_settings(const struct vctx *v, json_t *root, struct gs_process *
 		p->env = calloc(json_object_size(obj) + 1, sizeof(*p->env));
 		if (!p->env)
 			return -ENOMEM;
-		json_object_foreach(obj, name, val) {
+		json_object_foreach(obj, name, val)
+		{
 			struct gs_env *e = &p->env[p->nenv];
 
 			e->name = strdup(name);
@@ -722,14 +753,15 @@ static int load_settings(const struct vctx *v, json_t *root, struct gs_process *
 	if ((r = member(v, root, "cuda", false, JSON_OBJECT, &obj)) < 0 || !obj)
 		return r;
 	sub.where = "cuda";
-	if ((r = get_int(&sub, obj, "driver_version", true, 0, INT32_MAX,
-			 &p->driver_version)) < 0 ||
+	if ((r = get_int(&sub, obj, "driver_version", true, 0, INT32_MAX, &p->driver_version)) <
+		    0 ||
 	    (r = member(&sub, obj, "devices", true, JSON_ARRAY, &devs)) < 0)
 		return r;
 	p->gpus = calloc(json_array_size(devs) + 1, sizeof(*p->gpus));
 	if (!p->gpus)
 		return -ENOMEM;
-	json_array_foreach(devs, i, val) {
+	json_array_foreach(devs, i, val)
+	{
 		struct gs_gpu *g = &p->gpus[i];
 		char where[48];
 
@@ -738,8 +770,8 @@ static int load_settings(const struct vctx *v, json_t *root, struct gs_process *
 		p->ngpus = i + 1;
 		if ((r = get_int(&sub, val, "device", true, 0, INT32_MAX, &g->device)) < 0 ||
 		    (r = get_str(&sub, val, "name", true, false, &g->name)) < 0 ||
-		    (r = get_int(&sub, val, "total_bytes", true, -1, INT64_MAX,
-				 &g->total_bytes)) < 0)
+		    (r = get_int(&sub, val, "total_bytes", true, -1, INT64_MAX, &g->total_bytes)) <
+			    0)
 			return r;
 	}
 	return 0;
@@ -759,7 +791,8 @@ static int load_marks(const struct vctx *v, json_t *root, struct gs_process *p)
 	p->marks = calloc(json_array_size(arr) + 1, sizeof(*p->marks));
 	if (!p->marks)
 		return -ENOMEM;
-	json_array_foreach(arr, i, m) {
+	json_array_foreach(arr, i, m)
+	{
 		struct gs_mark *mk = &p->marks[i];
 		char where[32], list[48];
 
@@ -768,11 +801,12 @@ static int load_marks(const struct vctx *v, json_t *root, struct gs_process *p)
 		p->nmarks = i + 1;
 		if ((r = get_time(&sub, m, "time", true, &mk->time)) < 0 ||
 		    (r = get_str(&sub, m, "label", true, false, &mk->label)) < 0 ||
-		    (r = get_int(&sub, m, "live_bytes", false, 0, INT64_MAX, &mk->live_bytes)) < 0 ||
+		    (r = get_int(&sub, m, "live_bytes", false, 0, INT64_MAX, &mk->live_bytes)) <
+			    0 ||
 		    (r = member(&sub, m, "sites", false, JSON_ARRAY, &sites)) < 0)
 			return r;
 		if (!sites)
-			continue;	/* a mark of a gpuspy before 0.2: label and time */
+			continue; /* a mark of a gpuspy before 0.2: label and time */
 		snprintf(list, sizeof(list), "marks[%zu].sites", i);
 		if ((r = load_site_bytes(v, p, sites, list, &mk->sites, &mk->nsites)) < 0)
 			return r;
@@ -804,8 +838,7 @@ static bool oom_file_name(const char *name, int64_t *n)
 /* One out-of-memory event: an entry of "oom" (WITH_FILE: it may name its
  * oom-N.json) or the "event" of an oom-N.json.  Its site is checked
  * against the report's sites by check_oom_site, once they are read. */
-static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file,
-			  struct gs_oom *o)
+static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file, struct gs_oom *o)
 {
 	char *type = NULL, *kind = NULL;
 	int64_t n;
@@ -854,8 +887,7 @@ static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file,
 	return 0;
 }
 
-static int check_oom_site(const struct vctx *v, const struct gs_process *p,
-			  const struct gs_oom *o)
+static int check_oom_site(const struct vctx *v, const struct gs_process *p, const struct gs_oom *o)
 {
 	for (size_t i = 0; i < p->nsites; i++)
 		if (p->sites[i].id == o->site)
@@ -876,7 +908,8 @@ static int load_snapshot(const struct vctx *v, json_t *root, struct gs_process *
 	if (r < 0 || !obj)
 		return r;
 	if (p->event.number > 0)
-		return bad(v, "snapshot", "present beside \"event\" (a report is an "
+		return bad(v, "snapshot",
+			   "present beside \"event\" (a report is an "
 			   "out-of-memory post-mortem or a snapshot, not both)");
 	sub.where = "snapshot";
 	sn->periodic = json_object_get(obj, "samples") || json_object_get(obj, "interval_us");
@@ -918,7 +951,8 @@ static int load_oom(const struct vctx *v, json_t *root, struct gs_process *p)
 	p->oom = calloc(json_array_size(arr) + 1, sizeof(*p->oom));
 	if (!p->oom)
 		return -ENOMEM;
-	json_array_foreach(arr, i, j) {
+	json_array_foreach(arr, i, j)
+	{
 		char where[32];
 
 		snprintf(where, sizeof(where), "oom[%zu]", i);
@@ -938,22 +972,22 @@ static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
 	int r;
 
 	if (!json_is_object(root))
-		return bad(v, NULL, "not a gpuspy report (the top level is %s)",
-			   type_name(root));
+		return bad(v, NULL, "not a gpuspy report (the top level is %s)", type_name(root));
 	j = json_object_get(root, "format");
 	if (!j)
 		return bad(v, NULL, "not a gpuspy report (no \"format\")");
 	if (!json_is_string(j))
 		return bad(v, "format", "expected a string, got %s", type_name(j));
 	if (strcmp(json_string_value(j), FORMAT_PROCESS) != 0)
-		return bad(v, NULL, "unsupported format \"%.64s\" (this gpuspy reads \""
-			   FORMAT_PROCESS "\")", json_string_value(j));
+		return bad(v, NULL,
+			   "unsupported format \"%.64s\" (this gpuspy reads \"" FORMAT_PROCESS
+			   "\")",
+			   json_string_value(j));
 
 	if ((r = get_str(v, root, "host", true, false, &p->host)) < 0 ||
 	    (r = get_int(v, root, "pid", true, 1, INT32_MAX, &p->pid)) < 0 ||
 	    (r = get_str(v, root, "exe", false, false, &p->exe)) < 0 ||
-	    (r = load_python(v, root, p)) < 0 ||
-	    (r = load_command(v, root, p)) < 0 ||
+	    (r = load_python(v, root, p)) < 0 || (r = load_command(v, root, p)) < 0 ||
 	    (r = member(v, root, "complete", true, JSON_TRUE, &j)) < 0)
 		return r;
 	p->complete = json_is_true(j);
@@ -976,14 +1010,10 @@ static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
 
 	if ((r = load_kinds(v, root, p)) < 0 ||
 	    (r = get_count(v, root, "untracked_frees", &p->untracked_frees)) < 0 ||
-	    (r = check_optional(v, root, p)) < 0 ||
-	    (r = load_modules(v, root, p)) < 0 ||
-	    (r = load_sites(v, root, p)) < 0 ||
-	    (r = load_at_peak(v, root, p)) < 0 ||
-	    (r = load_settings(v, root, p)) < 0 ||
-	    (r = load_marks(v, root, p)) < 0 ||
-	    (r = load_outside(v, root, p)) < 0 ||
-	    (r = load_oom(v, root, p)) < 0)
+	    (r = check_optional(v, root, p)) < 0 || (r = load_modules(v, root, p)) < 0 ||
+	    (r = load_sites(v, root, p)) < 0 || (r = load_at_peak(v, root, p)) < 0 ||
+	    (r = load_settings(v, root, p)) < 0 || (r = load_marks(v, root, p)) < 0 ||
+	    (r = load_outside(v, root, p)) < 0 || (r = load_oom(v, root, p)) < 0)
 		return r;
 	return 0;
 }
@@ -1074,8 +1104,8 @@ out_close:
 	return r;
 }
 
-int load_process_file(const char *file, const char *display_path,
-		      struct gs_process **out, struct gs_error *err)
+int load_process_file(const char *file, const char *display_path, struct gs_process **out,
+		      struct gs_error *err)
 {
 	struct vctx v = { .file = file, .err = err };
 	struct gs_process *p = NULL;
@@ -1091,7 +1121,8 @@ int load_process_file(const char *file, const char *display_path,
 	if (r < 0)
 		return r;
 	if (len == 0) {
-		gs_error_set(err, file, "empty file (the process may have been killed "
+		gs_error_set(err, file,
+			     "empty file (the process may have been killed "
 			     "while gpuspy wrote it)");
 		r = -EINVAL;
 		goto out;
@@ -1099,8 +1130,8 @@ int load_process_file(const char *file, const char *display_path,
 	/* duplicate keys would make "which value counts" a guess */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		gs_error_set(err, file, "invalid JSON at line %d, column %d: %s",
-			     jerr.line, jerr.column, jerr.text);
+		gs_error_set(err, file, "invalid JSON at line %d, column %d: %s", jerr.line,
+			     jerr.column, jerr.text);
 		r = -EINVAL;
 		goto out;
 	}
@@ -1259,31 +1290,34 @@ static char *dir_of(const char *file)
 
 /* Whether SNAP, read from FILE, is the post-mortem of P's event O. */
 static int check_snapshot(const struct gs_process *p, const struct gs_oom *o,
-			  const struct gs_process *snap, const char *file,
-			  struct gs_error *err)
+			  const struct gs_process *snap, const char *file, struct gs_error *err)
 {
 	if (!snap->partial) {
-		gs_error_set(err, file, "event: missing, but %s names this file as the "
-			     "post-mortem of out-of-memory event %" PRId64, p->file, o->number);
+		gs_error_set(err, file,
+			     "event: missing, but %s names this file as the "
+			     "post-mortem of out-of-memory event %" PRId64,
+			     p->file, o->number);
 		return -EINVAL;
 	}
 	if (snap->event.number != o->number) {
-		gs_error_set(err, file, "event.number: %" PRId64 ", but %s names this file "
-			     "for out-of-memory event %" PRId64, snap->event.number, p->file,
-			     o->number);
+		gs_error_set(err, file,
+			     "event.number: %" PRId64 ", but %s names this file "
+			     "for out-of-memory event %" PRId64,
+			     snap->event.number, p->file, o->number);
 		return -EINVAL;
 	}
 	if (snap->pid != p->pid || strcmp(snap->host, p->host) != 0) {
-		gs_error_set(err, file, "the report of another process (pid %" PRId64
-			     ") than %s (pid %" PRId64 ")", snap->pid, p->file, p->pid);
+		gs_error_set(err, file,
+			     "the report of another process (pid %" PRId64 ") than %s (pid %" PRId64
+			     ")",
+			     snap->pid, p->file, p->pid);
 		return -EINVAL;
 	}
 	return 0;
 }
 
 /* One gpuspy-torch/1 document into T (docs/format.md). */
-static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid,
-			   struct gs_torch *t)
+static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, struct gs_torch *t)
 {
 	struct vctx sub = *v;
 	json_t *j, *arr, *e, *frames, *f;
@@ -1297,13 +1331,16 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid,
 	if ((r = member(v, root, "format", true, JSON_STRING, &j)) < 0)
 		return r;
 	if (strcmp(json_string_value(j), "gpuspy-torch/1") != 0)
-		return bad(v, NULL, "unsupported format \"%.64s\" (this gpuspy reads "
-			   "\"gpuspy-torch/1\")", json_string_value(j));
+		return bad(v, NULL,
+			   "unsupported format \"%.64s\" (this gpuspy reads "
+			   "\"gpuspy-torch/1\")",
+			   json_string_value(j));
 	if ((r = get_int(v, root, "pid", true, 1, INT32_MAX, &x)) < 0)
 		return r;
 	if (x != pid)
-		return bad(v, "pid", "%" PRId64 " is not the pid of the report beside it (%" PRId64
-			   ")", x, pid);
+		return bad(v, "pid",
+			   "%" PRId64 " is not the pid of the report beside it (%" PRId64 ")", x,
+			   pid);
 	if ((r = get_time(v, root, "time", true, &t->time)) < 0 ||
 	    (r = member(v, root, "final", true, JSON_TRUE, &j)) < 0)
 		return r;
@@ -1314,7 +1351,8 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid,
 	t->devices = calloc(json_array_size(arr) + 1, sizeof(*t->devices));
 	if (!t->devices)
 		return -ENOMEM;
-	json_array_foreach(arr, i, e) {
+	json_array_foreach(arr, i, e)
+	{
 		struct gs_torch_device *d = &t->devices[i];
 		char where[40];
 
@@ -1334,7 +1372,8 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid,
 	t->sites = calloc(json_array_size(arr) + 1, sizeof(*t->sites));
 	if (!t->sites)
 		return -ENOMEM;
-	json_array_foreach(arr, i, e) {
+	json_array_foreach(arr, i, e)
+	{
 		struct gs_torch_site *s = &t->sites[i];
 		char where[40];
 
@@ -1354,11 +1393,13 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid,
 		s->frames = calloc(json_array_size(frames) + 1, sizeof(*s->frames));
 		if (!s->frames)
 			return -ENOMEM;
-		json_array_foreach(frames, k, f) {
+		json_array_foreach(frames, k, f)
+		{
 			struct gs_pyframe *pf = &s->frames[k];
 			char w2[64];
 
-			if ((r = element(&sub, f, w2, sizeof(w2), "sites[%zu].frames[%zu]", i, k)) < 0)
+			if ((r = element(&sub, f, w2, sizeof(w2), "sites[%zu].frames[%zu]", i, k)) <
+			    0)
 				return r;
 			s->nframes = k + 1;
 			if ((r = get_str(&sub, f, "file", true, false, &pf->file)) < 0 ||
@@ -1395,8 +1436,9 @@ static int load_torch(struct gs_process *p, struct gs_error *err)
 		goto out;
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		gs_error_set(err, file, len ? "invalid JSON at line %d, column %d: %s" :
-			     "empty file", jerr.line, jerr.column, jerr.text);
+		gs_error_set(err, file,
+			     len ? "invalid JSON at line %d, column %d: %s" : "empty file",
+			     jerr.line, jerr.column, jerr.text);
 		r = -EINVAL;
 		goto out;
 	}
@@ -1457,8 +1499,8 @@ int load_snapshots(struct gs_process *p, struct gs_error *err)
 	return r;
 }
 
-static int load_one(struct gs_process_list *list, const char *file,
-		    const char *display_path, struct gs_error *err)
+static int load_one(struct gs_process_list *list, const char *file, const char *display_path,
+		    struct gs_error *err)
 {
 	struct gs_process *p;
 	const char *base;
@@ -1470,13 +1512,15 @@ static int load_one(struct gs_process_list *list, const char *file,
 	base = strrchr(file, '/');
 	base = base ? base + 1 : file;
 	if (!p->partial && oom_file_name(base, &n)) {
-		gs_error_set(err, file, "event: missing (an oom-N.json is the report of "
+		gs_error_set(err, file,
+			     "event: missing (an oom-N.json is the report of "
 			     "an out-of-memory event)");
 		process_free(p);
 		return -EINVAL;
 	}
 	if (!p->snapshot.present && strcmp(base, "snapshot.json") == 0) {
-		gs_error_set(err, file, "snapshot: missing (a snapshot.json is the report "
+		gs_error_set(err, file,
+			     "snapshot: missing (a snapshot.json is the report "
 			     "of a snapshot)");
 		process_free(p);
 		return -EINVAL;
@@ -1656,8 +1700,7 @@ static int has_report(const char *dir, const char *name, char **filep)
 	return r;
 }
 
-static int load_run_dir(struct gs_process_list *list, const char *dir,
-			struct gs_error *err)
+static int load_run_dir(struct gs_process_list *list, const char *dir, struct gs_error *err)
 {
 	char **names = NULL;
 	size_t n = 0, cap = 0, found = 0;
@@ -1729,7 +1772,8 @@ static int load_run_dir(struct gs_process_list *list, const char *dir,
 	}
 	r = 0;
 	if (found == 0) {
-		gs_error_set(err, dir, "no gpuspy reports here (neither report.json "
+		gs_error_set(err, dir,
+			     "no gpuspy reports here (neither report.json "
 			     "nor */report.json, nor */snapshot.json, nor */oom-N.json)");
 		r = -ENOENT;
 	}

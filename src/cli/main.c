@@ -32,12 +32,8 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } commands[] = {
-	{ "run", cmd_run },
-	{ "report", cmd_report },
-	{ "merge", cmd_merge },
-	{ "snapshot", cmd_snapshot },
-	{ "top", cmd_top },
-	{ "diff", cmd_diff },
+	{ "run", cmd_run },	      { "report", cmd_report }, { "merge", cmd_merge },
+	{ "snapshot", cmd_snapshot }, { "top", cmd_top },	{ "diff", cmd_diff },
 };
 
 int main(int argc, char **argv)
@@ -48,8 +44,7 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
-	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
-	    strcmp(cmd, "help") == 0) {
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
 		fputs(usage, stdout);
 		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
 	}

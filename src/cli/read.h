@@ -52,33 +52,33 @@ struct gs_counters {
 
 struct gs_module {
 	char *path;
-	char *build_id;		/* lower-case hex, "" when the module has none */
+	char *build_id; /* lower-case hex, "" when the module has none */
 	uint64_t base;
 };
 
 struct gs_frame {
-	int64_t module;		/* index into modules, or -1 */
-	uint64_t offset;	/* from the module's base; absolute when module is -1 */
-	char *symbol;		/* as the process named it, or NULL */
+	int64_t module;	 /* index into modules, or -1 */
+	uint64_t offset; /* from the module's base; absolute when module is -1 */
+	char *symbol;	 /* as the process named it, or NULL */
 };
 
 /* A Python frame of the allocating thread, as the process recorded it. */
 struct gs_pyframe {
 	char *file;
 	char *function;
-	int64_t line;		/* 0 when unknown */
+	int64_t line; /* 0 when unknown */
 };
 
 struct gs_site {
-	int64_t id;		/* sites[].id; -1 when the report gave none */
+	int64_t id; /* sites[].id; -1 when the report gave none */
 	enum gs_kind kind;
 	char *api;
 	struct gs_counters c;
 	struct gs_frame *frames;
 	size_t nframes;
-	struct gs_pyframe *python;	/* innermost first; NULL when none */
+	struct gs_pyframe *python; /* innermost first; NULL when none */
 	size_t npython;
-	bool growing;		/* its live bytes keep rising (docs/format.md) */
+	bool growing; /* its live bytes keep rising (docs/format.md) */
 };
 
 /* The process's "python" object: present when an interpreter was found. */
@@ -86,7 +86,7 @@ struct gs_python {
 	bool present;
 	bool supported;
 	char *version;
-	char *note;		/* NULL when absent */
+	char *note; /* NULL when absent */
 };
 
 struct gs_process;
@@ -94,17 +94,17 @@ struct gs_process;
 /* An allocation that failed for want of memory (docs/format.md, "oom-N.json"):
  * an entry of a report's "oom", or an oom-N.json's own "event". */
 struct gs_oom {
-	int64_t number;		/* 1, 2, ... in the process */
-	double time;		/* seconds since the epoch */
+	int64_t number; /* 1, 2, ... in the process */
+	double time;	/* seconds since the epoch */
 	char *api;
 	enum gs_kind kind;
 	int64_t requested_bytes;
-	int64_t device;		/* -1: unknown */
-	int64_t live_bytes;	/* GPU memory gpuspy tracked as live */
-	int64_t free_bytes;	/* -1: unknown */
-	int64_t total_bytes;	/* -1: unknown */
-	int64_t site;		/* a sites[].id of the report that holds it */
-	char *file;		/* "oom-N.json", NULL when none was written */
+	int64_t device;	     /* -1: unknown */
+	int64_t live_bytes;  /* GPU memory gpuspy tracked as live */
+	int64_t free_bytes;  /* -1: unknown */
+	int64_t total_bytes; /* -1: unknown */
+	int64_t site;	     /* a sites[].id of the report that holds it */
+	char *file;	     /* "oom-N.json", NULL when none was written */
 	/* The oom-N.json FILE, read from the process's directory when it is
 	 * there (load_path; NULL otherwise, and always NULL for an "event"):
 	 * the report of that moment.  It may be the process itself, when the
@@ -120,8 +120,8 @@ struct gs_peak_device {
 
 /* A site's live memory in "at_peak". */
 struct gs_peak_site {
-	int64_t site;		/* a sites[].id of the report */
-	size_t index;		/* that site's index in the process's sites */
+	int64_t site; /* a sites[].id of the report */
+	size_t index; /* that site's index in the process's sites */
 	int64_t live_bytes;
 };
 
@@ -151,16 +151,16 @@ struct gs_outside {
 struct gs_snapshot {
 	bool present;
 	bool periodic;
-	int64_t samples;	/* periodic: the samples taken so far */
-	int64_t interval_us;	/* periodic: GPUSPY_INTERVAL */
-	int64_t number;		/* on demand: N of snapshot-N.json */
-	char *label;		/* on demand: NULL when none */
+	int64_t samples;     /* periodic: the samples taken so far */
+	int64_t interval_us; /* periodic: GPUSPY_INTERVAL */
+	int64_t number;	     /* on demand: N of snapshot-N.json */
+	char *label;	     /* on demand: NULL when none */
 };
 
 struct gs_at_peak {
 	bool present;
 	int64_t bytes;
-	double time;		/* seconds since the epoch */
+	double time; /* seconds since the epoch */
 	struct gs_peak_device *devices;
 	size_t ndevices;
 	struct gs_peak_site *sites;
@@ -172,7 +172,7 @@ struct gs_at_peak {
 struct gs_mark {
 	double time;
 	char *label;
-	int64_t live_bytes;	/* GPU memory: device + managed + vmm */
+	int64_t live_bytes; /* GPU memory: device + managed + vmm */
 	struct gs_peak_site *sites;
 	size_t nsites;
 };
@@ -193,29 +193,29 @@ struct gs_env {
 struct gs_gpu {
 	int64_t device;
 	char *name;
-	int64_t total_bytes;	/* -1: unknown */
+	int64_t total_bytes; /* -1: unknown */
 };
 
 /* torch.json, the PyTorch view (docs/format.md, "gpuspy-torch/1"): the live
  * blocks of PyTorch's caching allocator by the Python stack that allocated
  * them, as last sampled. */
 struct gs_torch_site {
-	struct gs_pyframe *frames;	/* innermost first; none: allocated before
+	struct gs_pyframe *frames; /* innermost first; none: allocated before
 					 * the view started */
 	size_t nframes;
 	int64_t live_bytes;
 	int64_t live_blocks;
-	int64_t peak_bytes;		/* the most seen in a sample */
+	int64_t peak_bytes; /* the most seen in a sample */
 	bool growing;
 };
 struct gs_torch_device {
 	int64_t device;
-	int64_t reserved_bytes;		/* the pool's segments */
-	int64_t allocated_bytes;	/* in live blocks */
+	int64_t reserved_bytes;	 /* the pool's segments */
+	int64_t allocated_bytes; /* in live blocks */
 };
 struct gs_torch {
 	bool present;
-	bool final;		/* sampled at the program's exit */
+	bool final; /* sampled at the program's exit */
 	double time;
 	int64_t samples;
 	struct gs_torch_device *devices;
@@ -225,12 +225,12 @@ struct gs_torch {
 };
 
 struct gs_process {
-	char *path;		/* the process directory, or the file when given one */
-	char *file;		/* the file read: report.json, oom-N.json, snapshot.json, ... */
+	char *path; /* the process directory, or the file when given one */
+	char *file; /* the file read: report.json, oom-N.json, snapshot.json, ... */
 	char *host;
 	int64_t pid;
-	char *exe;		/* the main executable's path, or NULL */
-	int64_t depth;		/* native frames taken per site; -1 when not said */
+	char *exe;     /* the main executable's path, or NULL */
+	int64_t depth; /* native frames taken per site; -1 when not said */
 	char **command;
 	size_t ncommand;
 	bool complete;
@@ -239,8 +239,8 @@ struct gs_process {
 	int64_t peak_bytes;
 	struct gs_counters kinds[GS_KIND_COUNT];
 	int64_t untracked_frees;
-	double start_time;	/* -1 when not said */
-	double end_time;	/* -1 when not said; a snapshot's: its moment */
+	double start_time; /* -1 when not said */
+	double end_time;   /* -1 when not said; a snapshot's: its moment */
 	struct gs_python python;
 	/* out-of-memory events so far, in the order of the report */
 	struct gs_oom *oom;
@@ -259,19 +259,19 @@ struct gs_process {
 	size_t nsites;
 	struct gs_at_peak at_peak;
 	struct gs_outside outside;
-	struct gs_device *devices;	/* "devices", in file order; none when absent */
+	struct gs_device *devices; /* "devices", in file order; none when absent */
 	size_t ndevices;
 	/* what the run was: settings a diff puts side by side */
-	char *version;		/* gpuspy_version; NULL when not said */
-	struct gs_env *env;	/* "environment", in file order */
+	char *version;	    /* gpuspy_version; NULL when not said */
+	struct gs_env *env; /* "environment", in file order */
 	size_t nenv;
 	int64_t rank;		/* RANK, else LOCAL_RANK, from "environment"; -1: none */
-	int64_t driver_version;	/* "cuda.driver_version"; 0: unknown */
+	int64_t driver_version; /* "cuda.driver_version"; 0: unknown */
 	struct gs_gpu *gpus;	/* "cuda.devices" */
 	size_t ngpus;
 	struct gs_mark *marks;
 	size_t nmarks;
-	struct gs_torch torch;	/* from torch.json beside the report */
+	struct gs_torch torch; /* from torch.json beside the report */
 	/* device and inode of the report read, so that a process named twice
 	 * (a run directory and one of its process directories) counts once */
 	dev_t dev;
@@ -317,8 +317,8 @@ void util_put_clean(FILE *out, const char *s);
 /* Read and validate one report.json, oom-N.json or snapshot; DISPLAY_PATH becomes
  * the process's "path".  The oom entries' snapshots are not read (see
  * load_snapshots).  -EINVAL (bad content), -errno (cannot read), -ENOMEM. */
-int load_process_file(const char *file, const char *display_path,
-		      struct gs_process **out, struct gs_error *err);
+int load_process_file(const char *file, const char *display_path, struct gs_process **out,
+		      struct gs_error *err);
 
 /* Read, for each of P's oom entries that names a file, that oom-N.json
  * from the directory of P's report, when it is there: it must be a valid
@@ -332,8 +332,7 @@ int load_snapshots(struct gs_process *p, struct gs_error *err);
  * highest-numbered oom-N.json (snapshot.json on a tie, or when either time
  * is unknown).  Appends every process found (run directories in version
  * order of their entries), each with its snapshots. */
-int load_path(struct gs_process_list *list, const char *path,
-	      struct gs_error *err);
+int load_path(struct gs_process_list *list, const char *path, struct gs_error *err);
 
 void process_free(struct gs_process *p);
 void process_list_clear(struct gs_process_list *list);
@@ -348,9 +347,9 @@ struct symbolizer;
 struct sym_module;
 
 struct sym_info {
-	char *function;		/* demangled; NULL when unknown */
-	char *file;		/* NULL when unknown */
-	int64_t line;		/* 0 when unknown */
+	char *function; /* demangled; NULL when unknown */
+	char *file;	/* NULL when unknown */
+	int64_t line;	/* 0 when unknown */
 };
 
 int symbolizer_new(struct symbolizer **out);
@@ -359,13 +358,12 @@ void symbolizer_free(struct symbolizer *s);
 /* The module at PATH, opened once per path; NULL when it cannot be read or
  * when both build-ids are known and differ (a rebuilt binary would give
  * wrong names, and none is better than a wrong one). */
-struct sym_module *symbolizer_module(struct symbolizer *s, const char *path,
-				     const char *build_id);
+struct sym_module *symbolizer_module(struct symbolizer *s, const char *path, const char *build_id);
 
 /* Fill INFO for the return address at OFFSET in MOD (which may be NULL);
  * FALLBACK_SYMBOL is used when no function is found.  -ENOMEM only. */
-int symbolize_frame(struct sym_module *mod, uint64_t offset,
-		    const char *fallback_symbol, struct sym_info *info);
+int symbolize_frame(struct sym_module *mod, uint64_t offset, const char *fallback_symbol,
+		    struct sym_info *info);
 
 void sym_info_clear(struct sym_info *info);
 
@@ -380,12 +378,12 @@ char *symbolize_demangle(const char *name);
  * so it tells nothing about which of them to look at. */
 enum noise {
 	NOISE_NONE,
-	NOISE_GPUSPY,		/* gpuspy itself */
-	NOISE_CUDA,		/* libcuda, libcudart (shared or linked in) */
-	NOISE_START,		/* what runs main or a thread */
-	NOISE_PYTHON,		/* the CPython interpreter's own machinery */
-	NOISE_FFI,		/* ctypes and libffi */
-	NOISE_ALLOCATOR,	/* a framework's caching allocator */
+	NOISE_GPUSPY,	 /* gpuspy itself */
+	NOISE_CUDA,	 /* libcuda, libcudart (shared or linked in) */
+	NOISE_START,	 /* what runs main or a thread */
+	NOISE_PYTHON,	 /* the CPython interpreter's own machinery */
+	NOISE_FFI,	 /* ctypes and libffi */
+	NOISE_ALLOCATOR, /* a framework's caching allocator */
 };
 
 /* PATH: the module's path (NULL when the frame lies in no module);
@@ -426,22 +424,22 @@ bool classify_user_file(const char *file);
 
 struct report_frame {
 	char *function;
-	char *module;		/* basename; NULL when the frame lies in no module */
+	char *module; /* basename; NULL when the frame lies in no module */
 	char *file;
 	int64_t line;
 	uint64_t offset;
-	char *build_id;		/* NULL when unknown */
-	bool python;		/* a Python frame: function, file and line only */
-	bool user;		/* Python: a file of the user's code */
-	enum noise noise;	/* native only */
+	char *build_id;	  /* NULL when unknown */
+	bool python;	  /* a Python frame: function, file and line only */
+	bool user;	  /* Python: a file of the user's code */
+	enum noise noise; /* native only */
 };
 
 /* What a merged site, or a process, is measured by when processes are
  * put side by side (docs/format.md, "spread"). */
 enum report_metric {
-	REPORT_LEAKED,		/* bytes live at exit (at the moment of the file read) */
-	REPORT_PEAK,		/* peak bytes */
-	REPORT_ALLOCATIONS,	/* allocations made */
+	REPORT_LEAKED,	    /* bytes live at exit (at the moment of the file read) */
+	REPORT_PEAK,	    /* peak bytes */
+	REPORT_ALLOCATIONS, /* allocations made */
 	REPORT_METRICS,
 };
 
@@ -449,23 +447,23 @@ enum report_metric {
  * without the site counts as 0. */
 struct report_spread {
 	int64_t min, median, max;
-	ssize_t outlier;	/* index into report.procs; -1: none */
+	ssize_t outlier; /* index into report.procs; -1: none */
 };
 
 struct report_site {
 	char *key;
 	enum gs_kind kind;
 	char *api;
-	const char *library;	/* static label, NULL for user code */
-	const char *pool;	/* static label, NULL when not a pool segment */
-	bool growing;		/* growing in any process */
+	const char *library; /* static label, NULL for user code */
+	const char *pool;    /* static label, NULL when not a pool segment */
+	bool growing;	     /* growing in any process */
 	int64_t processes;
 	struct gs_counters c;
 	/* live at each process's peak (its "at_peak" copy), summed; 0 when none */
 	int64_t at_peak_bytes;
 	struct report_frame *frames;
 	size_t nframes;
-	size_t last_process;	/* merge bookkeeping: 1 + index of the last process counted */
+	size_t last_process; /* merge bookkeeping: 1 + index of the last process counted */
 	/* Of a site of report.sites only (NULL elsewhere): what each process
 	 * contributed, per_proc[METRIC][process index], 0 for a process
 	 * without the site; and the spread of each metric over them. */
@@ -478,10 +476,10 @@ struct report_site {
 
 /* An out-of-memory event, with what the reports say of its moment. */
 struct report_oom {
-	const struct gs_process *proc;	/* the process whose report holds it */
-	size_t proc_index;		/* in report.procs */
+	const struct gs_process *proc; /* the process whose report holds it */
+	size_t proc_index;	       /* in report.procs */
 	const struct gs_oom *ev;
-	int64_t untracked_bytes;	/* total - free - live, >= 0; -1: unknown */
+	int64_t untracked_bytes; /* total - free - live, >= 0; -1: unknown */
 	/* The site that made the request, symbolized (key, kind, api, frames,
 	 * library, pool; its counters are those of the report it comes from);
 	 * NULL when the report is not at hand. */
@@ -496,29 +494,29 @@ struct report_oom {
 
 /* torch.c: the PyTorch view of the processes that have one, merged. */
 struct report_tsite {
-	char *key;		/* "file-basename!function:line;..." innermost first */
-	struct report_frame *frames;	/* Python frames, innermost first */
+	char *key;		     /* "file-basename!function:line;..." innermost first */
+	struct report_frame *frames; /* Python frames, innermost first */
 	size_t nframes;
 	int64_t processes;
 	int64_t live_bytes, live_blocks, peak_bytes;
 	bool growing;
-	size_t last_process;	/* merge bookkeeping: 1 + index of the last one counted */
+	size_t last_process; /* merge bookkeeping: 1 + index of the last one counted */
 };
 struct report_torch {
 	bool present;
-	bool final;		/* every process's view was sampled at its exit */
+	bool final; /* every process's view was sampled at its exit */
 	size_t processes;
-	int64_t reserved_bytes, allocated_bytes;	/* the pools, summed */
+	int64_t reserved_bytes, allocated_bytes; /* the pools, summed */
 	int64_t live_bytes, live_blocks;
-	struct report_tsite **sites;	/* by live bytes, then peak, descending */
+	struct report_tsite **sites; /* by live bytes, then peak, descending */
 	size_t nsites;
 };
 
 struct report {
-	struct gs_process **procs;	/* borrowed from the process list */
+	struct gs_process **procs; /* borrowed from the process list */
 	size_t nprocs;
 	size_t incomplete;
-	size_t partial;			/* processes read from an oom-N.json or a snapshot */
+	size_t partial; /* processes read from an oom-N.json or a snapshot */
 	int64_t leaked_bytes;
 	int64_t leaked_allocations;
 	int64_t peak_bytes;
@@ -527,13 +525,13 @@ struct report {
 	int64_t pinned_peak_bytes;
 	int64_t untracked_frees;
 	/* "at_peak" summed over the processes that have one */
-	bool at_peak;			/* whether any process has one */
+	bool at_peak; /* whether any process has one */
 	int64_t at_peak_bytes;
-	struct gs_peak_device *at_peak_devices;	/* by device ordinal */
+	struct gs_peak_device *at_peak_devices; /* by device ordinal */
 	size_t at_peak_ndevices;
-	struct report_site **sites;	/* sorted: leaked_bytes, peak_bytes desc */
+	struct report_site **sites; /* sorted: leaked_bytes, peak_bytes desc */
 	size_t nsites;
-	struct report_oom *ooms;	/* every process's, by time */
+	struct report_oom *ooms; /* every process's, by time */
 	size_t nooms;
 	int64_t oom_dropped;
 	/* each process's own totals, totals[METRIC][process index]: its
@@ -541,7 +539,7 @@ struct report {
 	 * spread */
 	int64_t *totals[REPORT_METRICS];
 	struct report_spread spread[REPORT_METRICS];
-	bool several_hosts;		/* the processes are not all on one host */
+	bool several_hosts; /* the processes are not all on one host */
 	struct report_torch torch;
 	/* site_of[P][I]: the merged site that process P's sites[I] went into */
 	struct report_site ***site_of;
@@ -553,8 +551,8 @@ struct report {
 /* Symbolize and merge every process of LIST (S may be NULL: no
  * symbolization, only the processes' own symbols).  -EOVERFLOW names the
  * file whose counters no longer fit in 64 bits. */
-int report_build(struct report *r, const struct gs_process_list *list,
-		 struct symbolizer *s, struct gs_error *err);
+int report_build(struct report *r, const struct gs_process_list *list, struct symbolizer *s,
+		 struct gs_error *err);
 void report_clear(struct report *r);
 
 /* TOP limits every list; 0 means all. */
@@ -567,8 +565,7 @@ const char *report_human_size(int64_t bytes, char *buf, size_t size);
 /* The key of a site: api, then per frame that is not noise
  * "module!function" or "module+0xOFFSET" (native), "file-basename!function"
  * (Python).  Exposed for the tests. */
-char *report_site_key(const char *api, const struct report_frame *frames,
-		      size_t nframes);
+char *report_site_key(const char *api, const struct report_frame *frames, size_t nframes);
 
 /* The index of the frame a person should look at first (docs/format.md,
  * "headline"), or -1 when the site has no frames. */
@@ -600,8 +597,7 @@ int report_site_spread(const struct report *r, const struct report_site *s,
 const char *report_metric_name(enum report_metric metric);
 
 /* A value of METRIC for people: "1.5 MiB", or a count; BUF of 32 bytes. */
-const char *report_metric_value(enum report_metric metric, int64_t v, char *buf,
-				size_t size);
+const char *report_metric_value(enum report_metric metric, int64_t v, char *buf, size_t size);
 
 /* Room for report_process_name: "rank N on " and a host name. */
 #define REPORT_NAME_SIZE 320
@@ -609,8 +605,7 @@ const char *report_metric_value(enum report_metric metric, int64_t v, char *buf,
 /* Process I of R for people: "rank N" (its RANK, else LOCAL_RANK), else
  * "pid N"; then " on HOST" when the processes are on several hosts.
  * Control characters are replaced by '?'. */
-const char *report_process_name(const struct report *r, size_t i, char *buf,
-				size_t size);
+const char *report_process_name(const struct report *r, size_t i, char *buf, size_t size);
 
 /* "min A, median B, max C", then "; outlier: NAME (V)" when there is one
  * (V: its value in VALUES, indexed like R->procs); no newline. */

@@ -41,8 +41,7 @@ const char *report_human_size(int64_t bytes, char *buf, size_t size)
 	return buf;
 }
 
-char *report_site_key(const char *api, const struct report_frame *frames,
-		      size_t nframes)
+char *report_site_key(const char *api, const struct report_frame *frames, size_t nframes)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -153,7 +152,7 @@ void report_clear(struct report *r)
 
 static size_t hash_str(const char *s)
 {
-	size_t h = 14695981039346656037ULL;	/* FNV-1a */
+	size_t h = 14695981039346656037ULL; /* FNV-1a */
 
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
@@ -200,8 +199,8 @@ static int insert_site(struct report *r, struct report_site *s)
 		if (e < 0)
 			return e;
 		/* the array of sites grows with the table */
-		struct report_site **sites = reallocarray(r->sites, r->table_size / 2,
-							  sizeof(*sites));
+		struct report_site **sites =
+			reallocarray(r->sites, r->table_size / 2, sizeof(*sites));
 		if (!sites)
 			return -ENOMEM;
 		r->sites = sites;
@@ -219,8 +218,7 @@ static bool add_counters(struct gs_counters *a, const struct gs_counters *b)
 	       util_add(&a->peak_bytes, b->peak_bytes) &&
 	       util_add(&a->allocated_bytes, b->allocated_bytes) &&
 	       util_add(&a->allocations, b->allocations) &&
-	       util_add(&a->freed_bytes, b->freed_bytes) &&
-	       util_add(&a->frees, b->frees);
+	       util_add(&a->freed_bytes, b->freed_bytes) && util_add(&a->frees, b->frees);
 }
 
 /* Where a site's Python frames go among its native ones (innermost first):
@@ -231,7 +229,8 @@ static bool add_counters(struct gs_counters *a, const struct gs_counters *b)
 static size_t python_position(const struct report_frame *native, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (native[i].function && strcmp(native[i].function, "_PyEval_EvalFrameDefault") == 0)
+		if (native[i].function &&
+		    strcmp(native[i].function, "_PyEval_EvalFrameDefault") == 0)
 			return i;
 	for (size_t i = 0; i < n; i++)
 		if (classify_python_module(native[i].module))
@@ -244,8 +243,8 @@ static size_t python_position(const struct report_frame *native, size_t n)
  * the site is (classify_pool), NULL when none.  MAIN_EXE says which modules
  * are the process's executable. */
 static int make_frames(const struct gs_process *p, const struct gs_site *site,
-		       struct sym_module **mods, const bool *main_exe,
-		       struct report_frame **out, size_t *nout, const char **pool)
+		       struct sym_module **mods, const bool *main_exe, struct report_frame **out,
+		       size_t *nout, const char **pool)
 {
 	size_t n = site->nframes + site->npython, at;
 	struct report_frame *native = calloc(site->nframes + 1, sizeof(*native));
@@ -261,8 +260,8 @@ static int make_frames(const struct gs_process *p, const struct gs_site *site,
 		struct sym_info info;
 		int e;
 
-		e = symbolize_frame(f->module >= 0 ? mods[f->module] : NULL, f->offset,
-				    f->symbol, &info);
+		e = symbolize_frame(f->module >= 0 ? mods[f->module] : NULL, f->offset, f->symbol,
+				    &info);
 		if (e < 0)
 			goto fail;
 		rf->function = info.function;
@@ -278,8 +277,8 @@ static int make_frames(const struct gs_process *p, const struct gs_site *site,
 			if (!rf->module || (m->build_id[0] && !rf->build_id))
 				goto fail;
 		}
-		rf->noise = classify_noise(path, f->module >= 0 && main_exe[f->module],
-					   rf->function);
+		rf->noise =
+			classify_noise(path, f->module >= 0 && main_exe[f->module], rf->function);
 		/* the innermost frame with a pool decides */
 		if (!*pool)
 			*pool = classify_pool(site->api, path, rf->function);
@@ -287,8 +286,7 @@ static int make_frames(const struct gs_process *p, const struct gs_site *site,
 	at = python_position(native, site->nframes);
 	/* the native frame structs move into FRAMES, with what they own */
 	memcpy(frames, native, at * sizeof(*frames));
-	memcpy(frames + at + site->npython, native + at,
-	       (site->nframes - at) * sizeof(*frames));
+	memcpy(frames + at + site->npython, native + at, (site->nframes - at) * sizeof(*frames));
 	free(native);
 	native = NULL;
 	for (size_t i = 0; i < site->npython; i++) {
@@ -330,15 +328,15 @@ static void merge_frame(struct report_frame *f, const struct report_frame *other
  * from other lines (a function that calls cudaMalloc twice) or another
  * version of the file: a line or file that differs is dropped rather than
  * shown as if it held for all of them. */
-static void merge_frames(struct report_site *rs, const struct report_frame *frames,
-			 size_t n)
+static void merge_frames(struct report_site *rs, const struct report_frame *frames, size_t n)
 {
 	size_t i = 0, j = 0;
 	bool same_shape = rs->nframes == n;
 
 	for (size_t k = 0; same_shape && k < n; k++)
-		same_shape = (rs->frames[k].noise != NOISE_NONE) == (frames[k].noise != NOISE_NONE) &&
-			     rs->frames[k].python == frames[k].python;
+		same_shape =
+			(rs->frames[k].noise != NOISE_NONE) == (frames[k].noise != NOISE_NONE) &&
+			rs->frames[k].python == frames[k].python;
 	if (same_shape) {
 		for (size_t k = 0; k < n; k++)
 			merge_frame(&rs->frames[k], &frames[k]);
@@ -408,8 +406,7 @@ static int process_modules(const struct gs_process *p, struct symbolizer *s,
 /* A report site of its own for SITE of P: symbolized, keyed, labelled,
  * with SITE's counters. */
 static int make_site(const struct gs_process *p, const struct gs_site *site,
-		     struct sym_module **mods, const bool *main_exe,
-		     struct report_site **out)
+		     struct sym_module **mods, const bool *main_exe, struct report_site **out)
 {
 	struct report_site *rs = calloc(1, sizeof(*rs));
 	int e;
@@ -440,8 +437,7 @@ static int make_site(const struct gs_process *p, const struct gs_site *site,
 /* Add P's "at_peak" to the report's: its bytes, and its devices to those
  * of the same ordinal (kept in order); *SITE_BYTES (the caller's to free,
  * NULL when P has none) gets each of P's sites' live bytes at its peak. */
-static int merge_at_peak(struct report *r, const struct gs_process *p,
-			 int64_t **site_bytes)
+static int merge_at_peak(struct report *r, const struct gs_process *p, int64_t **site_bytes)
 {
 	const struct gs_at_peak *ap = &p->at_peak;
 	int64_t *sb;
@@ -459,9 +455,8 @@ static int merge_at_peak(struct report *r, const struct gs_process *p,
 		while (k < r->at_peak_ndevices && r->at_peak_devices[k].device < d->device)
 			k++;
 		if (k == r->at_peak_ndevices || r->at_peak_devices[k].device != d->device) {
-			struct gs_peak_device *nd = reallocarray(r->at_peak_devices,
-								 r->at_peak_ndevices + 1,
-								 sizeof(*nd));
+			struct gs_peak_device *nd = reallocarray(
+				r->at_peak_devices, r->at_peak_ndevices + 1, sizeof(*nd));
 
 			if (!nd)
 				return -ENOMEM;
@@ -497,8 +492,7 @@ static bool add_per_proc(struct report_site *rs, size_t index, const struct gs_c
 	       util_add(&rs->per_proc[REPORT_ALLOCATIONS][index], c->allocations);
 }
 
-static int merge_process(struct report *r, size_t index, struct symbolizer *s,
-			 struct gs_error *err)
+static int merge_process(struct report *r, size_t index, struct symbolizer *s, struct gs_error *err)
 {
 	const struct gs_process *p = r->procs[index];
 	const struct gs_counters *pin = &p->kinds[GS_KIND_PINNED];
@@ -579,8 +573,8 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 		}
 		rs = calloc(1, sizeof(*rs));
 		if (!rs || !(rs->api = strdup(site->api)) ||
-		    !(rs->per_proc[0] = calloc(REPORT_METRICS * r->nprocs,
-					       sizeof(*rs->per_proc[0])))) {
+		    !(rs->per_proc[0] =
+			      calloc(REPORT_METRICS * r->nprocs, sizeof(*rs->per_proc[0])))) {
 			if (rs)
 				free(rs->api);
 			free(rs);
@@ -622,7 +616,8 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s,
 	return e;
 
 overflow:
-	gs_error_set(err, p->file, "counters overflow 64 bits when added to the "
+	gs_error_set(err, p->file,
+		     "counters overflow 64 bits when added to the "
 		     "reports before it");
 	return -EOVERFLOW;
 }
@@ -655,8 +650,7 @@ static int cmp_live(const void *pa, const void *pb)
  * event's kind, merged by key as the report merges sites, the first
  * REPORT_OOM_TOP by live bytes. */
 static int oom_top_sites(struct report_oom *ro, const struct gs_process *snap,
-			 struct sym_module **mods, const bool *main_exe,
-			 struct gs_error *err)
+			 struct sym_module **mods, const bool *main_exe, struct gs_error *err)
 {
 	struct report_site **all = calloc(snap->nsites + 1, sizeof(*all));
 	size_t n = 0, m = 0;
@@ -679,7 +673,8 @@ static int oom_top_sites(struct report_oom *ro, const struct gs_process *snap,
 	for (size_t i = 0; i < n && e == 0; i++) {
 		if (m > 0 && strcmp(all[m - 1]->key, all[i]->key) == 0) {
 			if (!add_counters(&all[m - 1]->c, &all[i]->c)) {
-				gs_error_set(err, snap->file, "counters overflow 64 bits "
+				gs_error_set(err, snap->file,
+					     "counters overflow 64 bits "
 					     "when its call sites are added");
 				e = -EOVERFLOW;
 				break;
@@ -828,8 +823,8 @@ int report_spread(const int64_t *values, size_t n, enum report_metric metric,
 	if (n < 3)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		int64_t d = values[i] >= out->median ? values[i] - out->median
-						     : out->median - values[i];
+		int64_t d = values[i] >= out->median ? values[i] - out->median :
+						       out->median - values[i];
 
 		/* strictly farther: of those tied, the first is named */
 		if (d > best) {
@@ -901,8 +896,7 @@ const char *report_metric_name(enum report_metric metric)
 	return names[metric];
 }
 
-const char *report_metric_value(enum report_metric metric, int64_t v, char *buf,
-				size_t size)
+const char *report_metric_value(enum report_metric metric, int64_t v, char *buf, size_t size)
 {
 	if (metric == REPORT_ALLOCATIONS) {
 		snprintf(buf, size, "%" PRId64, v);
@@ -911,8 +905,7 @@ const char *report_metric_value(enum report_metric metric, int64_t v, char *buf,
 	return report_human_size(v, buf, size);
 }
 
-const char *report_process_name(const struct report *r, size_t i, char *buf,
-				size_t size)
+const char *report_process_name(const struct report *r, size_t i, char *buf, size_t size)
 {
 	const struct gs_process *p = r->procs[i];
 	int n;
@@ -945,8 +938,8 @@ void report_print_spread(FILE *out, const struct report *r, enum report_metric m
 			report_metric_value(metric, values[sp->outlier], a, sizeof(a)));
 }
 
-int report_build(struct report *r, const struct gs_process_list *list,
-		 struct symbolizer *s, struct gs_error *err)
+int report_build(struct report *r, const struct gs_process_list *list, struct symbolizer *s,
+		 struct gs_error *err)
 {
 	int e;
 
@@ -971,8 +964,9 @@ int report_build(struct report *r, const struct gs_process_list *list,
 		qsort(r->sites, r->nsites, sizeof(*r->sites), cmp_sites);
 	e = report_torch_build(&r->torch, r->procs, r->nprocs);
 	if (e < 0) {
-		gs_error_set(err, NULL, e == -ENOMEM ? "out of memory" :
-			     "the PyTorch views' counters overflow 64 bits");
+		gs_error_set(err, NULL,
+			     e == -ENOMEM ? "out of memory" :
+					    "the PyTorch views' counters overflow 64 bits");
 		report_clear(r);
 		return e;
 	}
@@ -1098,8 +1092,9 @@ static json_t *process_json(const struct gs_process *p)
 		json_array_append_new(cmd, json_string(p->command[i]));
 	json_object_set_new(o, "command", cmd);
 	json_object_set_new(o, "complete", json_boolean(p->complete));
-	json_object_set_new(o, "leaked", counts_json("bytes", p->leaked_bytes,
-						     "allocations", p->leaked_allocations));
+	json_object_set_new(
+		o, "leaked",
+		counts_json("bytes", p->leaked_bytes, "allocations", p->leaked_allocations));
 	json_object_set_new(o, "peak", counts_json("bytes", p->peak_bytes, NULL, 0));
 	if (p->partial) {
 		json_object_set_new(o, "partial", json_true());
@@ -1116,9 +1111,9 @@ static json_t *process_json(const struct gs_process *p)
 			json_object_set_new(gj, "total_bytes", json_integer(g->total_bytes));
 			json_object_set_new(gj, "used_bytes", json_integer(g->used_bytes));
 			for (size_t k = 0; k < g->nprocs; k++)
-				json_array_append_new(procs,
-						      counts_json("pid", g->procs[k].pid, "used_bytes",
-								  g->procs[k].used_bytes));
+				json_array_append_new(procs, counts_json("pid", g->procs[k].pid,
+									 "used_bytes",
+									 g->procs[k].used_bytes));
 			json_object_set_new(gj, "processes", procs);
 			json_array_append_new(gpus, gj);
 		}
@@ -1201,8 +1196,9 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 	for (size_t i = 0; i < r->nprocs; i++)
 		json_array_append_new(procs, process_json(r->procs[i]));
 	json_object_set(root, "processes", procs);
-	json_object_set_new(root, "leaked", counts_json("bytes", r->leaked_bytes,
-							"allocations", r->leaked_allocations));
+	json_object_set_new(
+		root, "leaked",
+		counts_json("bytes", r->leaked_bytes, "allocations", r->leaked_allocations));
 	json_object_set_new(root, "peak", counts_json("bytes", r->peak_bytes, NULL, 0));
 	if (r->nprocs > 1)
 		json_object_set_new(root, "spread", report_spreads_json(r->spread));
@@ -1211,14 +1207,14 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 		json_t *devs = json_array();
 
 		for (size_t i = 0; i < r->at_peak_ndevices; i++)
-			json_array_append_new(devs, counts_json("device", r->at_peak_devices[i].device,
-								"live_bytes",
-								r->at_peak_devices[i].live_bytes));
+			json_array_append_new(
+				devs, counts_json("device", r->at_peak_devices[i].device,
+						  "live_bytes", r->at_peak_devices[i].live_bytes));
 		json_object_set_new(ap, "devices", devs);
 		json_object_set_new(root, "at_peak", ap);
 	}
-	pinned = counts_json("leaked_bytes", r->pinned_leaked_bytes,
-			     "leaked_allocations", r->pinned_leaked_allocations);
+	pinned = counts_json("leaked_bytes", r->pinned_leaked_bytes, "leaked_allocations",
+			     r->pinned_leaked_allocations);
 	json_object_set_new(pinned, "peak_bytes", json_integer(r->pinned_peak_bytes));
 	json_object_set_new(root, "pinned", pinned);
 	json_object_set_new(root, "untracked_frees", json_integer(r->untracked_frees));
@@ -1235,8 +1231,8 @@ int report_print_json(const struct report *r, FILE *out, size_t top)
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
 	    json_array_size(ooms) != r->nooms ||
-	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
-					  (size_t)r->torch.present) {
+	    json_object_size(root) !=
+		    9 + (size_t)r->at_peak + (r->nprocs > 1) + (size_t)r->torch.present) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -1395,8 +1391,8 @@ static void print_at_peak_line(FILE *out, const struct report *r)
 
 	fprintf(out, "  at the peak: %s live (%s), ",
 		report_human_size(r->at_peak_bytes, a, sizeof(a)),
-		r->nprocs > 1 ? "sum over processes, each within 1% of its peak"
-			      : "within 1% of the peak");
+		r->nprocs > 1 ? "sum over processes, each within 1% of its peak" :
+				"within 1% of the peak");
 	for (size_t i = 0; i < r->at_peak_ndevices; i++) {
 		const struct gs_peak_device *d = &r->at_peak_devices[i];
 
@@ -1452,8 +1448,8 @@ static void print_site_spread(FILE *out, const struct report *r, enum section se
 	putc('\n', out);
 }
 
-static void print_section(FILE *out, const struct report *r, enum section sec,
-			  const char *title, struct report_site **order, size_t top)
+static void print_section(FILE *out, const struct report *r, enum section sec, const char *title,
+			  struct report_site **order, size_t top)
 {
 	size_t total = 0, shown = 0;
 	char a[32], b[32];
@@ -1507,8 +1503,7 @@ static void print_section(FILE *out, const struct report *r, enum section sec,
 				plural(s->c.allocations, "allocation", "allocations"));
 			break;
 		case SEC_CALLS:
-			fprintf(out, "%" PRId64 " %s of %s in total, %s peak, ",
-				s->c.allocations,
+			fprintf(out, "%" PRId64 " %s of %s in total, %s peak, ", s->c.allocations,
 				plural(s->c.allocations, "allocation", "allocations"),
 				report_human_size(s->c.allocated_bytes, a, sizeof(a)),
 				report_human_size(s->c.peak_bytes, b, sizeof(b)));
@@ -1534,8 +1529,7 @@ static void print_process(FILE *out, const struct gs_process *p)
 		fprintf(out, ", rank %" PRId64, p->rank);
 	fprintf(out, ", leaked %s in %" PRId64 ", peak %s%s\n",
 		report_human_size(p->leaked_bytes, a, sizeof(a)), p->leaked_allocations,
-		report_human_size(p->peak_bytes, b, sizeof(b)),
-		p->complete ? "" : " (incomplete)");
+		report_human_size(p->peak_bytes, b, sizeof(b)), p->complete ? "" : " (incomplete)");
 	if (p->ncommand > 0) {
 		fputs("    $", out);
 		for (size_t i = 0; i < p->ncommand; i++) {
@@ -1552,7 +1546,8 @@ static void print_process(FILE *out, const struct gs_process *p)
 			fputs("no report.json (the process did not exit normally); read ", out);
 		util_put_clean(out, util_basename(p->file));
 		if (p->event.number > 0) {
-			fprintf(out, ", the state at out-of-memory event %" PRId64 ", not at exit\n",
+			fprintf(out,
+				", the state at out-of-memory event %" PRId64 ", not at exit\n",
 				p->event.number);
 		} else {
 			if (!p->snapshot.present)
@@ -1568,7 +1563,8 @@ static void print_process(FILE *out, const struct gs_process *p)
 				putc('"', out);
 			}
 			if (p->start_time >= 0 && p->end_time >= p->start_time)
-				fprintf(out, ", %.1f s after it started", p->end_time - p->start_time);
+				fprintf(out, ", %.1f s after it started",
+					p->end_time - p->start_time);
 			fputs(", not at exit\n", out);
 		}
 	}
@@ -1586,7 +1582,8 @@ static void print_process(FILE *out, const struct gs_process *p)
 			fprintf(out, "%s pid %" PRId64 " %s", k ? "," : ";", q->pid,
 				report_human_size(q->used_bytes, a, sizeof(a)));
 			if (q->pid == p->pid)
-				fprintf(out, " (this process: gpuspy tracked %s, the rest is its "
+				fprintf(out,
+					" (this process: gpuspy tracked %s, the rest is its "
 					"context and memory gpuspy did not see)",
 					report_human_size(p->leaked_bytes, b, sizeof(b)));
 		}
@@ -1644,9 +1641,8 @@ static void print_library_summary(FILE *out, const struct report *r)
 	fputs("    library memory (", out);
 	for (size_t k = 0; k < nlabels; k++)
 		fprintf(out, "%s%s", k ? ", " : "", labels[k]);
-	fprintf(out, "): %s in %" PRId64 " %s\n",
-		report_human_size(lib_bytes, a, sizeof(a)), lib_allocs,
-		plural(lib_allocs, "allocation", "allocations"));
+	fprintf(out, "): %s in %" PRId64 " %s\n", report_human_size(lib_bytes, a, sizeof(a)),
+		lib_allocs, plural(lib_allocs, "allocation", "allocations"));
 }
 
 /* Which pools' sites the sections show (their first TOP sites each):
@@ -1671,7 +1667,8 @@ static void mark_pools(const struct report *r, enum section sec, struct report_s
 /* One line per pool whose segments the report shows: what its sites are,
  * and how to get one site per tensor where the framework can. */
 static void print_pool_hints(FILE *out, const struct report *r, struct report_site **by_at_peak,
-			     struct report_site **by_peak, struct report_site **by_calls, size_t top)
+			     struct report_site **by_peak, struct report_site **by_calls,
+			     size_t top)
 {
 	bool seen[8] = { false };
 	size_t n = 0;
@@ -1689,8 +1686,8 @@ static void print_pool_hints(FILE *out, const struct report *r, struct report_si
 	for (size_t k = 0; k < n; k++) {
 		if (!seen[k])
 			continue;
-		fprintf(out, "  %-18s%s: %s\n", first ? "pool segments:" : "", classify_pool_label(k),
-			classify_pool_hint(classify_pool_label(k)));
+		fprintf(out, "  %-18s%s: %s\n", first ? "pool segments:" : "",
+			classify_pool_label(k), classify_pool_hint(classify_pool_label(k)));
 		first = false;
 	}
 }
@@ -1717,8 +1714,7 @@ static void print_oom_site(FILE *out, const struct report_site *s)
 
 /* One event: what failed and what the device held, who asked, and what
  * was live at that moment. */
-static void print_oom(FILE *out, const struct report *r, const struct report_oom *ro,
-		      size_t top)
+static void print_oom(FILE *out, const struct report *r, const struct report_oom *ro, size_t top)
 {
 	const struct gs_oom *ev = ro->ev;
 	const struct gs_process *p = ro->proc;
@@ -1743,8 +1739,7 @@ static void print_oom(FILE *out, const struct report *r, const struct report_oom
 		fprintf(out, " on device %" PRId64, ev->device);
 	else
 		fputs(" on an unknown device", out);
-	fprintf(out, " failed: tracked live %s",
-		report_human_size(ev->live_bytes, a, sizeof(a)));
+	fprintf(out, " failed: tracked live %s", report_human_size(ev->live_bytes, a, sizeof(a)));
 	if (ro->untracked_bytes >= 0)
 		fprintf(out, ", device free %s of %s, not seen by gpuspy %s\n",
 			report_human_size(ev->free_bytes, a, sizeof(a)),
@@ -1819,12 +1814,13 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 		plural(r->nsites, "site", "sites"));
 
 	fputs("\nSUMMARY\n", out);
-	fprintf(out, "  leaked at exit:   %s in %" PRId64 " %s (%" PRId64 " bytes of device, managed and VMM memory)\n",
+	fprintf(out,
+		"  leaked at exit:   %s in %" PRId64 " %s (%" PRId64
+		" bytes of device, managed and VMM memory)\n",
 		report_human_size(r->leaked_bytes, a, sizeof(a)), r->leaked_allocations,
 		plural(r->leaked_allocations, "allocation", "allocations"), r->leaked_bytes);
 	print_library_summary(out, r);
-	fprintf(out, "  peak:             %s%s\n",
-		report_human_size(r->peak_bytes, a, sizeof(a)),
+	fprintf(out, "  peak:             %s%s\n", report_human_size(r->peak_bytes, a, sizeof(a)),
 		r->nprocs > 1 ? " (sum of each process's peak)" : "");
 	if (r->nprocs > 1) {
 		fputs("  per process:      leaked ", out);
@@ -1842,7 +1838,8 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 		report_human_size(r->pinned_peak_bytes, b, sizeof(b)));
 	fprintf(out, "  untracked frees:  %" PRId64 "\n", r->untracked_frees);
 	if (r->incomplete)
-		fprintf(out, "  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",
+		fprintf(out,
+			"  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",
 			r->incomplete, plural(r->incomplete, "process", "processes"),
 			plural(r->incomplete, "its", "their"));
 	{
@@ -1851,11 +1848,13 @@ int report_print_text(const struct report *r, FILE *out, size_t top)
 		for (size_t i = 0; i < r->nsites; i++)
 			growing += r->sites[i]->growing;
 		if (growing)
-			fprintf(out, "  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",
+			fprintf(out,
+				"  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",
 				growing, plural(growing, "site", "sites"), growing == 1 ? "s" : "");
 	}
 	if (r->partial)
-		fprintf(out, "  warning: %zu %s read from a snapshot or an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
+		fprintf(out,
+			"  warning: %zu %s read from a snapshot or an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
 			r->partial, plural(r->partial, "process is", "processes are"),
 			plural(r->partial, "its", "their"));
 	print_pool_hints(out, r, by_at_peak, by_peak, by_calls, top);

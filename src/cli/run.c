@@ -137,7 +137,8 @@ static char *find_library(void)
 	}
 	if (!found)
 		fputs("gpuspy: cannot find libgpuspy.so (looked next to gpuspy, in "
-		      "../preload and in " GPUSPY_LIBDIR "); set GPUSPY_LIBRARY\n", stderr);
+		      "../preload and in " GPUSPY_LIBDIR "); set GPUSPY_LIBRARY\n",
+		      stderr);
 	return found;
 }
 
@@ -300,7 +301,8 @@ int cmd_run(int argc, char **argv)
 	 * the pieces of such a path */
 	if (strpbrk(lib, " :")) {
 		fputs("gpuspy: the library path contains a space or a colon, which "
-		      "LD_PRELOAD cannot hold: ", stderr);
+		      "LD_PRELOAD cannot hold: ",
+		      stderr);
 		util_put_clean(stderr, lib);
 		putc('\n', stderr);
 		free(lib);

@@ -31,18 +31,18 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 /* A function symbol; NAME points into the ELF data the Dwfl holds. */
 struct sym_entry {
 	GElf_Addr addr;
-	GElf_Addr size;		/* 0: unknown, up to the next symbol */
+	GElf_Addr size; /* 0: unknown, up to the next symbol */
 	const char *name;
-	GElf_Word shndx;	/* a sizeless symbol covers only its own section */
-	int rank;		/* which of two symbols at one address wins */
+	GElf_Word shndx; /* a sizeless symbol covers only its own section */
+	int rank;	 /* which of two symbols at one address wins */
 };
 
 struct sym_module {
-	struct sym_module *next;	/* hash chain */
+	struct sym_module *next; /* hash chain */
 	char *path;
 	Dwfl *dwfl;
-	Dwfl_Module *mod;		/* NULL when the file could not be used */
-	char *build_id;			/* hex, "" when the file has none */
+	Dwfl_Module *mod; /* NULL when the file could not be used */
+	char *build_id;	  /* hex, "" when the file has none */
 	/* Sorted by address, read at the first lookup.  libdwfl's own
 	 * dwfl_module_addrinfo scans the whole symbol table on every call,
 	 * which made a report of 50000 sites take over a minute. */
@@ -98,7 +98,7 @@ void symbolizer_free(struct symbolizer *s)
 
 static size_t hash_str(const char *s)
 {
-	size_t h = 14695981039346656037ULL;	/* FNV-1a */
+	size_t h = 14695981039346656037ULL; /* FNV-1a */
 
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
@@ -154,8 +154,7 @@ static int module_open(struct sym_module *m)
 	/* base 0 with add_p_vaddr: the bias is 0 even for a prelinked DSO
 	 * whose first segment is not at 0, so module addresses stay
 	 * link-time addresses (see the top of this file) */
-	m->mod = dwfl_report_elf(m->dwfl, base ? base + 1 : m->path, m->path, fd,
-				 0, true);
+	m->mod = dwfl_report_elf(m->dwfl, base ? base + 1 : m->path, m->path, fd, 0, true);
 	/* on success the Dwfl owns the descriptor */
 	if (!m->mod)
 		close(fd);
@@ -165,8 +164,7 @@ static int module_open(struct sym_module *m)
 	return build_id_hex(m->mod, &m->build_id);
 }
 
-struct sym_module *symbolizer_module(struct symbolizer *s, const char *path,
-				     const char *build_id)
+struct sym_module *symbolizer_module(struct symbolizer *s, const char *path, const char *build_id)
 {
 	size_t b = hash_str(path) % SYM_BUCKETS;
 	struct sym_module *m;
@@ -238,9 +236,14 @@ static int symbol_rank(const GElf_Sym *sym)
 	int rank = 0;
 
 	switch (GELF_ST_BIND(sym->st_info)) {
-	case STB_GLOBAL: rank = 4; break;
-	case STB_WEAK: rank = 2; break;
-	default: break;
+	case STB_GLOBAL:
+		rank = 4;
+		break;
+	case STB_WEAK:
+		rank = 2;
+		break;
+	default:
+		break;
 	}
 	return rank + (sym->st_size > 0);
 }
@@ -260,8 +263,8 @@ static int read_symbols(struct sym_module *m)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx,
-							   NULL, NULL);
+		const char *name =
+			dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, NULL, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		if (!name || !name[0] || shndx == SHN_UNDEF ||
@@ -331,8 +334,7 @@ static char *source_path(Dwfl_Line *line, const char *src)
 	const char *dir = NULL;
 	char *path;
 
-	if (src[0] != '/' && cu &&
-	    dwarf_attr_integrate(cu, DW_AT_comp_dir, &attr))
+	if (src[0] != '/' && cu && dwarf_attr_integrate(cu, DW_AT_comp_dir, &attr))
 		dir = dwarf_formstring(&attr);
 	if (dir && dir[0] == '/')
 		path = util_path_join(dir, src);
@@ -345,8 +347,8 @@ static char *source_path(Dwfl_Line *line, const char *src)
 	return path;
 }
 
-int symbolize_frame(struct sym_module *mod, uint64_t offset,
-		    const char *fallback_symbol, struct sym_info *info)
+int symbolize_frame(struct sym_module *mod, uint64_t offset, const char *fallback_symbol,
+		    struct sym_info *info)
 {
 	const char *name = NULL;
 

@@ -237,11 +237,12 @@ void report_torch_print_text(FILE *out, const struct report_torch *t, size_t top
 		return;
 	for (size_t i = 0; i < t->nsites; i++)
 		n += listed(t->sites[i]);
-	fprintf(out, "\nPYTORCH TENSORS (live blocks of PyTorch's caching allocator, by the "
+	fprintf(out,
+		"\nPYTORCH TENSORS (live blocks of PyTorch's caching allocator, by the "
 		"Python line that allocated them; %s)\n",
 		t->final ? "at exit" : "last sample of a running or killed process");
-	fprintf(out, "  pool: %s reserved, %s in live blocks", report_human_size(t->reserved_bytes,
-										a, sizeof(a)),
+	fprintf(out, "  pool: %s reserved, %s in live blocks",
+		report_human_size(t->reserved_bytes, a, sizeof(a)),
 		report_human_size(t->allocated_bytes, b, sizeof(b)));
 	if (t->processes > 1)
 		fprintf(out, ", over %zu processes", t->processes);

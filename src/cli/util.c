@@ -77,8 +77,7 @@ char *util_path_join(const char *dir, const char *name)
 
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
-	if (asprintf(&s, "%.*s%s%s", (int)n, dir,
-		     n > 0 && dir[n - 1] == '/' ? "" : "/", name) < 0)
+	if (asprintf(&s, "%.*s%s%s", (int)n, dir, n > 0 && dir[n - 1] == '/' ? "" : "/", name) < 0)
 		return NULL;
 	return s;
 }
@@ -86,10 +85,10 @@ char *util_path_join(const char *dir, const char *name)
 void util_path_normalize(char *path, bool dotdot)
 {
 	bool absolute = path[0] == '/';
-	char *out = path;	/* the result never gets longer than the input */
+	char *out = path; /* the result never gets longer than the input */
 	char *in = path;
-	size_t len = 0;		/* bytes of OUT in use */
-	size_t kept = 0;	/* components in OUT that ".." may remove */
+	size_t len = 0;	 /* bytes of OUT in use */
+	size_t kept = 0; /* components in OUT that ".." may remove */
 
 	if (absolute) {
 		out[len++] = '/';
@@ -183,8 +182,8 @@ void util_process_dir(pid_t pid, char *dir, size_t size)
 	if (out && out[0] == '/')
 		snprintf(dir, size, "%s/%s-%d", out, host, (int)pid);
 	else
-		snprintf(dir, size, "%s/%s/%s-%d", cwd, out && *out ? out : "gpuspy-out",
-			 host, (int)pid);
+		snprintf(dir, size, "%s/%s/%s-%d", cwd, out && *out ? out : "gpuspy-out", host,
+			 (int)pid);
 	free(out);
 }
 

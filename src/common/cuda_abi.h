@@ -99,8 +99,8 @@ typedef enum cudaError {
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUmemPoolHandle_st *cudaMemPool_t;
 
-#define cudaMemAttachGlobal 0x01
-#define cudaHostAllocDefault 0x00
+#define cudaMemAttachGlobal	       0x01
+#define cudaHostAllocDefault	       0x00
 
 /* Also used by the fake driver and runtime and the integration programs (tests/). */
 enum {
@@ -110,8 +110,8 @@ enum {
 	CUDA_ERROR_NOT_SUPPORTED = 801,
 };
 enum { CU_MEM_ATTACH_HOST = 0x2 };
-#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
-#define CU_MEMHOSTALLOC_WRITECOMBINED 0x04
+#define CU_MEMHOSTALLOC_DEVICEMAP      0x02
+#define CU_MEMHOSTALLOC_WRITECOMBINED  0x04
 
 typedef enum CUmemAllocationGranularity_flags_enum {
 	CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0x0,
@@ -130,15 +130,15 @@ typedef struct CUmemAccessDesc_st {
 } CUmemAccessDesc;
 
 /* More cudaError_t values, typed so that they convert without warnings. */
-#define cudaErrorInitializationError ((cudaError_t)3)
-#define cudaErrorInsufficientDriver ((cudaError_t)35)
-#define cudaErrorNoDevice ((cudaError_t)100)
-#define cudaErrorInvalidDevice ((cudaError_t)101)
-#define cudaErrorDeviceUninitialized ((cudaError_t)201)
+#define cudaErrorInitializationError   ((cudaError_t)3)
+#define cudaErrorInsufficientDriver    ((cudaError_t)35)
+#define cudaErrorNoDevice	       ((cudaError_t)100)
+#define cudaErrorInvalidDevice	       ((cudaError_t)101)
+#define cudaErrorDeviceUninitialized   ((cudaError_t)201)
 #define cudaErrorInvalidResourceHandle ((cudaError_t)400)
-#define cudaErrorSymbolNotFound ((cudaError_t)500)
-#define cudaErrorNotSupported ((cudaError_t)801)
-#define cudaErrorUnknown ((cudaError_t)999)
+#define cudaErrorSymbolNotFound	       ((cudaError_t)500)
+#define cudaErrorNotSupported	       ((cudaError_t)801)
+#define cudaErrorUnknown	       ((cudaError_t)999)
 
 enum cudaDriverEntryPointQueryResult {
 	cudaDriverEntryPointSuccess = 0,

@@ -20,14 +20,14 @@
 /* uthash must never exit() the host program: an insert that cannot get
  * memory leaves the table unchanged and raises gs_hash_oom instead. */
 extern __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
-#define HASH_NONFATAL_OOM 1
+#define HASH_NONFATAL_OOM	 1
 #define uthash_nonfatal_oom(obj) (gs_hash_oom = 1)
 #include <uthash.h>
 
-#define GS_EXPORT __attribute__((visibility("default")))
-#define GS_TLS __thread __attribute__((tls_model("initial-exec")))
+#define GS_EXPORT      __attribute__((visibility("default")))
+#define GS_TLS	       __thread __attribute__((tls_model("initial-exec")))
 #define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define GS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GS_LIKELY(x)   __builtin_expect(!!(x), 1)
 
 #define GS_MAX_DEPTH 64
 
@@ -35,7 +35,7 @@ extern __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
 enum gs_kind {
 	GS_KIND_DEVICE,
 	GS_KIND_MANAGED,
-	GS_KIND_VMM, /* physical memory from cuMemCreate */
+	GS_KIND_VMM,	/* physical memory from cuMemCreate */
 	GS_KIND_PINNED, /* page-locked host memory, reported apart */
 	GS_KIND_COUNT,
 };
@@ -84,7 +84,7 @@ enum gs_api {
 #define GS_API_ENUM(n) GS_API_##n,
 	GS_API_LIST(GS_API_ENUM)
 #undef GS_API_ENUM
-	GS_API_COUNT,
+		GS_API_COUNT,
 };
 
 extern const char *const gs_api_names[GS_API_COUNT];
@@ -93,17 +93,17 @@ extern const char *const gs_door_names[GS_DOOR_COUNT];
 
 /* ---- config.c: GPUSPY_* read once ---- */
 struct gs_config {
-	const char *output_dir; /* as given; made absolute at first allocation */
-	unsigned depth; /* native frames kept per call site */
-	unsigned py_depth; /* Python frames kept per call site, 0 = none */
+	const char *output_dir;		/* as given; made absolute at first allocation */
+	unsigned depth;			/* native frames kept per call site */
+	unsigned py_depth;		/* Python frames kept per call site, 0 = none */
 	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */
-	int signal; /* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
-	bool nvml; /* GPUSPY_NVML: the outside view in snapshots */
-	bool torch; /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch.c) */
-	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp */
+	int signal;			/* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
+	bool nvml;			/* GPUSPY_NVML: the outside view in snapshots */
+	bool torch;	       /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch.c) */
+	const char *unwind;    /* GPUSPY_UNWIND: backtrace, libunwind or fp */
 	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
-	bool quiet; /* no summary on stderr */
-	bool disabled; /* GPUSPY_DISABLE: pass every call straight through */
+	bool quiet;	       /* no summary on stderr */
+	bool disabled;	       /* GPUSPY_DISABLE: pass every call straight through */
 };
 extern struct gs_config gs_config;
 void config_load(void);
@@ -121,8 +121,8 @@ struct gs_state {
 	char run_dir[4096]; /* absolute, set at activation */
 	atomic_bool tracking;
 	atomic_bool complete; /* false once anything was missed */
-	atomic_bool active; /* at least one allocation recorded */
-	atomic_bool silent; /* forked child: write nothing */
+	atomic_bool active;   /* at least one allocation recorded */
+	atomic_bool silent;   /* forked child: write nothing */
 	double start_time;
 };
 extern struct gs_state gs_state;
@@ -147,7 +147,8 @@ extern GS_TLS unsigned gs_hook_depth;
  */
 static inline bool hook_enter(void)
 {
-	return gs_hook_depth++ == 0 && atomic_load_explicit(&gs_state.tracking, memory_order_relaxed);
+	return gs_hook_depth++ == 0 &&
+	       atomic_load_explicit(&gs_state.tracking, memory_order_relaxed);
 }
 
 static inline void hook_leave(void)
@@ -253,9 +254,9 @@ void peak_reset_lock(void);
 
 /* ---- unwind.c: raw stacks and the modules they fall in ---- */
 struct gs_frame {
-	int32_t module; /* index in the module registry, -1 = unknown */
+	int32_t module;	 /* index in the module registry, -1 = unknown */
 	uint64_t offset; /* return address - module base (absolute if no module) */
-	char *symbol; /* dynamic symbol, from dladdr; may be NULL */
+	char *symbol;	 /* dynamic symbol, from dladdr; may be NULL */
 };
 struct gs_module {
 	char *path;
@@ -283,7 +284,7 @@ struct gs_pyraw {
 };
 struct gs_pyframe {
 	char *file, *function; /* UTF-8, may be NULL */
-	int line; /* -1 unknown */
+	int line;	       /* -1 unknown */
 };
 void pystack_init(void);
 unsigned pystack_capture(struct gs_pyraw *out, unsigned max);
@@ -300,10 +301,10 @@ struct gs_site {
 	uint64_t first_seq;
 	struct gs_counters c;
 	struct gs_frame *frames; /* resolved once, when the site is new */
-	struct gs_pyframe *py; /* decoded once, innermost first */
-	atomic_bool growing; /* set by the snapshot thread (writer.c) */
+	struct gs_pyframe *py;	 /* decoded once, innermost first */
+	atomic_bool growing;	 /* set by the snapshot thread (writer.c) */
 	atomic_bool growth_told; /* named on stderr once */
-	/* hash-table linkage and the key live in sites.c */
+				 /* hash-table linkage and the key live in sites.c */
 };
 struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
 			    const uintptr_t *pcs, unsigned depth, const struct gs_pyraw *py,
@@ -376,9 +377,9 @@ struct gs_oom {
 	uint8_t api, kind;
 	uint64_t requested;
 	int device;
-	long long live; /* GPU memory gpuspy tracked as live */
+	long long live;			   /* GPU memory gpuspy tracked as live */
 	long long free_bytes, total_bytes; /* the driver's view, -1 unknown */
-	uint32_t site; /* the requesting call site's id */
+	uint32_t site;			   /* the requesting call site's id */
 };
 void report_oom(struct gs_oom *e);
 /* The snapshot thread's periodic snapshot.json, and its notice. */
@@ -420,9 +421,8 @@ static inline void gs_max(atomic_llong *peak, long long v)
 {
 	long long cur = atomic_load_explicit(peak, memory_order_relaxed);
 
-	while (v > cur && !atomic_compare_exchange_weak_explicit(peak, &cur, v,
-								 memory_order_relaxed,
-								 memory_order_relaxed))
+	while (v > cur && !atomic_compare_exchange_weak_explicit(
+				  peak, &cur, v, memory_order_relaxed, memory_order_relaxed))
 		;
 }
 

@@ -61,7 +61,7 @@ enum drv_fn {
 #define DRV_ENUM(n) D_##n,
 	DRIVER_WRAPPED(DRV_ENUM) DRIVER_USED(DRV_ENUM)
 #undef DRV_ENUM
-	D_COUNT,
+		D_COUNT,
 	D_WRAPPED = D_cuCtxGetDevice,
 };
 
@@ -175,7 +175,8 @@ void driver_describe(void)
 		if (!name || name(d->name, sizeof(d->name), dev) != CUDA_SUCCESS)
 			d->name[0] = '\0';
 		d->name[sizeof(d->name) - 1] = '\0';
-		d->total_bytes = total && total(&bytes, dev) == CUDA_SUCCESS ? (long long)bytes : -1;
+		d->total_bytes =
+			total && total(&bytes, dev) == CUDA_SUCCESS ? (long long)bytes : -1;
 		cuda_info.ndevices++;
 	}
 }
@@ -276,8 +277,8 @@ static inline CUresult pool_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUmemo
 			    GS_KIND_DEVICE, outer, dptr, size);
 }
 
-static inline CUresult w_cuMemAllocFromPoolAsync(enum gs_door door, CUdeviceptr *dptr,
-						 size_t size, CUmemoryPool pool, CUstream s)
+static inline CUresult w_cuMemAllocFromPoolAsync(enum gs_door door, CUdeviceptr *dptr, size_t size,
+						 CUmemoryPool pool, CUstream s)
 {
 	return pool_alloc(REAL(cuMemAllocFromPoolAsync), door, dptr, size, pool, s);
 }
@@ -482,8 +483,8 @@ static inline CUresult w_cuGetProcAddress_v2(enum gs_door door, const char *symb
 					     int version, cuuint64_t flags,
 					     CUdriverProcAddressQueryResult *status)
 {
-	CUresult (*real)(const char *, void **, int, cuuint64_t,
-			 CUdriverProcAddressQueryResult *) = REAL(cuGetProcAddress_v2);
+	CUresult (*real)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *) =
+		REAL(cuGetProcAddress_v2);
 	CUresult r;
 
 	if (GS_UNLIKELY(!real))
@@ -527,8 +528,7 @@ static inline CUresult w_cuGetProcAddress(enum gs_door door, const char *symbol,
 DOORS(CUresult, cuMemAlloc_v2, (CUdeviceptr * dptr, size_t size), dptr, size)
 DOORS(CUresult, cuMemFree_v2, (CUdeviceptr p), p)
 DOORS(CUresult, cuMemAllocAsync, (CUdeviceptr * dptr, size_t size, CUstream s), dptr, size, s)
-DOORS(CUresult, cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t size, CUstream s), dptr, size,
-      s)
+DOORS(CUresult, cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t size, CUstream s), dptr, size, s)
 DOORS(CUresult, cuMemAllocFromPoolAsync,
       (CUdeviceptr * dptr, size_t size, CUmemoryPool pool, CUstream s), dptr, size, pool, s)
 DOORS(CUresult, cuMemAllocFromPoolAsync_ptsz,
@@ -557,9 +557,8 @@ DOORS(CUresult, cuMemAddressFree, (CUdeviceptr ptr, size_t size), ptr, size)
 DOORS(CUresult, cuMemHostAlloc, (void **pp, size_t size, unsigned int flags), pp, size, flags)
 DOORS(CUresult, cuMemAllocHost_v2, (void **pp, size_t size), pp, size)
 DOORS(CUresult, cuMemFreeHost, (void *p), p)
-DOORS(CUresult, cuGetProcAddress,
-      (const char *symbol, void **pfn, int version, cuuint64_t flags), symbol, pfn, version,
-      flags)
+DOORS(CUresult, cuGetProcAddress, (const char *symbol, void **pfn, int version, cuuint64_t flags),
+      symbol, pfn, version, flags)
 DOORS(CUresult, cuGetProcAddress_v2,
       (const char *symbol, void **pfn, int version, cuuint64_t flags,
        CUdriverProcAddressQueryResult *status),
@@ -640,13 +639,13 @@ void *driver_dlsym_hook(void *handle, const char *name, void *found)
 
 /* The _ptsz forms share their plain twins' signatures. */
 _Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemAllocAsync),
-					   __typeof__(&cuMemAllocAsync_ptsz)),
+					    __typeof__(&cuMemAllocAsync_ptsz)),
 	       "cuMemAllocAsync_ptsz");
 _Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemFreeAsync),
-					   __typeof__(&cuMemFreeAsync_ptsz)),
+					    __typeof__(&cuMemFreeAsync_ptsz)),
 	       "cuMemFreeAsync_ptsz");
 _Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemAllocFromPoolAsync),
-					   __typeof__(&cuMemAllocFromPoolAsync_ptsz)),
+					    __typeof__(&cuMemAllocFromPoolAsync_ptsz)),
 	       "cuMemAllocFromPoolAsync_ptsz");
 
 /*

@@ -34,7 +34,7 @@ enum rt_fn {
 #define RT_ENUM(n) R_##n,
 	RUNTIME_WRAPPED(RT_ENUM)
 #undef RT_ENUM
-	R_COUNT,
+		R_COUNT,
 };
 
 static const char *const rt_names[R_COUNT] = {
@@ -77,8 +77,8 @@ static void *rt_real(enum rt_fn f, const void *caller)
 /* Only valid in the exported function itself: its caller is the program. */
 #define REAL(name) ((__typeof__(&name))rt_real(R_##name, __builtin_return_address(0)))
 
-static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api,
-				     enum gs_kind kind, void **ptr, size_t size)
+static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api, enum gs_kind kind,
+				     void **ptr, size_t size)
 {
 	int device = kind == GS_KIND_PINNED ? -1 : GS_DEVICE_CURRENT;
 
@@ -99,7 +99,7 @@ static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api,
 		if (GS_UNLIKELY(!real))                                                            \
 			return NO_RUNTIME;                                                         \
 		outer = hook_enter();                                                              \
-		return done_alloc(real(__VA_ARGS__), outer, api, kind, (void **)(ptr), size);     \
+		return done_alloc(real(__VA_ARGS__), outer, api, kind, (void **)(ptr), size);      \
 	} while (0)
 
 GS_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)

@@ -50,7 +50,8 @@ void gs_fail(const char *fmt, ...)
 	atomic_store(&gs_state.silent, true);
 	if (atomic_exchange(&failed, true))
 		return;
-	snprintf(suffix, sizeof(suffix), "; gpuspy is off for this process (pid %d)", (int)getpid());
+	snprintf(suffix, sizeof(suffix), "; gpuspy is off for this process (pid %d)",
+		 (int)getpid());
 	va_start(ap, fmt);
 	vlog(fmt, ap, suffix);
 	va_end(ap);

@@ -25,7 +25,7 @@ struct nvml_process {
 	unsigned int gpu_instance, compute_instance;
 };
 
-#define MAX_GPUS 64
+#define MAX_GPUS  64
 #define MAX_PROCS 256
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -36,8 +36,7 @@ static nvml_return (*running_processes)(nvml_device, unsigned int *, struct nvml
 
 static void load(void)
 {
-	nvml_return (*init)(void), (*count)(unsigned int *),
-		(*handle)(unsigned int, nvml_device *);
+	nvml_return (*init)(void), (*count)(unsigned int *), (*handle)(unsigned int, nvml_device *);
 	unsigned int n = 0;
 	void *h;
 
@@ -52,8 +51,9 @@ static void load(void)
 		h, "nvmlDeviceGetHandleByIndex_v2");
 	memory_info = (nvml_return(*)(nvml_device, struct nvml_memory *))real_dlsym(
 		h, "nvmlDeviceGetMemoryInfo");
-	running_processes = (nvml_return(*)(nvml_device, unsigned int *, struct nvml_process *))
-		real_dlsym(h, "nvmlDeviceGetComputeRunningProcesses_v3");
+	running_processes =
+		(nvml_return(*)(nvml_device, unsigned int *, struct nvml_process *))real_dlsym(
+			h, "nvmlDeviceGetComputeRunningProcesses_v3");
 	if (!init || !count || !handle || !memory_info || init() != 0 || count(&n) != 0)
 		return;
 	for (unsigned i = 0; i < n && n_gpus < MAX_GPUS; i++)

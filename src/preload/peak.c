@@ -14,7 +14,7 @@
 #include "gpuspy_int.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_llong next_at; /* live bytes at which the next copy is due */
+static atomic_llong next_at;	 /* live bytes at which the next copy is due */
 static struct gs_peak_snap snap; /* under lock */
 /* Two buffers: the snapshot's, and the one the next copy is made in. */
 static struct {

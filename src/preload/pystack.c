@@ -27,7 +27,7 @@
 struct layout {
 	int minor;
 	/* thread state -> first frame */
-	int ts_frame; /* 3.10: ts->frame; 3.13: ts->current_frame */
+	int ts_frame;  /* 3.10: ts->frame; 3.13: ts->current_frame */
 	int ts_cframe; /* 3.11/3.12: ts->cframe, then +cframe_frame */
 	int cframe_frame;
 	/* frame */
@@ -38,37 +38,85 @@ struct layout {
 	/* str */
 	int str_ascii_size, str_compact_size;
 	bool locations_table; /* 3.11+: PEP 657 table; 3.10: PEP 626 pairs */
-	bool cstack_shims; /* 3.12+: owner 3 frames are C-stack shims */
+	bool cstack_shims;    /* 3.12+: owner 3 frames are C-stack shims */
 };
 
 static const struct layout layouts[] = {
-	{ .minor = 10, .ts_frame = 24, .f_back = 24, .f_code = 32, .f_instr = 96, .f_owner = -1,
-	  .instr_is_lasti = true, .co_firstlineno = 40, .co_filename = 104, .co_name = 112,
-	  .co_linetable = 120, .co_code = -1, .co_firsttraceable = -1, .str_ascii_size = 48,
+	{ .minor = 10,
+	  .ts_frame = 24,
+	  .f_back = 24,
+	  .f_code = 32,
+	  .f_instr = 96,
+	  .f_owner = -1,
+	  .instr_is_lasti = true,
+	  .co_firstlineno = 40,
+	  .co_filename = 104,
+	  .co_name = 112,
+	  .co_linetable = 120,
+	  .co_code = -1,
+	  .co_firsttraceable = -1,
+	  .str_ascii_size = 48,
 	  .str_compact_size = 72 },
-	{ .minor = 11, .ts_frame = -1, .ts_cframe = 56, .cframe_frame = 8, .f_back = 48,
-	  .f_code = 32, .f_instr = 56, .f_owner = 69, .co_firstlineno = 72, .co_filename = 112,
-	  .co_name = 128 /* qualname */, .co_linetable = 136, .co_code = 184,
-	  .co_firsttraceable = 168, .str_ascii_size = 48, .str_compact_size = 72,
+	{ .minor = 11,
+	  .ts_frame = -1,
+	  .ts_cframe = 56,
+	  .cframe_frame = 8,
+	  .f_back = 48,
+	  .f_code = 32,
+	  .f_instr = 56,
+	  .f_owner = 69,
+	  .co_firstlineno = 72,
+	  .co_filename = 112,
+	  .co_name = 128 /* qualname */,
+	  .co_linetable = 136,
+	  .co_code = 184,
+	  .co_firsttraceable = 168,
+	  .str_ascii_size = 48,
+	  .str_compact_size = 72,
 	  .locations_table = true },
-	{ .minor = 12, .ts_frame = -1, .ts_cframe = 56, .cframe_frame = 0, .f_back = 8,
-	  .f_code = 0, .f_instr = 56, .f_owner = 70, .co_firstlineno = 68, .co_filename = 112,
-	  .co_name = 128, .co_linetable = 136, .co_code = 192, .co_firsttraceable = 176,
-	  .str_ascii_size = 40, .str_compact_size = 56, .locations_table = true,
+	{ .minor = 12,
+	  .ts_frame = -1,
+	  .ts_cframe = 56,
+	  .cframe_frame = 0,
+	  .f_back = 8,
+	  .f_code = 0,
+	  .f_instr = 56,
+	  .f_owner = 70,
+	  .co_firstlineno = 68,
+	  .co_filename = 112,
+	  .co_name = 128,
+	  .co_linetable = 136,
+	  .co_code = 192,
+	  .co_firsttraceable = 176,
+	  .str_ascii_size = 40,
+	  .str_compact_size = 56,
+	  .locations_table = true,
 	  .cstack_shims = true },
-	{ .minor = 13, .ts_frame = 72, .f_back = 8, .f_code = 0, .f_instr = 56, .f_owner = 70,
-	  .co_firstlineno = 68, .co_filename = 112, .co_name = 128, .co_linetable = 136,
-	  .co_code = 200, .co_firsttraceable = 184, .str_ascii_size = 40,
-	  .str_compact_size = 56, .locations_table = true, .cstack_shims = true },
+	{ .minor = 13,
+	  .ts_frame = 72,
+	  .f_back = 8,
+	  .f_code = 0,
+	  .f_instr = 56,
+	  .f_owner = 70,
+	  .co_firstlineno = 68,
+	  .co_filename = 112,
+	  .co_name = 128,
+	  .co_linetable = 136,
+	  .co_code = 200,
+	  .co_firsttraceable = 184,
+	  .str_ascii_size = 40,
+	  .str_compact_size = 56,
+	  .locations_table = true,
+	  .cstack_shims = true },
 };
 
 enum { OWNED_BY_GENERATOR = 1, OWNED_BY_CSTACK = 3 };
 
-#define OB_TYPE 8
+#define OB_TYPE	   8
 #define BYTES_SIZE 16
 #define BYTES_DATA 32
 #define STR_LENGTH 16
-#define STR_STATE 32
+#define STR_STATE  32
 
 static struct {
 	const struct layout *l;
@@ -87,8 +135,8 @@ void pystack_init(void)
 	const char *(*get_version)(void);
 	unsigned major = 0, minor = 0, micro = 0;
 
-	py.this_thread_state = (void *(*)(void))real_dlsym(RTLD_DEFAULT,
-							    "PyGILState_GetThisThreadState");
+	py.this_thread_state =
+		(void *(*)(void))real_dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
 	if (!py.this_thread_state)
 		return;
 	py.found = true;
@@ -181,7 +229,8 @@ unsigned pystack_capture(struct gs_pyraw *out, unsigned max)
 
 		f = cframe ? AT(cframe, l->cframe_frame, const char *) : NULL;
 	}
-	for (unsigned guard = 0; f && n < max && guard < 4096; guard++, f = AT(f, l->f_back, const char *)) {
+	for (unsigned guard = 0; f && n < max && guard < 4096;
+	     guard++, f = AT(f, l->f_back, const char *)) {
 		const char *code = AT(f, l->f_code, const char *);
 		long addr;
 
@@ -195,7 +244,8 @@ unsigned pystack_capture(struct gs_pyraw *out, unsigned max)
 			addr = frame_addr(l, f, code);
 			/* A frame still running its prologue is not shown by
 			 * CPython's own traceback either. */
-			if (owner != OWNED_BY_GENERATOR && addr / 2 < AT(code, l->co_firsttraceable, int))
+			if (owner != OWNED_BY_GENERATOR &&
+			    addr / 2 < AT(code, l->co_firsttraceable, int))
 				continue;
 		} else {
 			if (!is_code(code))

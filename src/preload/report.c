@@ -21,12 +21,11 @@
 
 extern char **environ;
 
-
 /* Variables that explain a run's memory behaviour, kept in the report. */
 static const char *const env_prefixes[] = {
-	"PYTORCH_", "CUDA_", "XLA_", "TF_GPU_", "TF_FORCE_GPU_", "TF_XLA_", "TF_CUDA_", "JAX_",
-	"FLAGS_", "NCCL_", "CUPY_",
-	"GPUSPY_", "RANK=", "LOCAL_RANK=", "WORLD_SIZE=", "LD_PRELOAD=",
+	"PYTORCH_", "CUDA_",	   "XLA_",	  "TF_GPU_",	 "TF_FORCE_GPU_", "TF_XLA_",
+	"TF_CUDA_", "JAX_",	   "FLAGS_",	  "NCCL_",	 "CUPY_",	  "GPUSPY_",
+	"RANK=",    "LOCAL_RANK=", "WORLD_SIZE=", "LD_PRELOAD=",
 };
 
 /* Length of the valid UTF-8 sequence at p, or 0 (overlong forms,
@@ -227,11 +226,11 @@ struct snapshot {
 	struct gs_site **sites; /* sorted by live bytes */
 	unsigned n;
 	char host[200];
-	char dir[4400]; /* <run dir>/<host>-<pid>, created */
+	char dir[4400];		    /* <run dir>/<host>-<pid>, created */
 	const struct gs_oom *event; /* the out-of-memory this file is about */
 	unsigned long long samples; /* snapshot.json: the thread's samples so far */
-	const char *label; /* snapshot-N.json: what asked for it */
-	unsigned number; /* snapshot-N.json */
+	const char *label;	    /* snapshot-N.json: what asked for it */
+	unsigned number;	    /* snapshot-N.json */
 };
 
 /*
@@ -248,12 +247,12 @@ static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
  * Each keeps what every site held live at that moment, so that two runs
  * can be compared at the same phase (`gpuspy diff --at LABEL`).
  */
-#define MARKS 64
+#define MARKS	  64
 #define LABEL_MAX 128
 static struct {
 	double time;
 	char label[LABEL_MAX];
-	long long live; /* GPU memory (device + managed + vmm) */
+	long long live;		    /* GPU memory (device + managed + vmm) */
 	struct gs_peak_site *sites; /* live > 0, any kind; NULL: none or no memory */
 	unsigned n;
 } marks[MARKS];
@@ -350,7 +349,8 @@ static int write_json(FILE *f, const struct snapshot *snap)
 	{
 		const struct gs_cuda_info *ci = driver_info();
 
-		fprintf(f, "  \"cuda\": {\"driver_version\": %d, \"devices\": [", ci->driver_version);
+		fprintf(f, "  \"cuda\": {\"driver_version\": %d, \"devices\": [",
+			ci->driver_version);
 		for (unsigned i = 0; i < ci->ndevices; i++) {
 			fprintf(f, "%s{\"device\": %d, \"name\": ", i ? ", " : "",
 				ci->devices[i].ordinal);
@@ -370,8 +370,9 @@ static int write_json(FILE *f, const struct snapshot *snap)
 	fprintf(f,
 		"  \"vmm_address_space\": {\"reserved_bytes\": %lld, \"mapped_bytes\": %lld},\n"
 		"  \"untracked_frees\": %lld,\n  \"replaced\": %lld,\n",
-		atomic_load(&gs_totals.vmm_reserved_bytes), atomic_load(&gs_totals.vmm_mapped_bytes),
-		atomic_load(&gs_totals.untracked_frees), atomic_load(&gs_totals.replaced));
+		atomic_load(&gs_totals.vmm_reserved_bytes),
+		atomic_load(&gs_totals.vmm_mapped_bytes), atomic_load(&gs_totals.untracked_frees),
+		atomic_load(&gs_totals.replaced));
 	fputs("  \"doors\": {", f);
 	for (int d = 0; d < GS_DOOR_COUNT; d++)
 		fprintf(f, "%s\"%s\": %lld", d ? ", " : "", gs_door_names[d],
@@ -435,7 +436,8 @@ static int write_json(FILE *f, const struct snapshot *snap)
 		for (unsigned i = oldest; i < n_marks; i++) {
 			const unsigned m = i % MARKS;
 
-			fprintf(f, "%s{\"time\": %.3f, \"label\": ", i > oldest ? ",\n    " : "\n    ",
+			fprintf(f,
+				"%s{\"time\": %.3f, \"label\": ", i > oldest ? ",\n    " : "\n    ",
 				marks[m].time);
 			json_str(f, marks[m].label);
 			fprintf(f, ", \"live_bytes\": %lld, \"sites\": [", marks[m].live);
@@ -499,8 +501,8 @@ static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 {
 	static char *(*demangle)(const char *, char *, size_t *, int *);
 	static bool looked;
-	const char *mod = fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) :
-					    "?";
+	const char *mod =
+		fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) : "?";
 	char *d = NULL;
 	int status = -1;
 
@@ -559,8 +561,8 @@ static int write_text(FILE *f, const struct snapshot *snap)
 		human(a, sizeof(a), live);
 		human(b, sizeof(b), atomic_load(&s->c.peak_bytes));
 		fprintf(f, "%s in %lld allocations (%s, %s via %s), peak %s\n", a,
-			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), gs_kind_names[s->kind], gs_api_names[s->api],
-			gs_door_names[s->door], b);
+			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees),
+			gs_kind_names[s->kind], gs_api_names[s->api], gs_door_names[s->door], b);
 		for (unsigned j = 0; j < s->pydepth; j++)
 			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
 				s->py[j].line, s->py[j].function ? s->py[j].function : "?");
@@ -680,8 +682,8 @@ void report_write_exit(void)
 			shown++;
 			human(a, sizeof(a), counters_live_bytes(&s->c));
 			if (py)
-				snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?",
-					 py->file, py->line);
+				snprintf(fr, sizeof(fr), "%s (%s:%d)",
+					 py->function ? py->function : "?", py->file, py->line);
 			else if (uf)
 				frame_text(fr, sizeof(fr), uf);
 			else

@@ -22,7 +22,7 @@
 #include "gpuspy_int.h"
 #include "torch_view.h"
 
-#define PY_FILE_INPUT 257	/* Py_file_input */
+#define PY_FILE_INPUT 257 /* Py_file_input */
 
 typedef struct py_object PyObject;
 
@@ -41,15 +41,15 @@ static struct {
 	const char *(*utf8)(PyObject *);
 	void (*err_clear)(void);
 	int (*err_matches)(PyObject *);
-	PyObject **exception;	/* PyExc_Exception */
+	PyObject **exception; /* PyExc_Exception */
 	void (*decref)(PyObject *);
 } py;
 
 /* T_WAIT: start() is asked each interval; T_RUN: tick() is. */
 enum { T_UNBOUND, T_WAIT, T_RUN, T_DONE };
-static atomic_int state;	/* written by both threads */
-static atomic_bool queued;	/* a call is pending: queue no other */
-static PyObject *globals;	/* torch_view.py's namespace, main thread only */
+static atomic_int state;   /* written by both threads */
+static atomic_bool queued; /* a call is pending: queue no other */
+static PyObject *globals;  /* torch_view.py's namespace, main thread only */
 static char dir[4608];
 
 static bool bind(void)
@@ -64,8 +64,7 @@ static bool bind(void)
 	       SYM(builtins, "PyEval_GetBuiltins") && SYM(str, "PyUnicode_FromString") &&
 	       SYM(real, "PyFloat_FromDouble") && SYM(boolean, "PyBool_FromLong") &&
 	       SYM(run, "PyRun_StringFlags") && SYM(utf8, "PyUnicode_AsUTF8") &&
-	       SYM(err_clear, "PyErr_Clear") &&
-	       SYM(err_matches, "PyErr_ExceptionMatches") &&
+	       SYM(err_clear, "PyErr_Clear") && SYM(err_matches, "PyErr_ExceptionMatches") &&
 	       SYM(exception, "PyExc_Exception") && SYM(decref, "Py_DecRef");
 #undef SYM
 }
@@ -197,7 +196,7 @@ void torch_forget(void)
  * allocates before the view starts have no stack.
  */
 #define TORCH_WAIT_POLL_MS 50
-#define TORCH_WAIT_S 60
+#define TORCH_WAIT_S	   60
 
 bool torch_waiting(struct timespec *soon)
 {

@@ -181,7 +181,8 @@ void unwind_select(const char *want)
 		}
 		unwinder = UNWIND_LIBUNWIND;
 	} else {
-		gs_warn("GPUSPY_UNWIND=%s is not backtrace, libunwind or fp; using backtrace", want);
+		gs_warn("GPUSPY_UNWIND=%s is not backtrace, libunwind or fp; using backtrace",
+			want);
 	}
 }
 

@@ -151,7 +151,8 @@ static struct phys *orphan_of(uint64_t handle, uint64_t orphan_key)
 	struct mapping *m, *tmp;
 
 	HASH_ITER(hh, maps_by_va, m, tmp)
-		if (m->phys->released && m->phys->handle == handle && m->phys->orphan_key == orphan_key)
+		if (m->phys->released && m->phys->handle == handle &&
+		    m->phys->orphan_key == orphan_key)
 			return m->phys;
 	return NULL;
 }

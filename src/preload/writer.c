@@ -34,7 +34,7 @@
 
 struct series {
 	long long live[MAX_WINDOW]; /* ring, newest at head - 1 */
-	bool high[MAX_WINDOW]; /* did that sample set a new high */
+	bool high[MAX_WINDOW];	    /* did that sample set a new high */
 	unsigned head;
 	unsigned long long n; /* samples taken of this site */
 	long long max;
@@ -88,9 +88,8 @@ static bool series_growing(const struct series *s)
 		return false;
 	for (unsigned i = 0; i < w; i++)
 		highs += s->high[(s->head + MAX_WINDOW - 1 - i) % MAX_WINDOW];
-	return highs * 4 >= w * 3 &&
-	       s->live[(s->head + MAX_WINDOW - 1) % MAX_WINDOW] >
-		       s->live[(s->head + MAX_WINDOW - w) % MAX_WINDOW];
+	return highs * 4 >= w * 3 && s->live[(s->head + MAX_WINDOW - 1) % MAX_WINDOW] >
+					     s->live[(s->head + MAX_WINDOW - w) % MAX_WINDOW];
 }
 
 /* Allocations and frees so far: unchanged means nothing to write. */
@@ -204,8 +203,9 @@ static void *writer_main(void *arg)
 				     (soon.tv_sec < next.tv_sec ||
 				      (soon.tv_sec == next.tv_sec && soon.tv_nsec < next.tv_nsec));
 
-			r = periodic ? sem_clockwait(&wake, CLOCK_MONOTONIC, early ? &soon : &next) :
-				       sem_wait(&wake);
+			r = periodic ?
+				    sem_clockwait(&wake, CLOCK_MONOTONIC, early ? &soon : &next) :
+				    sem_wait(&wake);
 			if (r == 0 && atomic_exchange(&requested, false) &&
 			    atomic_load(&gs_state.tracking))
 				report_write_requested();
@@ -241,7 +241,8 @@ void writer_start(void)
 	err = pthread_create(&thread, NULL, writer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		gs_warn("cannot start the snapshot thread: %s; no periodic snapshots", strerror(err));
+		gs_warn("cannot start the snapshot thread: %s; no periodic snapshots",
+			strerror(err));
 		return;
 	}
 	running = true;

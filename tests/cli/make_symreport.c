@@ -138,7 +138,8 @@ int main(int argc, char **argv)
 	wrong = strcmp(argv[2], "wrong-build-id") == 0;
 
 	ra[0] = symtarget_caller();
-	ra[1] = symtarget_capture(); main_line = __LINE__;
+	ra[1] = symtarget_capture();
+	main_line = __LINE__;
 #ifdef HAVE_CPP
 	ra[2] = symtarget_cpp_entry(&cpp_line);
 	nframes = 3;
@@ -161,14 +162,18 @@ int main(int argc, char **argv)
 		perror(file);
 		return 1;
 	}
-	fprintf(f, "{\"format\": \"gpuspy-process/1\", \"host\": \"symtest\", \"pid\": %d,\n"
+	fprintf(f,
+		"{\"format\": \"gpuspy-process/1\", \"host\": \"symtest\", \"pid\": %d,\n"
 		" \"command\": [\"make_symreport\"], \"complete\": true,\n"
 		" \"leaked\": {\"bytes\": 4096, \"allocations\": 1}, \"peak\": {\"bytes\": 4096},\n"
-		" \"kinds\": {\n", (int)getpid());
-	fprintf(f, "  \"device\": {\"live_bytes\": 4096, \"live_allocations\": 1, \"peak_bytes\": 4096,"
+		" \"kinds\": {\n",
+		(int)getpid());
+	fprintf(f,
+		"  \"device\": {\"live_bytes\": 4096, \"live_allocations\": 1, \"peak_bytes\": 4096,"
 		" \"allocated_bytes\": 4096, \"allocations\": 1, \"freed_bytes\": 0, \"frees\": 0}");
 	for (int k = 0; k < 3; k++)
-		fprintf(f, ",\n  \"%s\": {\"live_bytes\": 0, \"live_allocations\": 0, \"peak_bytes\": 0,"
+		fprintf(f,
+			",\n  \"%s\": {\"live_bytes\": 0, \"live_allocations\": 0, \"peak_bytes\": 0,"
 			" \"allocated_bytes\": 0, \"allocations\": 0, \"freed_bytes\": 0, \"frees\": 0}",
 			(const char *[]){ "managed", "vmm", "pinned" }[k]);
 	fprintf(f, "},\n \"untracked_frees\": 0,\n \"modules\": [\n");
@@ -182,16 +187,17 @@ int main(int argc, char **argv)
 			(unsigned long)mods[i].base, i + 1 < nframes ? "," : "");
 	}
 	fprintf(f, " ],\n \"sites\": [{\"id\": 1, \"kind\": \"device\", \"api\": \"cuMemAlloc_v2\","
-		" \"door\": \"driver\", \"live_bytes\": 4096, \"live_allocations\": 1,"
-		" \"peak_bytes\": 4096, \"allocated_bytes\": 4096, \"allocations\": 1,"
-		" \"freed_bytes\": 0, \"frees\": 0, \"first_seq\": 1,\n  \"frames\": [");
+		   " \"door\": \"driver\", \"live_bytes\": 4096, \"live_allocations\": 1,"
+		   " \"peak_bytes\": 4096, \"allocated_bytes\": 4096, \"allocations\": 1,"
+		   " \"freed_bytes\": 0, \"frees\": 0, \"first_seq\": 1,\n  \"frames\": [");
 	for (int i = 0; i < nframes; i++)
-		fprintf(f, "%s{\"module\": %d, \"offset\": %lu, \"symbol\": \"%s\"}",
-			i ? ", " : "", i, (unsigned long)((uintptr_t)ra[i] - mods[i].base),
+		fprintf(f, "%s{\"module\": %d, \"offset\": %lu, \"symbol\": \"%s\"}", i ? ", " : "",
+			i, (unsigned long)((uintptr_t)ra[i] - mods[i].base),
 			/* a name libdw would never give: where it shows,
 			 * the fallback was used */
 			wrong ? "fallback_name" : "not_from_libdw");
-	fprintf(f, "]}],\n \"expect\": {\"lib_line\": %d, \"main_line\": %d, \"cpp_line\": %d,"
+	fprintf(f,
+		"]}],\n \"expect\": {\"lib_line\": %d, \"main_line\": %d, \"cpp_line\": %d,"
 		" \"exe_type\": \"%s\", \"lib_build_id\": \"%s\"}\n}\n",
 		symtarget_line, main_line, cpp_line, exe_type(), mods[0].build_id);
 	if (fclose(f) != 0) {

@@ -18,7 +18,8 @@ __attribute__((noinline)) void *symtarget_capture(void)
 
 __attribute__((noinline)) void *symtarget_caller(void)
 {
-	void *ra = symtarget_capture(); symtarget_line = __LINE__;
+	void *ra = symtarget_capture();
+	symtarget_line = __LINE__;
 
 	return ra;
 }

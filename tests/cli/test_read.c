@@ -292,7 +292,8 @@ static void test_site_key_python(void **state)
 		{ .function = "malloc", .module = "libc10_cuda.so", .noise = NOISE_ALLOCATOR },
 		{ .function = "at::empty", .module = "libtorch.so" },
 		{ .function = "step", .file = "/home/u/train.py", .line = 17, .python = true },
-		{ .function = "_PyEval_EvalFrameDefault", .module = "libpython3.12.so",
+		{ .function = "_PyEval_EvalFrameDefault",
+		  .module = "libpython3.12.so",
 		  .noise = NOISE_PYTHON },
 		{ .function = "main", .module = "app" },
 	};
@@ -336,7 +337,8 @@ static void test_classify_noise(void **state)
 		{ "/py/lib/libpython3.12.so.1.0", false, "PyObject_Call", NOISE_PYTHON },
 		{ "/py/lib/libpython3.12.so.1.0", false, "cfunction_vectorcall_O", NOISE_PYTHON },
 		{ "/py/lib/libpython3.12.so.1.0", false, "slot_tp_call", NOISE_PYTHON },
-		{ "/py/lib/libpython3.12.so.1.0", false, "method_vectorcall_FASTCALL", NOISE_PYTHON },
+		{ "/py/lib/libpython3.12.so.1.0", false, "method_vectorcall_FASTCALL",
+		  NOISE_PYTHON },
 		{ "/py/lib/libpython3.12.so.1.0", false, NULL, NOISE_PYTHON },
 		{ "/usr/bin/python3.11", true, "main", NOISE_PYTHON },
 		{ "/usr/bin/python3.11", true, "_PyObject_MakeTpCall", NOISE_PYTHON },
@@ -344,28 +346,32 @@ static void test_classify_noise(void **state)
 		{ "/x/libmine.so", false, "PyInit_mine", NOISE_NONE },
 		{ "/x/libmine.so", false, "main", NOISE_NONE },
 		{ "/usr/lib/libffi.so.8", false, "ffi_call_unix64", NOISE_FFI },
-		{ "/py/lib-dynload/_ctypes.cpython-312-x86_64-linux-gnu.so", false, "PyCFuncPtr_call",
-		  NOISE_FFI },
+		{ "/py/lib-dynload/_ctypes.cpython-312-x86_64-linux-gnu.so", false,
+		  "PyCFuncPtr_call", NOISE_FFI },
 		{ "/sp/torch/lib/libc10_cuda.so", false, NULL, NOISE_ALLOCATOR },
 		{ "/sp/torch/lib/libtorch_cuda.so", false,
 		  "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc",
 		  NOISE_ALLOCATOR },
 		/* ATen's tensor factory: every op's output comes through it */
-		{ "/sp/torch/lib/libtorch_cuda.so", false, "at::native::empty_cuda", NOISE_ALLOCATOR },
+		{ "/sp/torch/lib/libtorch_cuda.so", false, "at::native::empty_cuda",
+		  NOISE_ALLOCATOR },
 		/* the op itself is what the user recognises */
 		{ "/sp/torch/lib/libtorch_cpu.so", false, "at::native::clone", NOISE_NONE },
 		{ "/sp/cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so", false, NULL,
 		  NOISE_ALLOCATOR },
-		{ "/sp/cupy/cuda/memory.cpython-312-x86_64-linux-gnu.so", false, "x", NOISE_ALLOCATOR },
+		{ "/sp/cupy/cuda/memory.cpython-312-x86_64-linux-gnu.so", false, "x",
+		  NOISE_ALLOCATOR },
 		/* another package's memory module is not CuPy's */
 		{ "/sp/other/memory.cpython-312-x86_64-linux-gnu.so", false, "x", NOISE_NONE },
-		{ NULL, false, "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc", NOISE_ALLOCATOR },
+		{ NULL, false, "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc",
+		  NOISE_ALLOCATOR },
 		{ NULL, false, "_start", NOISE_START },
 		{ NULL, false, NULL, NOISE_NONE },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		enum noise got = classify_noise(cases[i].path, cases[i].main_exe, cases[i].function);
+		enum noise got =
+			classify_noise(cases[i].path, cases[i].main_exe, cases[i].function);
 
 		if (got != cases[i].want)
 			fail_msg("case %zu (%s, %s): noise %d, expected %d", i,
@@ -376,8 +382,8 @@ static void test_classify_noise(void **state)
 }
 
 #define TORCH_POOL "PyTorch caching allocator"
-#define CUPY_POOL "CuPy memory pool"
-#define XLA_POOL "XLA allocator"
+#define CUPY_POOL  "CuPy memory pool"
+#define XLA_POOL   "XLA allocator"
 
 static void test_classify_pool(void **state)
 {
@@ -401,7 +407,8 @@ static void test_classify_pool(void **state)
 		{ "cudaMalloc", c10, NULL, TORCH_POOL },
 		/* PYTORCH_NO_CUDA_MEMORY_CACHING=1: one cudaMalloc per tensor */
 		{ "cudaMalloc", c10,
-		  "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate", NULL },
+		  "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate",
+		  NULL },
 		{ "cudaMalloc", c10, "c10::cuda::CUDACachingAllocator::Native::uncached_allocate",
 		  NULL },
 		/* backend:cudaMallocAsync: per tensor, from the driver's pool */
@@ -419,23 +426,25 @@ static void test_classify_pool(void **state)
 		/* CuPy's MemoryPool, its module without symbols; not
 		 * set_allocator(None), not MemoryAsyncPool, not another
 		 * package's memory module */
-		{ "cudaMalloc", cupy_mem, "__pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__malloc",
-		  CUPY_POOL },
+		{ "cudaMalloc", cupy_mem,
+		  "__pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__malloc", CUPY_POOL },
 		{ "cudaMallocManaged", cupy_mem, "__pyx_f_4cupy_4cuda_6memory_10MemoryPool_malloc",
 		  CUPY_POOL },
 		{ "cudaMalloc", cupy_mem, NULL, CUPY_POOL },
 		{ "cudaMalloc", cupy_mem, "__pyx_f_4cupy_4cuda_6memory__malloc", NULL },
-		{ "cudaMallocAsync", cupy_mem, "__pyx_f_4cupy_4cuda_6memory_15MemoryAsyncPool_malloc",
-		  NULL },
+		{ "cudaMallocAsync", cupy_mem,
+		  "__pyx_f_4cupy_4cuda_6memory_15MemoryAsyncPool_malloc", NULL },
 		{ "cudaMallocAsync", cupy_mem, NULL, NULL },
 		{ "cudaMalloc", "/sp/other/memory.cpython-312-x86_64-linux-gnu.so", NULL, NULL },
-		{ "cudaMalloc", "/sp/cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so",
-		  NULL, NULL },
+		{ "cudaMalloc",
+		  "/sp/cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so", NULL,
+		  NULL },
 		/* XLA's BFC allocator and its sub-allocators, on the apis it
 		 * grows by; the plugin without symbols */
 		{ "cuMemAlloc_v2", xla, "tsl::BFCAllocator::Extend", XLA_POOL },
 		{ "cuMemAlloc_v2", xla, "stream_executor::DeviceMemAllocator::Alloc", XLA_POOL },
-		{ "cuMemCreate", xla, "stream_executor::gpu::GpuVirtualMemAllocator::Alloc", XLA_POOL },
+		{ "cuMemCreate", xla, "stream_executor::gpu::GpuVirtualMemAllocator::Alloc",
+		  XLA_POOL },
 		{ "cuMemAlloc_v2", "/x/libtensorflow_framework.so.2",
 		  "tensorflow::GPUBFCAllocator::GPUBFCAllocator", XLA_POOL },
 		{ "cuMemAlloc_v2", xla, NULL, XLA_POOL },
@@ -467,7 +476,8 @@ static void test_classify_pool(void **state)
 	for (size_t i = 0; classify_pool_label(i); i++)
 		assert_non_null(classify_pool_hint(classify_pool_label(i)));
 	assert_non_null(strstr(classify_pool_hint(TORCH_POOL), "PYTORCH_NO_CUDA_MEMORY_CACHING=1"));
-	assert_non_null(strstr(classify_pool_hint(XLA_POOL), "XLA_PYTHON_CLIENT_ALLOCATOR=platform"));
+	assert_non_null(
+		strstr(classify_pool_hint(XLA_POOL), "XLA_PYTHON_CLIENT_ALLOCATOR=platform"));
 	assert_null(classify_pool_hint("cuBLAS"));
 	assert_null(classify_pool_hint(NULL));
 }
@@ -539,8 +549,8 @@ static const struct report_site *site_with_key(const struct report *r, const cha
 }
 
 /* Frame I of S is FUNCTION, Python or native, noise or not. */
-static void expect_frame(const struct report_site *s, size_t i, const char *function,
-			 bool python, bool noise)
+static void expect_frame(const struct report_site *s, size_t i, const char *function, bool python,
+			 bool noise)
 {
 	const struct report_frame *f;
 
@@ -556,9 +566,9 @@ static void expect_frame(const struct report_site *s, size_t i, const char *func
 			 noise);
 }
 
-#define TORCH_KEY                                                                  \
-	"cudaMalloc|"                                                              \
-	"libtorch_python.so!torch::autograd::THPVariable_randn;linear.py!Linear.forward;" \
+#define TORCH_KEY                                                                                  \
+	"cudaMalloc|"                                                                              \
+	"libtorch_python.so!torch::autograd::THPVariable_randn;linear.py!Linear.forward;"          \
 	"model.py!Model.forward;train.py!step;train.py!<module>"
 
 static void test_merge_python(void **state)
@@ -585,7 +595,8 @@ static void test_merge_python(void **state)
 	/* a segment of PyTorch's pool (DeviceCachingAllocator::malloc, a
 	 * noise frame): labelled, with the key and headline unchanged */
 	assert_string_equal(s->pool, TORCH_POOL);
-	expect_frame(s, 0, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc",
+	expect_frame(s, 0,
+		     "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc",
 		     false, true);
 	expect_frame(s, 1, NULL, false, true);
 	expect_frame(s, 2, "at::native::empty_cuda", false, true);
@@ -611,9 +622,10 @@ static void test_merge_python(void **state)
 	assert_int_equal(h, 6);
 
 	/* cuBLASLt, the innermost library, called from the user's model.py */
-	s = site_with_key(&r, "cudaMalloc|libcublasLt.so.12+0x99000;libcublas.so.12!cublasCreate_v2;"
-			      "libtorch_cuda.so!at::cuda::getCurrentCUDABlasHandle();"
-			      "libtorch_python.so!THPVariable_matmul;model.py!Model.forward");
+	s = site_with_key(&r,
+			  "cudaMalloc|libcublasLt.so.12+0x99000;libcublas.so.12!cublasCreate_v2;"
+			  "libtorch_cuda.so!at::cuda::getCurrentCUDABlasHandle();"
+			  "libtorch_python.so!THPVariable_matmul;model.py!Model.forward");
 	assert_string_equal(s->library, "cuBLASLt");
 	assert_null(s->pool);
 	expect_frame(s, 4, "Model.forward", true, false);
@@ -707,37 +719,41 @@ static void test_merge_pools(void **state)
 			      "eval.py!evaluate");
 	assert_null(s->pool);
 	/* expandable segments, grown on the autograd thread */
-	s = site_with_key(&r, "cuMemCreate|libtorch_cuda.so!at::native::structured_mm_out_cuda::impl;"
-			      "libtorch_cpu.so!torch::autograd::generated::MmBackward0::apply;"
-			      "libtorch_cpu.so!torch::autograd::Engine::thread_main");
+	s = site_with_key(&r,
+			  "cuMemCreate|libtorch_cuda.so!at::native::structured_mm_out_cuda::impl;"
+			  "libtorch_cpu.so!torch::autograd::generated::MmBackward0::apply;"
+			  "libtorch_cpu.so!torch::autograd::Engine::thread_main");
 	assert_string_equal(s->pool, TORCH_POOL);
 	assert_int_equal(s->kind, GS_KIND_VMM);
 	expect_frame(s, 4, "at::native::structured_mm_out_cuda::impl", false, false);
 	assert_int_equal(report_site_headline(s), 4);
 	/* backend:cudaMallocAsync: per tensor */
-	s = site_with_key(&r, "cudaMallocAsync|libtorch_python.so!torch::autograd::THPVariable_zeros;"
-			      "async_train.py!step");
+	s = site_with_key(&r,
+			  "cudaMallocAsync|libtorch_python.so!torch::autograd::THPVariable_zeros;"
+			  "async_train.py!step");
 	assert_null(s->pool);
 
 	/* XLA: BFC, the plugin without symbols; not the platform allocator,
 	 * not pinned host memory */
-	s = site_with_key(&r, "cuMemAlloc_v2|"
-			      "xla_cuda_plugin.so!stream_executor::gpu::CudaExecutor::Allocate;"
-			      "xla_cuda_plugin.so!stream_executor::DeviceMemAllocator::Alloc;"
-			      "xla_cuda_plugin.so!tsl::BFCAllocator::Extend;"
-			      "xla_cuda_plugin.so!tsl::BFCAllocator::AllocateRawInternal;"
-			      "xla_cuda_plugin.so!xla::PjRtStreamExecutorClient::BufferFromHostBuffer;"
-			      "array.py!_array_from_host;jtrain.py!load_batch");
+	s = site_with_key(&r,
+			  "cuMemAlloc_v2|"
+			  "xla_cuda_plugin.so!stream_executor::gpu::CudaExecutor::Allocate;"
+			  "xla_cuda_plugin.so!stream_executor::DeviceMemAllocator::Alloc;"
+			  "xla_cuda_plugin.so!tsl::BFCAllocator::Extend;"
+			  "xla_cuda_plugin.so!tsl::BFCAllocator::AllocateRawInternal;"
+			  "xla_cuda_plugin.so!xla::PjRtStreamExecutorClient::BufferFromHostBuffer;"
+			  "array.py!_array_from_host;jtrain.py!load_batch");
 	assert_string_equal(s->pool, XLA_POOL);
 	assert_int_equal(report_site_headline(s), 6);
 	s = site_with_key(&r, "cuMemAlloc_v2|xla_cuda_plugin.so+0x1000;xla_cuda_plugin.so+0x2000;"
 			      "xla_cuda_plugin.so+0x3000;jinfer.py!infer");
 	assert_string_equal(s->pool, XLA_POOL);
-	s = site_with_key(&r, "cuMemAlloc_v2|"
-			      "xla_cuda_plugin.so!stream_executor::gpu::CudaExecutor::Allocate;"
-			      "xla_cuda_plugin.so!stream_executor::StreamExecutorMemoryAllocator::Allocate;"
-			      "xla_cuda_plugin.so!xla::PjRtStreamExecutorClient::BufferFromHostBuffer;"
-			      "array.py!_array_from_host;jtrain.py!load_batch");
+	s = site_with_key(
+		&r, "cuMemAlloc_v2|"
+		    "xla_cuda_plugin.so!stream_executor::gpu::CudaExecutor::Allocate;"
+		    "xla_cuda_plugin.so!stream_executor::StreamExecutorMemoryAllocator::Allocate;"
+		    "xla_cuda_plugin.so!xla::PjRtStreamExecutorClient::BufferFromHostBuffer;"
+		    "array.py!_array_from_host;jtrain.py!load_batch");
 	assert_null(s->pool);
 	for (size_t i = 0; i < r.nsites; i++) {
 		if (r.sites[i]->kind == GS_KIND_PINNED)
@@ -760,7 +776,7 @@ static void test_merge_pools(void **state)
  * took no stacks at all (GPUSPY_DEPTH=0). */
 static void test_library_no_frames(void **state)
 {
-	static const int64_t depths[] = { -1, 0, 16 };	/* not said, none, some */
+	static const int64_t depths[] = { -1, 0, 16 }; /* not said, none, some */
 
 	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
 		struct gs_process *p = fake_process(0);
@@ -1049,10 +1065,10 @@ static void test_load_growth(void **state)
 	assert_false(p->partial);
 	assert_false(p->snapshot.present);
 	assert_non_null(strstr(p->file, "node4-300/report.json"));
-	assert_true(p->sites[0].growing);	/* leak_step */
-	assert_true(p->sites[1].growing);	/* cache_grow */
-	assert_false(p->sites[2].growing);	/* churn_step */
-	assert_false(p->sites[3].growing);	/* warm_pool */
+	assert_true(p->sites[0].growing);  /* leak_step */
+	assert_true(p->sites[1].growing);  /* cache_grow */
+	assert_false(p->sites[2].growing); /* churn_step */
+	assert_false(p->sites[3].growing); /* warm_pool */
 
 	/* killed: its last periodic snapshot */
 	p = list.items[1];
@@ -1081,13 +1097,21 @@ static void test_load_growth(void **state)
 	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.partial, 2);
 	assert_int_equal(r.nsites, 5);
-	assert_true(site_by_key(&r, "cudaMalloc|trainer!leak_step;trainer!train_loop;trainer!main")->growing);
-	assert_int_equal(site_by_key(&r, "cudaMalloc|trainer!leak_step;trainer!train_loop;trainer!main")->processes, 3);
+	assert_true(site_by_key(&r, "cudaMalloc|trainer!leak_step;trainer!train_loop;trainer!main")
+			    ->growing);
+	assert_int_equal(
+		site_by_key(&r, "cudaMalloc|trainer!leak_step;trainer!train_loop;trainer!main")
+			->processes,
+		3);
 	/* only in node4-301's snapshot */
-	assert_true(site_by_key(&r, "cudaMalloc|trainer!alloc_batch;trainer!train_loop;trainer!main")->growing);
+	assert_true(
+		site_by_key(&r, "cudaMalloc|trainer!alloc_batch;trainer!train_loop;trainer!main")
+			->growing);
 	assert_true(site_by_key(&r, "cudaMallocManaged|trainer!cache_grow;trainer!main")->growing);
 	assert_false(site_by_key(&r, "cudaMalloc|trainer!warm_pool;trainer!main")->growing);
-	assert_false(site_by_key(&r, "cudaMalloc|trainer!churn_step;trainer!train_loop;trainer!main")->growing);
+	assert_false(
+		site_by_key(&r, "cudaMalloc|trainer!churn_step;trainer!train_loop;trainer!main")
+			->growing);
 	report_clear(&r);
 	process_list_clear(&list);
 
@@ -1186,8 +1210,8 @@ static void test_snapshot_fallback(void **state)
 	assert_string_equal(fallback_of(dir), "snapshot.json");
 	/* oom-2.json's time unknown */
 	copy_file(src, snap);
-	copy_replace(fixture("growth/node4-302/oom-2.json"), oom2,
-		     "\"end_time\": 1764510009.0,", "");
+	copy_replace(fixture("growth/node4-302/oom-2.json"), oom2, "\"end_time\": 1764510009.0,",
+		     "");
 	assert_string_equal(fallback_of(dir), "snapshot.json");
 
 	/* snapshot.json alone */
@@ -1283,7 +1307,8 @@ static void test_normalize(void **state)
 
 static void test_sanitize(void **state)
 {
-	char s[] = "a\nb\x1b[1m\xc2\x9b" "c\xc3\xa9";
+	char s[] = "a\nb\x1b[1m\xc2\x9b"
+		   "c\xc3\xa9";
 
 	util_sanitize(s);
 	assert_string_equal(s, "a?b?[1m??c\xc3\xa9");
@@ -1304,7 +1329,8 @@ static void test_symbolize_self(void **state)
 	struct link_map *lm;
 	Dl_info dli;
 	char exe[PATH_MAX];
-	void *ra = return_address(); int line = __LINE__;
+	void *ra = return_address();
+	int line = __LINE__;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	assert_true(n > 0);
@@ -1387,8 +1413,7 @@ static void test_merge_lines(void **state)
 }
 
 /* The spread of VALUES as report_spread computes it. */
-static struct report_spread spread_of(const int64_t *values, size_t n,
-				      enum report_metric metric)
+static struct report_spread spread_of(const int64_t *values, size_t n, enum report_metric metric)
 {
 	struct report_spread sp;
 
@@ -1440,11 +1465,9 @@ static void test_spread(void **state)
 	sp = spread_of((int64_t[]){ 0, 0, 0, MiB }, 4, REPORT_LEAKED);
 	assert_int_equal(sp.outlier, 3);
 	/* half the median away: just under, at */
-	sp = spread_of((int64_t[]){ 10 * MiB, 10 * MiB, 15 * MiB - 1, 10 * MiB }, 4,
-		       REPORT_LEAKED);
+	sp = spread_of((int64_t[]){ 10 * MiB, 10 * MiB, 15 * MiB - 1, 10 * MiB }, 4, REPORT_LEAKED);
 	assert_int_equal(sp.outlier, -1);
-	sp = spread_of((int64_t[]){ 10 * MiB, 10 * MiB, 15 * MiB, 10 * MiB }, 4,
-		       REPORT_LEAKED);
+	sp = spread_of((int64_t[]){ 10 * MiB, 10 * MiB, 15 * MiB, 10 * MiB }, 4, REPORT_LEAKED);
 	assert_int_equal(sp.outlier, 2);
 	/* an odd median: half of 2 MiB + 1 is not rounded down to 1 MiB */
 	sp = spread_of((int64_t[]){ 2 * MiB + 1, 2 * MiB + 1, 3 * MiB + 1 }, 3, REPORT_PEAK);
@@ -1541,7 +1564,8 @@ static void test_merge_spread(void **state)
 
 	/* on two hosts the host is said, made printable */
 	free(items[2]->host);
-	items[2]->host = strdup("n\033" "2");
+	items[2]->host = strdup("n\033"
+				"2");
 	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
 	assert_true(r.several_hosts);
 	assert_string_equal(report_process_name(&r, 0, name, sizeof(name)), "rank 0 on h");
@@ -1569,9 +1593,9 @@ static void test_merge_ranks(void **state)
 	a = r.sites[0];
 	b = r.sites[1];
 	assert_string_equal(a->key, "cudaMalloc|ddp_train!cache_batch;ddp_train!train_step;"
-			    "ddp_train!main");
+				    "ddp_train!main");
 	assert_string_equal(b->key, "cudaMalloc|ddp_train!bucket_alloc;ddp_train!all_reduce;"
-			    "ddp_train!main");
+				    "ddp_train!main");
 	assert_int_equal(a->per_proc[REPORT_LEAKED][2], 9 * MiB);
 	assert_int_equal(a->spread[REPORT_LEAKED].min, MiB);
 	assert_int_equal(a->spread[REPORT_LEAKED].median, MiB);

@@ -319,8 +319,8 @@ CUresult cuDriverGetVersion(int *driverVersion)
 /* Reads `initialized` unlocked: it only ever goes from false to true. */
 static CUresult check_init(void)
 {
-	return __atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ? CUDA_SUCCESS
-							       : CUDA_ERROR_NOT_INITIALIZED;
+	return __atomic_load_n(&initialized, __ATOMIC_ACQUIRE) ? CUDA_SUCCESS :
+								 CUDA_ERROR_NOT_INITIALIZED;
 }
 
 CUresult cuDeviceGetCount(int *count)

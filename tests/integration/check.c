@@ -141,9 +141,9 @@ static char **make_env(bool fake, bool spied)
 		if (!env_ours(*e))
 			env[i++] = *e;
 	if (fake) {
-		env[i++] = old_path && *old_path
-			       ? xasprintf("LD_LIBRARY_PATH=%s:%s", want.fake_dir, old_path)
-			       : xasprintf("LD_LIBRARY_PATH=%s", want.fake_dir);
+		env[i++] = old_path && *old_path ?
+				   xasprintf("LD_LIBRARY_PATH=%s:%s", want.fake_dir, old_path) :
+				   xasprintf("LD_LIBRARY_PATH=%s", want.fake_dir);
 		for (size_t k = 0; k < want.n_envs; k++)
 			env[i++] = (char *)want.envs[k];
 	} else if (old_path) {
@@ -159,7 +159,7 @@ static char **make_env(bool fake, bool spied)
 /* Runs argv with stdout captured, stdin from /dev/null, stderr shared. */
 static struct run run(char **argv, char **env)
 {
-	struct run r = {.status = -1};
+	struct run r = { .status = -1 };
 	posix_spawn_file_actions_t fa;
 	size_t len = 0, cap = 4096;
 	int fd[2], status, err;
@@ -428,7 +428,7 @@ static long long number(const char *s)
 /* FUNCTION=BYTES/ALLOCS, or FUNCTION=ALLOCS when !with_bytes. */
 static struct site_expect site_arg(char *arg, bool with_bytes)
 {
-	struct site_expect s = {.bytes = UNCHECKED};
+	struct site_expect s = { .bytes = UNCHECKED };
 	char *eq = strrchr(arg, '='), *slash;
 
 	if (!eq || eq == arg)
@@ -589,7 +589,7 @@ static void parse_args(int argc, char **argv)
 	want.spied_argv = want.argv;
 	if (want.valgrind) {
 		/* 97: no program here exits with it. */
-		static char *vg[] = {NULL, "-q", "--error-exitcode=97", "--"};
+		static char *vg[] = { NULL, "-q", "--error-exitcode=97", "--" };
 		const size_t n = sizeof(vg) / sizeof(vg[0]);
 
 		want.spied_argv = calloc(n + (size_t)want.argc + 1, sizeof(char *));
@@ -628,7 +628,7 @@ static void collect(void)
 	got.spied = run(want.spied_argv, make_env(true, true));
 	got.dirs = count_dirs(got.dir);
 	if (want.processes) {
-		char *report[] = {(char *)want.cli, "report", "--format", "json", got.dir, NULL};
+		char *report[] = { (char *)want.cli, "report", "--format", "json", got.dir, NULL };
 
 		got.report = run(report, make_env(false, false));
 		got.json = json_loads(got.report.out, 0, &err);

@@ -21,8 +21,8 @@ void leak_entry_vmm(size_t handles);
 void churn(void);
 
 static const CUmemAllocationProp prop = {
-    .type = CU_MEM_ALLOCATION_TYPE_PINNED,
-    .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
+	.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+	.location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 },
 };
 
 static void get(const char *name, void *slot)

@@ -16,9 +16,9 @@ int main(void)
 	rt_ok(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
 	rt_ok(cudaFree(NULL), "cudaFree(NULL)");
 	rt_ok(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
-	rt_ok(
-	    cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 12000, cudaEnableDefault, &status),
-	    "cudaGetDriverEntryPointByVersion");
+	rt_ok(cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 12000, cudaEnableDefault,
+					       &status),
+	      "cudaGetDriverEntryPointByVersion");
 	printf("no_alloc: %d device(s), all memory free: %s, cuMemAlloc %s\n", count,
 	       free_bytes == total ? "yes" : "no", fn && !status ? "found" : "missing");
 	return 0;

@@ -26,7 +26,7 @@ void leak_extra(void);
 #ifdef GPUSPY_SHIFT
 unsigned shift_padding(unsigned acc);
 
-#define STEP acc = (acc * 31u + 7u) ^ (acc >> 3);
+#define STEP   acc = (acc * 31u + 7u) ^ (acc >> 3);
 #define TEN(x) x x x x x x x x x x
 
 /* Some kilobytes of code at -O0, laid out before what follows. */

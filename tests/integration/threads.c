@@ -45,7 +45,7 @@ __attribute__((noinline)) void leak_threads(size_t size, size_t count)
 int main(int argc, char **argv)
 {
 	size_t nthreads = arg_size(argc, argv, 1);
-	struct job job = {arg_size(argc, argv, 2), arg_size(argc, argv, 3)};
+	struct job job = { arg_size(argc, argv, 2), arg_size(argc, argv, 3) };
 	pthread_t *t = calloc(nthreads, sizeof(*t));
 
 	if (!t)

@@ -16,15 +16,15 @@ void release_some(CUdeviceptr va, CUmemGenericAllocationHandle *h, size_t n, siz
 void churn(CUdeviceptr va, size_t gran);
 
 static CUmemAllocationProp prop = {
-    .type = CU_MEM_ALLOCATION_TYPE_PINNED,
-    .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
+	.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+	.location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 },
 };
 
 static void map_rw(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h)
 {
 	CUmemAccessDesc access = {
-	    .location = prop.location,
-	    .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+		.location = prop.location,
+		.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
 	};
 
 	cu_ok(cuMemMap(va, size, 0, h, 0), "cuMemMap");

@@ -32,7 +32,8 @@ double pyalloc_pairs(long n)
 	for (long i = 0; i < n; i++) {
 		void *p;
 
-		if (cudaMalloc(&p, 4096 + (size_t)(i & 7) * 512) != cudaSuccess || cudaFree(p) != cudaSuccess)
+		if (cudaMalloc(&p, 4096 + (size_t)(i & 7) * 512) != cudaSuccess ||
+		    cudaFree(p) != cudaSuccess)
 			return -1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);

@@ -99,11 +99,16 @@ static void test_site_intern_is_stable(void **state)
 {
 	uintptr_t s1[3] = { 0x401000, 0x401100, 0x401200 };
 	uintptr_t s2[3] = { 0x401000, 0x401100, 0x401300 };
-	struct gs_site *a = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3, NULL, 0);
-	struct gs_site *b = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3, NULL, 0);
-	struct gs_site *c = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s2, 3, NULL, 0);
-	struct gs_site *d = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 2, NULL, 0);
-	struct gs_site *e = site_intern(GS_API_cuMemAlloc_v2, GS_KIND_DEVICE, GS_DOOR_DRIVER, s1, 3, NULL, 0);
+	struct gs_site *a =
+		site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3, NULL, 0);
+	struct gs_site *b =
+		site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3, NULL, 0);
+	struct gs_site *c =
+		site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s2, 3, NULL, 0);
+	struct gs_site *d =
+		site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 2, NULL, 0);
+	struct gs_site *e =
+		site_intern(GS_API_cuMemAlloc_v2, GS_KIND_DEVICE, GS_DOOR_DRIVER, s1, 3, NULL, 0);
 
 	assert_non_null(a);
 	assert_ptr_equal(a, b);
@@ -115,14 +120,14 @@ static void test_site_intern_is_stable(void **state)
 
 	/* The same native path from two Python lines: two sites. */
 	struct gs_pyraw py1[1] = { { 0x7000, 10, 0x8000 } }, py2[1] = { { 0x7000, 12, 0x8000 } };
-	struct gs_site *f = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3,
-					py1, 1);
-	struct gs_site *g = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3,
-					py2, 1);
+	struct gs_site *f =
+		site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3, py1, 1);
+	struct gs_site *g =
+		site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3, py2, 1);
 	assert_ptr_not_equal(f, a);
 	assert_ptr_not_equal(f, g);
-	assert_ptr_equal(f, site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3,
-					py1, 1));
+	assert_ptr_equal(
+		f, site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, s1, 3, py1, 1));
 	assert_int_equal(f->pydepth, 1);
 	assert_int_equal(a->frames[0].module, -1); /* no module maps 0x401000 here */
 }
@@ -130,7 +135,8 @@ static void test_site_intern_is_stable(void **state)
 static void test_site_accounting_and_peak(void **state)
 {
 	uintptr_t pcs[1] = { 0x12345 };
-	struct gs_site *s = site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, pcs, 1, NULL, 0);
+	struct gs_site *s =
+		site_intern(GS_API_cudaMalloc, GS_KIND_DEVICE, GS_DOOR_RUNTIME, pcs, 1, NULL, 0);
 
 	struct gs_count_snap k;
 
@@ -200,14 +206,16 @@ static void test_peak_snapshot_within_one_percent(void **state)
 			uint64_t size = 4096 + ((seed >> 8) % 64) * 65536;
 
 			record_alloc(GS_API_cuMemAlloc_v2, GS_DOOR_DRIVER, GS_KIND_DEVICE,
-				     GS_SPACE_DEVPTR, addr + (uint64_t)top * 0x10000000ull, size, 1);
+				     GS_SPACE_DEVPTR, addr + (uint64_t)top * 0x10000000ull, size,
+				     1);
 			top++;
 			live += (long long)size;
 		} else {
 			struct gs_alloc *a;
 
 			top--;
-			a = record_free_begin(GS_SPACE_DEVPTR, addr + (uint64_t)top * 0x10000000ull);
+			a = record_free_begin(GS_SPACE_DEVPTR,
+					      addr + (uint64_t)top * 0x10000000ull);
 			assert_non_null(a);
 			live -= (long long)a->size;
 			record_free_end(a, 0, true);
@@ -231,7 +239,7 @@ static void test_peak_snapshot_within_one_percent(void **state)
 }
 
 #define THREADS 8
-#define PAIRS 10000
+#define PAIRS	10000
 
 static void *worker(void *arg)
 {

@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 
 	ra[0] = symtarget_caller();
 	ra[1] = symtarget_capture();
-	main_line = __LINE__;
+	main_line = __LINE__ - 1; /* the line of the call above */
 #ifdef HAVE_CPP
 	ra[2] = symtarget_cpp_entry(&cpp_line);
 	nframes = 3;

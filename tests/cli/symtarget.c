@@ -19,7 +19,7 @@ __attribute__((noinline)) void *symtarget_capture(void)
 __attribute__((noinline)) void *symtarget_caller(void)
 {
 	void *ra = symtarget_capture();
-	symtarget_line = __LINE__;
+	symtarget_line = __LINE__ - 1; /* the line of the call above */
 
 	return ra;
 }

@@ -3,13 +3,15 @@
 // "gstest::cpp_caller(int)", demangled, with its file and line.
 #include "symtarget.h"
 
-namespace gstest {
+namespace gstest
+{
 
 int cpp_line;
 
 __attribute__((noinline)) void *cpp_caller(int x)
 {
-	void *ra = symtarget_capture(); cpp_line = __LINE__ + x;
+	void *ra = symtarget_capture();
+	cpp_line = __LINE__ - 1 + x; /* the line of the call above */
 
 	return ra;
 }

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The names both sides spell (names.h): the library builds its process
+ * directory and file paths with these, the command finds and reads them.
+ * No allocation, no state: the preload library calls them from its writer
+ * thread and from the report written at exit.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "names.h"
+
+const char *const names_kinds[GS_KIND_COUNT] = {
+	[GS_KIND_DEVICE] = "device",
+	[GS_KIND_MANAGED] = "managed",
+	[GS_KIND_VMM] = "vmm",
+	[GS_KIND_PINNED] = "pinned",
+};
+
+const char *names_kind(int kind)
+{
+	return kind >= 0 && kind < GS_KIND_COUNT ? names_kinds[kind] : "?";
+}
+
+int names_kind_parse(const char *s)
+{
+	for (int k = 0; k < GS_KIND_COUNT; k++)
+		if (strcmp(s, names_kinds[k]) == 0)
+			return k;
+	return -EINVAL;
+}
+
+void names_host(char *buf, size_t size)
+{
+	/* POSIX leaves unsaid whether a name that fits exactly is
+	 * terminated: hence the last byte, always */
+	if (gethostname(buf, size) != 0)
+		snprintf(buf, size, "unknown");
+	buf[size - 1] = '\0';
+}
+
+/* snprintf's count as 0 or -ENAMETOOLONG */
+static int fit(int n, size_t size)
+{
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int names_process_dir(char *buf, size_t size, pid_t pid)
+{
+	char host[GS_HOST_SIZE];
+
+	names_host(host, sizeof(host));
+	return fit(snprintf(buf, size, "%s-%d", host, (int)pid), size);
+}
+
+int names_process_path(char *buf, size_t size, const char *run_dir, pid_t pid)
+{
+	char host[GS_HOST_SIZE];
+
+	names_host(host, sizeof(host));
+	return fit(snprintf(buf, size, "%s/%s-%d", run_dir, host, (int)pid), size);
+}
+
+int names_join(char *buf, size_t size, const char *dir, const char *name)
+{
+	return fit(snprintf(buf, size, "%s/%s", dir, name), size);
+}
+
+int names_tmp(char *buf, size_t size, const char *dir, const char *name)
+{
+	return fit(snprintf(buf, size, "%s/.%s.tmp", dir, name), size);
+}
+
+int names_parse_process_dir(const char *name, pid_t *pid, size_t *host_len)
+{
+	const char *dash = strrchr(name, '-'), *d;
+	long long x = 0;
+
+	if (!dash || dash == name || dash[1] < '1' || dash[1] > '9')
+		return -EINVAL;
+	for (d = dash + 1; *d; d++) {
+		if (*d < '0' || *d > '9')
+			return -EINVAL;
+		x = x * 10 + (*d - '0');
+		if (x > INT_MAX)
+			return -EINVAL;
+	}
+	*pid = (pid_t)x;
+	if (host_len)
+		*host_len = (size_t)(dash - name);
+	return 0;
+}
+
+int names_parse_numbered(const char *name, const char *prefix, unsigned *n)
+{
+	size_t plen = strlen(prefix), len = 0;
+	const char *d;
+	unsigned x = 0;
+
+	if (strncmp(name, prefix, plen) != 0)
+		return -EINVAL;
+	for (d = name + plen; *d >= '0' && *d <= '9'; d++, len++) {
+		if (len == 9)
+			return -EINVAL;
+		x = x * 10 + (unsigned)(*d - '0');
+	}
+	if (len == 0 || strcmp(d, GS_FILE_NUMBERED_SUFFIX) != 0)
+		return -EINVAL;
+	*n = x;
+	return 0;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The names of what libgpuspy writes and gpuspy reads (docs/format.md):
+ * files of a process directory, format ids, memory kinds, and the
+ * process directory <run dir>/<host>-<pid> itself.
+ *
+ * Both sides compile this: a name spelled twice is a file that one side
+ * writes and the other never finds.  The preload library calls it from
+ * its writer and report paths, so nothing here allocates, keeps state or
+ * touches a stdio stream (snprintf into the caller's buffer only).
+ */
+#ifndef GPUSPY_COMMON_NAMES_H
+#define GPUSPY_COMMON_NAMES_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The files of a process directory. */
+#define GS_FILE_REPORT_JSON "report.json"   /* at exit, gpuspy-process/1 */
+#define GS_FILE_REPORT_TEXT "report.txt"    /* at exit, for people */
+#define GS_FILE_SNAPSHOT    "snapshot.json" /* rewritten every GPUSPY_INTERVAL */
+#define GS_FILE_TORCH	    "torch.json"    /* the PyTorch view, gpuspy-torch/1 */
+#define GS_FILE_REQUEST	    ".request"	    /* the label `gpuspy snapshot` leaves */
+/* Numbered files: "snapshot-N.json" (on demand), "oom-N.json" (post-mortems).
+ * The formats take one unsigned; the prefixes are what a reader matches. */
+#define GS_FILE_SNAPSHOT_N	  "snapshot-%u.json"
+#define GS_FILE_SNAPSHOT_N_PREFIX "snapshot-"
+#define GS_FILE_OOM_N		  "oom-%u.json"
+#define GS_FILE_OOM_N_PREFIX	  "oom-"
+#define GS_FILE_NUMBERED_SUFFIX	  ".json"
+
+/* Format ids: the "format" member of each document. */
+#define GS_FORMAT_PROCESS "gpuspy-process/1" /* report.json, snapshots, oom-N.json */
+#define GS_FORMAT_TORCH	  "gpuspy-torch/1"   /* torch.json */
+#define GS_FORMAT_REPORT  "gpuspy-report/1"  /* gpuspy report --format json */
+#define GS_FORMAT_MERGE	  "gpuspy-merge/1"   /* gpuspy merge --format json */
+#define GS_FORMAT_DIFF	  "gpuspy-diff/1"    /* gpuspy diff --format json */
+
+/* What an allocation occupies, GPU-resident kinds first; the names are
+ * the keys of "kinds" and the values of a site's "kind", in this order. */
+enum gs_kind {
+	GS_KIND_DEVICE,
+	GS_KIND_MANAGED,
+	GS_KIND_VMM,	/* physical memory from cuMemCreate */
+	GS_KIND_PINNED, /* page-locked host memory, reported apart */
+	GS_KIND_COUNT,
+};
+
+extern const char *const names_kinds[GS_KIND_COUNT];
+
+/* KIND's name, "?" for a value out of range. */
+const char *names_kind(int kind);
+/* The kind named S, or -EINVAL. */
+int names_kind_parse(const char *s);
+
+/*
+ * Buffer sizes.  Linux host names have at most HOST_NAME_MAX (64) bytes;
+ * 256 holds any POSIX one.  "<host>-<pid>" adds '-', at most 11
+ * characters of an int and the NUL.
+ */
+#define GS_HOST_SIZE	    256
+#define GS_PROCESS_DIR_SIZE (GS_HOST_SIZE + 12)
+
+/*
+ * This machine's name in BUF (SIZE > 0), always NUL-terminated: "unknown"
+ * (truncated to fit) when gethostname fails, which it does when the name
+ * does not fit.  The only caller of gethostname in gpuspy.
+ */
+void names_host(char *buf, size_t size);
+
+/*
+ * "<host>-<pid>", the name of process PID's directory on this machine.
+ * 0, or -ENAMETOOLONG when it did not fit: BUF then holds as much as fit,
+ * NUL-terminated (nothing when SIZE is 0).  Same for the functions below.
+ */
+int names_process_dir(char *buf, size_t size, pid_t pid);
+/* "<run_dir>/<host>-<pid>". */
+int names_process_path(char *buf, size_t size, const char *run_dir, pid_t pid);
+/* "<dir>/<name>". */
+int names_join(char *buf, size_t size, const char *dir, const char *name);
+/* "<dir>/.<name>.tmp": where NAME is written before its rename, hidden from
+ * readers, which skip names that start with a dot. */
+int names_tmp(char *buf, size_t size, const char *dir, const char *name);
+
+/*
+ * NAME read as "<host>-<pid>": the pid after the last '-' (1 to INT_MAX,
+ * decimal digits, no leading zero) and a host before it of at least one
+ * character.  0 with *PID (and *HOST_LEN when not NULL), or -EINVAL.
+ */
+int names_parse_process_dir(const char *name, pid_t *pid, size_t *host_len);
+
+/*
+ * NAME read as PREFIX N ".json" (GS_FILE_OOM_N_PREFIX, GS_FILE_SNAPSHOT_N_PREFIX):
+ * N of 1 to 9 decimal digits (a process writes far fewer files).  0 with
+ * *N, or -EINVAL.
+ */
+int names_parse_numbered(const char *name, const char *prefix, unsigned *n);
+
+#endif /* GPUSPY_COMMON_NAMES_H */

@@ -18,6 +18,10 @@
 #define GPUSPY_REPORT_JSON "report.json"
 #define GPUSPY_REPORT_TEXT "report.txt"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * Optional calls into gpuspy, from C or from Python through ctypes
  * (ctypes.CDLL(None).gpuspy_mark(b"epoch 3")).  They do something only
@@ -33,5 +37,9 @@ int gpuspy_mark(const char *label);
  * the label.  Returns 0, or -1 when nothing was written (no allocation
  * yet, gpuspy off or not preloaded, 64 such snapshots already). */
 int gpuspy_snapshot(const char *label);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* GPUSPY_H */

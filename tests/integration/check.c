@@ -107,7 +107,7 @@ static bool env_ours(const char *entry)
 	       !strncmp(entry, "LD_LIBRARY_PATH=", 16);
 }
 
-static char *xasprintf(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;

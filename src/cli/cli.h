@@ -22,7 +22,7 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
-/* util.c: what every command does alike */
+/* common.c: what every command does alike */
 
 struct gs_error;
 
@@ -51,14 +51,14 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
  * output failed, free L; the exit status. */
 int cli_report_done(struct cli_loaded *l, int e);
 
-/* util.c: a process running under gpuspy, seen from outside */
+/* procfs.c: a process running under gpuspy, seen from outside */
 
 /* The value of NAME in /proc/PID/environ, or NULL. */
-char *util_proc_env(pid_t pid, const char *name);
+char *procfs_env(pid_t pid, const char *name);
 /* The process directory that process PID writes on this host, as the
  * library resolves it: its GPUSPY_OUTPUT_DIR (default gpuspy-out; a
  * relative one from its working directory) + "/<host>-<pid>".  Cut short
  * when it does not fit in SIZE bytes. */
-void util_process_dir(pid_t pid, char *dir, size_t size);
+void procfs_process_dir(pid_t pid, char *dir, size_t size);
 
 #endif

@@ -665,7 +665,7 @@ int cmd_top(int argc, char **argv)
 		return usage_error("one PATH or PID only, not also", argv[optind + 1]);
 	t.pid = parse_pid(argv[optind]);
 	if (t.pid > 0) {
-		util_process_dir(t.pid, t.dir, sizeof(t.dir));
+		procfs_process_dir(t.pid, t.dir, sizeof(t.dir));
 		t.path = t.dir;
 	} else {
 		t.path = argv[optind];

@@ -3,6 +3,7 @@
  * loading every PATH into one merged report before anything is printed. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,4 +92,35 @@ int cli_report_done(struct cli_loaded *l, int e)
 	symbolizer_free(l->sym);
 	process_list_clear(&l->list);
 	return status;
+}
+
+int cli_usage_error(const char *cmd, const char *what, const char *arg)
+{
+	fprintf(stderr, "gpuspy %s: ", cmd);
+	fputs(what, stderr);
+	if (arg) {
+		fputs(" '", stderr);
+		util_put_clean(stderr, arg);
+		putc('\'', stderr);
+	}
+	fprintf(stderr, " (see 'gpuspy %s --help')\n", cmd);
+	return EXIT_USAGE;
+}
+
+void cli_print_error(const struct gs_error *err, int e)
+{
+	fputs("gpuspy: ", stderr);
+	/* the message was sanitized when it was made */
+	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
+	putc('\n', stderr);
+}
+
+int cli_parse_count(const char *s, size_t *out)
+{
+	int64_t v;
+
+	if (util_parse_count(s, &v) < 0 || (uint64_t)v > SIZE_MAX)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
 }

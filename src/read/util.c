@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Small string and path helpers shared by the readers and the commands,
- * and what the commands learn of a process from /proc. */
+/* Small string and path helpers shared by the readers and the commands. */
 #include <fcntl.h>
 #include <limits.h>
 #include <errno.h>
@@ -12,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "read.h"
 
 /* A C1 control is U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F; some terminals
@@ -129,64 +127,6 @@ void util_path_normalize(char *path, bool dotdot)
 	out[len] = '\0';
 }
 
-char *util_proc_env(pid_t pid, const char *name)
-{
-	char path[64], *buf = NULL, *val = NULL;
-	size_t len = 0, cap = 0, nlen = strlen(name);
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			char *b = realloc(buf, cap = len + 65536);
-
-			if (!b)
-				break;
-			buf = b;
-		}
-		n = read(fd, buf + len, 4096);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	for (size_t i = 0; buf && i < len; i += strlen(buf + i) + 1) {
-		buf[len] = '\0';
-		if (strncmp(buf + i, name, nlen) == 0 && buf[i + nlen] == '=') {
-			val = strdup(buf + i + nlen + 1);
-			break;
-		}
-	}
-	free(buf);
-	return val;
-}
-
-void util_process_dir(pid_t pid, char *dir, size_t size)
-{
-	char host[256], cwd_link[64], cwd[PATH_MAX], *out;
-	ssize_t n;
-
-	/* Its run directory, as the library resolved it: relative to its
-	 * working directory. */
-	snprintf(cwd_link, sizeof(cwd_link), "/proc/%d/cwd", (int)pid);
-	n = readlink(cwd_link, cwd, sizeof(cwd) - 1);
-	cwd[n > 0 ? n : 0] = '\0';
-	out = util_proc_env(pid, "GPUSPY_OUTPUT_DIR");
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	if (out && out[0] == '/')
-		snprintf(dir, size, "%s/%s-%d", out, host, (int)pid);
-	else
-		snprintf(dir, size, "%s/%s/%s-%d", cwd, out && *out ? out : "gpuspy-out", host,
-			 (int)pid);
-	free(out);
-}
-
 int util_parse_count(const char *s, int64_t *out)
 {
 	int64_t x = 0;
@@ -240,37 +180,6 @@ int util_parse_size(const char *s, int64_t *out)
 	    __builtin_add_overflow(v, (int64_t)((double)frac / (double)fscale * (double)scale), &v))
 		return -EINVAL;
 	*out = v;
-	return 0;
-}
-
-int cli_usage_error(const char *cmd, const char *what, const char *arg)
-{
-	fprintf(stderr, "gpuspy %s: ", cmd);
-	fputs(what, stderr);
-	if (arg) {
-		fputs(" '", stderr);
-		util_put_clean(stderr, arg);
-		putc('\'', stderr);
-	}
-	fprintf(stderr, " (see 'gpuspy %s --help')\n", cmd);
-	return EXIT_USAGE;
-}
-
-void cli_print_error(const struct gs_error *err, int e)
-{
-	fputs("gpuspy: ", stderr);
-	/* the message was sanitized when it was made */
-	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
-	putc('\n', stderr);
-}
-
-int cli_parse_count(const char *s, size_t *out)
-{
-	int64_t v;
-
-	if (util_parse_count(s, &v) < 0 || (uint64_t)v > SIZE_MAX)
-		return -EINVAL;
-	*out = (size_t)v;
 	return 0;
 }
 

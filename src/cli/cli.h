@@ -24,13 +24,13 @@ int cmd_top(int argc, char **argv);
 
 /* common.c: what every command does alike */
 
-struct gs_error;
+struct rd_error;
 
 /* "gpuspy CMD: WHAT 'ARG' (see 'gpuspy CMD --help')" on stderr (ARG may
  * be NULL, and is printed with control characters replaced); EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *what, const char *arg);
 /* "gpuspy: " and ERR's message, or strerror(-E) when it has none. */
-void cli_print_error(const struct gs_error *err, int e);
+void cli_print_error(const struct rd_error *err, int e);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 
@@ -39,9 +39,9 @@ int cli_parse_count(const char *s, size_t *out);
  * else the exit status to return at once. */
 #include "read.h"
 struct cli_loaded {
-	struct gs_process_list list;
+	struct rd_process_list list;
 	struct symbolizer *sym;
-	struct report rep;
+	struct rd_report rep;
 	bool json;
 	size_t top; /* 0: all */
 };

@@ -61,9 +61,9 @@ struct side {
 	const char *name; /* "OLD", "NEW" */
 	char **paths;
 	size_t npaths;
-	struct gs_process_list list;
+	struct rd_process_list list;
 	struct symbolizer *sym;
-	struct report rep;
+	struct rd_report rep;
 	bool built;
 	struct at_entry *at; /* --at: by site address */
 	int64_t at_total;
@@ -72,7 +72,7 @@ struct side {
 
 struct row {
 	const char *key;
-	const struct report_site *site[2]; /* OLD, NEW; NULL when absent */
+	const struct rd_report_site *site[2]; /* OLD, NEW; NULL when absent */
 	int64_t at[2];
 	enum status status;
 	int64_t d_leaked, d_peak, d_allocs, d_at;
@@ -83,7 +83,7 @@ struct row {
  * basenames and functions: lines move between two commits. */
 struct trow {
 	char *key;
-	const struct report_tsite *site[2]; /* the largest of the key; NULL: absent */
+	const struct rd_report_tsite *site[2]; /* the largest of the key; NULL: absent */
 	int64_t live[2], peak[2];
 	enum status status;
 };
@@ -137,19 +137,19 @@ static int64_t abs_sat(int64_t x)
 
 /* --at: a merged site's live bytes at the mark, found by its address. */
 struct at_entry {
-	const struct report_site *site;
+	const struct rd_report_site *site;
 	int64_t bytes;
 };
 
 static int cmp_at(const void *a, const void *b)
 {
-	const struct report_site *x = ((const struct at_entry *)a)->site;
-	const struct report_site *y = ((const struct at_entry *)b)->site;
+	const struct rd_report_site *x = ((const struct at_entry *)a)->site;
+	const struct rd_report_site *y = ((const struct at_entry *)b)->site;
 
 	return x < y ? -1 : x > y;
 }
 
-static int64_t at_of(const struct side *s, const struct report_site *site)
+static int64_t at_of(const struct side *s, const struct rd_report_site *site)
 {
 	struct at_entry k = { .site = site }, *hit;
 
@@ -160,7 +160,7 @@ static int64_t at_of(const struct side *s, const struct report_site *site)
 }
 
 /* The last mark LABEL of process P, or NULL. */
-static const struct gs_mark *find_mark(const struct gs_process *p, const char *label)
+static const struct rd_mark *find_mark(const struct rd_process *p, const char *label)
 {
 	for (size_t i = p->nmarks; i-- > 0;)
 		if (strcmp(p->marks[i].label, label) == 0)
@@ -169,11 +169,11 @@ static const struct gs_mark *find_mark(const struct gs_process *p, const char *l
 }
 
 /* One line that lists the labels the side's first process does carry. */
-static void no_mark_error(const struct side *s, const char *label, struct gs_error *err)
+static void no_mark_error(const struct side *s, const char *label, struct rd_error *err)
 {
 	char known[512] = "";
 	size_t len = 0;
-	const struct gs_process *p = s->list.items[0];
+	const struct rd_process *p = s->list.items[0];
 
 	for (size_t i = 0; i < p->nmarks && len + 8 < sizeof(known); i++) {
 		bool seen = false;
@@ -188,15 +188,15 @@ static void no_mark_error(const struct side *s, const char *label, struct gs_err
 		len = n < 0 || (size_t)n >= sizeof(known) - len ? sizeof(known) - 1 :
 								  len + (size_t)n;
 	}
-	gs_error_set(err, s->paths[0], "%s run: no process has a mark \"%s\" (%s%s)", s->name,
+	rd_error_set(err, s->paths[0], "%s run: no process has a mark \"%s\" (%s%s)", s->name,
 		     label, len ? "marks: " : "it has no marks", known);
 }
 
 /* With --at: each merged site's live bytes at the mark, summed over the
  * processes that carry it. */
-static int side_at(struct side *s, const char *label, struct gs_error *err)
+static int side_at(struct side *s, const char *label, struct rd_error *err)
 {
-	const struct report *r = &s->rep;
+	const struct rd_report *r = &s->rep;
 
 	s->at = calloc(r->nsites + 1, sizeof(*s->at));
 	if (!s->at)
@@ -205,7 +205,7 @@ static int side_at(struct side *s, const char *label, struct gs_error *err)
 		s->at[i].site = r->sites[i];
 	qsort(s->at, r->nsites, sizeof(*s->at), cmp_at);
 	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct gs_mark *m = find_mark(r->procs[i], label);
+		const struct rd_mark *m = find_mark(r->procs[i], label);
 
 		if (!m)
 			continue;
@@ -226,7 +226,7 @@ static int side_at(struct side *s, const char *label, struct gs_error *err)
 	return 0;
 }
 
-static int side_load(struct side *s, const char *at_label, struct gs_error *err)
+static int side_load(struct side *s, const char *at_label, struct rd_error *err)
 {
 	int e;
 
@@ -261,8 +261,8 @@ static void side_clear(struct side *s)
 
 static int cmp_site_key(const void *a, const void *b)
 {
-	const struct report_site *x = *(const struct report_site *const *)a;
-	const struct report_site *y = *(const struct report_site *const *)b;
+	const struct rd_report_site *x = *(const struct rd_report_site *const *)a;
+	const struct rd_report_site *y = *(const struct rd_report_site *const *)b;
 
 	return strcmp(x->key, y->key);
 }
@@ -278,7 +278,7 @@ static int cmp_rows(const void *a, const void *b)
 
 static void row_compute(struct diff *d, struct row *w)
 {
-	const struct report_site *o = w->site[0], *n = w->site[1];
+	const struct rd_report_site *o = w->site[0], *n = w->site[1];
 	int64_t ol = o ? o->c.live_bytes : 0, nl = n ? n->c.live_bytes : 0;
 	int64_t op = o ? o->c.peak_bytes : 0, np = n ? n->c.peak_bytes : 0;
 	int64_t oa = o ? o->c.allocations : 0, na = n ? n->c.allocations : 0;
@@ -312,10 +312,10 @@ static void row_compute(struct diff *d, struct row *w)
  * key once), ordered by how much they changed. */
 static int diff_match(struct diff *d)
 {
-	const struct report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
+	const struct rd_report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
 	size_t cap = ro->nsites + rn->nsites + 1, i = 0, j = 0;
-	struct report_site **a = calloc(ro->nsites + 1, sizeof(*a));
-	struct report_site **b = calloc(rn->nsites + 1, sizeof(*b));
+	struct rd_report_site **a = calloc(ro->nsites + 1, sizeof(*a));
+	struct rd_report_site **b = calloc(rn->nsites + 1, sizeof(*b));
 
 	d->rows = calloc(cap, sizeof(*d->rows));
 	if (!a || !b || !d->rows) {
@@ -390,11 +390,11 @@ static int cmp_trows(const void *a, const void *b)
 static int torch_match(struct diff *d)
 {
 	for (int k = 0; k < 2; k++) {
-		const struct report_torch *t = &d->side[k].rep.torch;
+		const struct rd_report_torch *t = &d->side[k].rep.torch;
 
 		d->torch |= t->present;
 		for (size_t i = 0; i < t->nsites; i++) {
-			const struct report_tsite *ts = t->sites[i];
+			const struct rd_report_tsite *ts = t->sites[i];
 			char *key = strip_lines(ts->key);
 			struct trow *w = NULL;
 
@@ -450,9 +450,9 @@ struct setting {
 	size_t distinct; /* values seen, absent not counted */
 };
 
-typedef char *(*setting_fn)(const struct gs_process *p, const void *arg);
+typedef char *(*setting_fn)(const struct rd_process *p, const void *arg);
 
-static char *command_of(const struct gs_process *p, const void *arg)
+static char *command_of(const struct rd_process *p, const void *arg)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -470,7 +470,7 @@ static char *command_of(const struct gs_process *p, const void *arg)
 	return buf;
 }
 
-static char *env_of(const struct gs_process *p, const void *arg)
+static char *env_of(const struct rd_process *p, const void *arg)
 {
 	for (size_t i = 0; i < p->nenv; i++)
 		if (strcmp(p->env[i].name, arg) == 0)
@@ -478,13 +478,13 @@ static char *env_of(const struct gs_process *p, const void *arg)
 	return NULL;
 }
 
-static char *version_of(const struct gs_process *p, const void *arg)
+static char *version_of(const struct rd_process *p, const void *arg)
 {
 	(void)arg;
 	return p->version ? strdup(p->version) : NULL;
 }
 
-static char *driver_of(const struct gs_process *p, const void *arg)
+static char *driver_of(const struct rd_process *p, const void *arg)
 {
 	char buf[32];
 
@@ -497,7 +497,7 @@ static char *driver_of(const struct gs_process *p, const void *arg)
 	return strdup(buf);
 }
 
-static char *gpus_of(const struct gs_process *p, const void *arg)
+static char *gpus_of(const struct rd_process *p, const void *arg)
 {
 	char *buf = NULL, size[32];
 	size_t len = 0;
@@ -531,13 +531,13 @@ static char *gpus_of(const struct gs_process *p, const void *arg)
 	return buf;
 }
 
-static char *python_of(const struct gs_process *p, const void *arg)
+static char *python_of(const struct rd_process *p, const void *arg)
 {
 	(void)arg;
 	return p->python.present && p->python.version ? strdup(p->python.version) : NULL;
 }
 
-static char *depth_of(const struct gs_process *p, const void *arg)
+static char *depth_of(const struct rd_process *p, const void *arg)
 {
 	char buf[24];
 
@@ -610,7 +610,7 @@ static int settings_collect(const struct diff *d, struct setting_row **out, size
 	/* every variable either side recorded, sorted, once */
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < d->side[k].list.n; i++) {
-			const struct gs_process *p = d->side[k].list.items[i];
+			const struct rd_process *p = d->side[k].list.items[i];
 
 			for (size_t e = 0; e < p->nenv; e++) {
 				char **nn;
@@ -689,10 +689,10 @@ static int device_totals(const struct diff *d, struct total **out, size_t *nout)
 	size_t n = 0;
 
 	for (int k = 0; k < 2; k++) {
-		const struct report *r = &d->side[k].rep;
+		const struct rd_report *r = &d->side[k].rep;
 
 		for (size_t i = 0; i < r->nprocs; i++) {
-			const struct gs_process *p = r->procs[i];
+			const struct rd_process *p = r->procs[i];
 
 			for (int what = 0; what < 2; what++) {
 				size_t nd = what ? p->at_peak.ndevices : p->ndevices;
@@ -750,7 +750,7 @@ static json_t *pair_json(int64_t o, int64_t n)
 			 (json_int_t)sub_sat(n, o));
 }
 
-static const struct report_site *row_site(const struct row *w)
+static const struct rd_report_site *row_site(const struct row *w)
 {
 	return w->site[1] ? w->site[1] : w->site[0];
 }
@@ -758,7 +758,7 @@ static const struct report_site *row_site(const struct row *w)
 static int print_json(const struct diff *d, const struct setting_row *set, size_t nset,
 		      const struct total *tot, size_t ntot, FILE *out)
 {
-	const struct report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
+	const struct rd_report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
 	json_t *root = json_object(), *sides = json_object(), *settings = json_array();
 	json_t *totals = json_object(), *devs = json_array(), *sites = json_array();
 	int e = 0;
@@ -804,7 +804,7 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 		int64_t a[2] = { 0, 0 };
 
 		for (int k = 0; k < 2; k++) {
-			const struct report *r = &d->side[k].rep;
+			const struct rd_report *r = &d->side[k].rep;
 
 			for (size_t i = 0; i < r->nsites; i++)
 				util_add_sat(&a[k], r->sites[i]->c.allocations);
@@ -825,15 +825,15 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 	json_object_set(root, "totals", totals);
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct row *w = &d->rows[i];
-		const struct report_site *s = row_site(w);
-		const struct report_site *o = w->site[0], *n = w->site[1];
+		const struct rd_report_site *s = row_site(w);
+		const struct rd_report_site *o = w->site[0], *n = w->site[1];
 		ssize_t h = report_site_headline(s);
 		json_t *j = json_object();
 
 		json_object_set_new(j, "key", json_string(w->key));
 		json_object_set_new(j, "status", json_string(status_names[w->status]));
 		json_object_set_new(j, "api", json_string(s->api));
-		json_object_set_new(j, "kind", json_string(gs_kind_name(s->kind)));
+		json_object_set_new(j, "kind", json_string(rd_kind_name(s->kind)));
 		if (h >= 0)
 			json_object_set_new(j, "headline", report_frame_json(&s->frames[h]));
 		if (s->library)
@@ -856,7 +856,7 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 
 		for (size_t i = 0; ts && i < d->ntrows; i++) {
 			const struct trow *w = &d->trows[i];
-			const struct report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
+			const struct rd_report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
 			ssize_t h = report_tsite_headline(t);
 			json_t *j = json_object();
 
@@ -919,10 +919,10 @@ static void print_value(FILE *out, const struct setting *v, int width)
 			putc(' ', out);
 }
 
-static void print_headline(FILE *out, const struct report_site *s)
+static void print_headline(FILE *out, const struct rd_report_site *s)
 {
 	ssize_t h = report_site_headline(s);
-	const struct report_frame *f;
+	const struct rd_report_frame *f;
 
 	if (h < 0) {
 		fputs("(no stack)", out);
@@ -962,11 +962,11 @@ static void put_name(FILE *out, const char *name)
 
 /* The innermost frame under the headline that is not noise, a Python one
  * (the library function the user called) before any native one; -1. */
-static ssize_t via_frame(const struct report_site *s, ssize_t h)
+static ssize_t via_frame(const struct rd_report_site *s, ssize_t h)
 {
 	for (int pass = 0; pass < 2; pass++)
 		for (ssize_t i = 0; i < h; i++) {
-			const struct report_frame *f = &s->frames[i];
+			const struct rd_report_frame *f = &s->frames[i];
 
 			if (f->noise == NOISE_NONE && f->function && (pass == 1 || f->python))
 				return i;
@@ -977,7 +977,7 @@ static ssize_t via_frame(const struct report_site *s, ssize_t h)
 /* Where a site differs from its neighbours with the same headline (the
  * innermost frame that is not noise, when it is not the headline), then
  * the headline's callers that are the user's: up to three, in one line. */
-static void print_callers(FILE *out, const struct report_site *s)
+static void print_callers(FILE *out, const struct rd_report_site *s)
 {
 	ssize_t h = report_site_headline(s), v;
 	int shown = 0;
@@ -986,7 +986,7 @@ static void print_callers(FILE *out, const struct report_site *s)
 		return;
 	v = via_frame(s, h);
 	if (v >= 0) {
-		const struct report_frame *f = &s->frames[v];
+		const struct rd_report_frame *f = &s->frames[v];
 
 		fputs("      via ", out);
 		put_name(out, f->function);
@@ -1006,7 +1006,7 @@ static void print_callers(FILE *out, const struct report_site *s)
 		putc('\n', out);
 	}
 	for (size_t i = (size_t)h + 1; i < s->nframes && shown < 3; i++) {
-		const struct report_frame *f = &s->frames[i];
+		const struct rd_report_frame *f = &s->frames[i];
 
 		if (f->noise != NOISE_NONE || !f->function || (f->python && !f->user))
 			continue;
@@ -1051,7 +1051,7 @@ static void print_torch(FILE *out, const struct diff *d, size_t top)
 		report_human_size(d->threshold, a, sizeof(a)));
 	for (size_t i = 0; i < d->ntrows; i++) {
 		const struct trow *w = &d->trows[i];
-		const struct report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
+		const struct rd_report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
 		int64_t delta = sub_sat(w->live[1], w->live[0]);
 		ssize_t h = report_tsite_headline(t);
 
@@ -1069,7 +1069,7 @@ static void print_torch(FILE *out, const struct diff *d, size_t top)
 		if (h < 0) {
 			fputs("(allocated before the PyTorch view started)", out);
 		} else {
-			const struct report_frame *f = &t->frames[h];
+			const struct rd_report_frame *f = &t->frames[h];
 
 			put_name(out, f->function);
 			fputs(" (", out);
@@ -1092,7 +1092,7 @@ static void print_torch(FILE *out, const struct diff *d, size_t top)
 static int print_text(const struct diff *d, const struct setting_row *set, size_t nset,
 		      const struct total *tot, size_t ntot, size_t top, FILE *out)
 {
-	const struct report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
+	const struct rd_report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
 	size_t shown = 0, hidden = 0, listed = 0;
 	char a[32], b[40];
 
@@ -1150,8 +1150,8 @@ static int print_text(const struct diff *d, const struct setting_row *set, size_
 	fputs(")\n", out);
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct row *w = &d->rows[i];
-		const struct report_site *s = row_site(w);
-		const struct report_site *o = w->site[0], *n = w->site[1];
+		const struct rd_report_site *s = row_site(w);
+		const struct rd_report_site *o = w->site[0], *n = w->site[1];
 
 		if (w->status == ST_SAME || w->size < d->threshold ||
 		    (w->size == 0 && w->status == ST_CHANGED)) {
@@ -1196,7 +1196,7 @@ static int print_text(const struct diff *d, const struct setting_row *set, size_
 				first = false;
 			}
 		}
-		fprintf(out, "\n      by %s (%s)\n", s->api, gs_kind_name(s->kind));
+		fprintf(out, "\n      by %s (%s)\n", s->api, rd_kind_name(s->kind));
 		print_callers(out, s);
 	}
 	if (!shown)
@@ -1236,7 +1236,7 @@ int cmd_diff(int argc, char **argv)
 		{ 0 },
 	};
 	struct diff d = { .threshold = DEFAULT_THRESHOLD, .fail_limit = -1 };
-	struct gs_error err = { .msg = "" };
+	struct rd_error err = { .msg = "" };
 	struct setting_row *set = NULL;
 	struct total *tot = NULL;
 	size_t nset = 0, ntot = 0, top = DEFAULT_TOP;

@@ -38,7 +38,7 @@ static const char usage[] =
 	"                     0 means all\n"
 	"  -h, --help         show this help\n";
 
-static int64_t spread_of(const struct report_site *s, enum report_metric m)
+static int64_t spread_of(const struct rd_report_site *s, enum rd_report_metric m)
 {
 	return s->spread[m].max - s->spread[m].min;
 }
@@ -48,8 +48,8 @@ static int64_t spread_of(const struct report_site *s, enum report_metric m)
  * that sites the processes agree on still come biggest first. */
 static int cmp_spread(const void *pa, const void *pb)
 {
-	const struct report_site *a = *(struct report_site *const *)pa;
-	const struct report_site *b = *(struct report_site *const *)pb;
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
 
 	for (int m = REPORT_LEAKED; m <= REPORT_PEAK; m++)
 		if (spread_of(a, m) != spread_of(b, m))
@@ -156,7 +156,7 @@ static void table_print(FILE *out, const struct table *t, const char *indent)
 	}
 }
 
-static const char *process_state(const struct gs_process *p)
+static const char *process_state(const struct rd_process *p)
 {
 	if (p->partial)
 		return p->complete ? "partial" : "partial, incomplete";
@@ -165,7 +165,8 @@ static const char *process_state(const struct gs_process *p)
 
 /* "leaked, peak": the metrics of which process I is the outlier of
  * SPREAD; "" when none. */
-static const char *outlier_of(const struct report_spread *spread, size_t i, char *buf, size_t size)
+static const char *outlier_of(const struct rd_report_spread *spread, size_t i, char *buf,
+			      size_t size)
 {
 	size_t n = 0;
 
@@ -177,7 +178,7 @@ static const char *outlier_of(const struct report_spread *spread, size_t i, char
 	return buf;
 }
 
-static int print_processes(FILE *out, const struct report *r)
+static int print_processes(FILE *out, const struct rd_report *r)
 {
 	static const char *const header[] = {
 		"#",	  "process", "host",	    "pid",    "rank",
@@ -191,7 +192,7 @@ static int print_processes(FILE *out, const struct report *r)
 	for (size_t c = 0; e == 0 && c < 10; c++)
 		e = table_set(&t, 0, c, "%s", header[c]);
 	for (size_t i = 0; e == 0 && i < r->nprocs; i++) {
-		const struct gs_process *p = r->procs[i];
+		const struct rd_process *p = r->procs[i];
 		size_t row = i + 1;
 
 		e = table_set(&t, row, 0, "%zu", i);
@@ -231,7 +232,7 @@ static int print_processes(FILE *out, const struct report *r)
 
 /* The site's first line: its spreads, api, kind, in how many processes,
  * its labels. */
-static void print_site_line(FILE *out, const struct report *r, const struct report_site *s)
+static void print_site_line(FILE *out, const struct rd_report *r, const struct rd_report_site *s)
 {
 	char a[32], b[32];
 
@@ -239,7 +240,7 @@ static void print_site_line(FILE *out, const struct report *r, const struct repo
 		report_human_size(spread_of(s, REPORT_LEAKED), a, sizeof(a)),
 		report_human_size(spread_of(s, REPORT_PEAK), b, sizeof(b)));
 	util_put_clean(out, s->api);
-	fprintf(out, " (%s) in %" PRId64 " of %zu %s", gs_kind_name(s->kind), s->processes,
+	fprintf(out, " (%s) in %" PRId64 " of %zu %s", rd_kind_name(s->kind), s->processes,
 		r->nprocs, r->nprocs == 1 ? "process" : "processes");
 	if (s->library)
 		fprintf(out, " [library memory: %s]", s->library);
@@ -252,7 +253,7 @@ static void print_site_line(FILE *out, const struct report *r, const struct repo
 
 /* What each process gave site S: a column per process when they fit,
  * else min, median and max; then the outliers. */
-static int print_site(FILE *out, const struct report *r, const struct report_site *s)
+static int print_site(FILE *out, const struct rd_report *r, const struct rd_report_site *s)
 {
 	ssize_t headline = report_site_headline(s);
 	char a[32], name[REPORT_NAME_SIZE];
@@ -292,7 +293,7 @@ static int print_site(FILE *out, const struct report *r, const struct report_sit
 	} else {
 		for (int m = 0; m < REPORT_METRICS; m++) {
 			/* the outliers follow, on a line of their own */
-			struct report_spread sp = s->spread[m];
+			struct rd_report_spread sp = s->spread[m];
 
 			sp.outlier = -1;
 			fprintf(out, "  %-13s", report_metric_name(m));
@@ -314,7 +315,8 @@ static int print_site(FILE *out, const struct report *r, const struct report_sit
 	return 0;
 }
 
-static int print_text(FILE *out, const struct report *r, struct report_site **order, size_t top)
+static int print_text(FILE *out, const struct rd_report *r, struct rd_report_site **order,
+		      size_t top)
 {
 	size_t n = top && top < r->nsites ? top : r->nsites;
 	int e;
@@ -349,9 +351,9 @@ static json_t *values_json(const int64_t *v, size_t n)
 	return a;
 }
 
-static json_t *process_json(const struct report *r, size_t i)
+static json_t *process_json(const struct rd_report *r, size_t i)
 {
-	const struct gs_process *p = r->procs[i];
+	const struct rd_process *p = r->procs[i];
 	json_t *o = json_object();
 
 	json_object_set_new(o, "index", json_integer(i));
@@ -370,14 +372,14 @@ static json_t *process_json(const struct report *r, size_t i)
 	return o;
 }
 
-static json_t *site_json(const struct report *r, const struct report_site *s)
+static json_t *site_json(const struct rd_report *r, const struct rd_report_site *s)
 {
 	json_t *o = json_object();
 	ssize_t headline = report_site_headline(s);
 
 	json_object_set_new(o, "key", json_string(s->key));
 	json_object_set_new(o, "api", json_string(s->api));
-	json_object_set_new(o, "kind", json_string(gs_kind_name(s->kind)));
+	json_object_set_new(o, "kind", json_string(rd_kind_name(s->kind)));
 	if (s->library)
 		json_object_set_new(o, "library", json_string(s->library));
 	if (s->pool)
@@ -392,7 +394,8 @@ static json_t *site_json(const struct report *r, const struct report_site *s)
 	return o;
 }
 
-static int print_json(FILE *out, const struct report *r, struct report_site **order, size_t top)
+static int print_json(FILE *out, const struct rd_report *r, struct rd_report_site **order,
+		      size_t top)
 {
 	json_t *root = json_object();
 	json_t *procs = json_array();
@@ -432,7 +435,7 @@ out:
 
 int cmd_merge(int argc, char **argv)
 {
-	struct report_site **order;
+	struct rd_report_site **order;
 	struct cli_loaded l;
 	int e = cli_report_setup("merge", usage, DEFAULT_TOP, argc, argv, &l);
 

@@ -19,7 +19,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct gs_error err = { .msg = "" };
+	struct rd_error err = { .msg = "" };
 	bool top_given = false;
 	size_t top = default_top;
 	int c, e;
@@ -107,7 +107,7 @@ int cli_usage_error(const char *cmd, const char *what, const char *arg)
 	return EXIT_USAGE;
 }
 
-void cli_print_error(const struct gs_error *err, int e)
+void cli_print_error(const struct rd_error *err, int e)
 {
 	fputs("gpuspy: ", stderr);
 	/* the message was sanitized when it was made */

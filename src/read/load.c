@@ -29,23 +29,23 @@
  * bigger file is not one of ours, and reading it would only exhaust memory. */
 #define MAX_REPORT_SIZE (1024L * 1024 * 1024)
 
-static const char *const kind_names[GS_KIND_COUNT] = {
-	[GS_KIND_DEVICE] = "device",
-	[GS_KIND_MANAGED] = "managed",
-	[GS_KIND_VMM] = "vmm",
-	[GS_KIND_PINNED] = "pinned",
+static const char *const kind_names[RD_KIND_COUNT] = {
+	[RD_KIND_DEVICE] = "device",
+	[RD_KIND_MANAGED] = "managed",
+	[RD_KIND_VMM] = "vmm",
+	[RD_KIND_PINNED] = "pinned",
 };
 
-const char *gs_kind_name(enum gs_kind kind)
+const char *rd_kind_name(enum rd_kind kind)
 {
-	return kind < GS_KIND_COUNT ? kind_names[kind] : "?";
+	return kind < RD_KIND_COUNT ? kind_names[kind] : "?";
 }
 
 /* Validation context: the file for messages, and the JSON path of the
  * object being read ("sites[3].frames[0]"), so that a message says where. */
 struct vctx {
 	const char *file;
-	struct gs_error *err;
+	struct rd_error *err;
 	const char *where;
 };
 
@@ -81,11 +81,11 @@ __attribute__((format(printf, 3, 4))) static int bad(const struct vctx *v, const
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	if (v->where && key)
-		gs_error_set(v->err, v->file, "%s.%s: %s", v->where, key, what);
+		rd_error_set(v->err, v->file, "%s.%s: %s", v->where, key, what);
 	else if (v->where || key)
-		gs_error_set(v->err, v->file, "%s: %s", v->where ? v->where : key, what);
+		rd_error_set(v->err, v->file, "%s: %s", v->where ? v->where : key, what);
 	else
-		gs_error_set(v->err, v->file, "%s", what);
+		rd_error_set(v->err, v->file, "%s", what);
 	return -EINVAL;
 }
 
@@ -243,19 +243,19 @@ static int check_counts_object(const struct vctx *v, json_t *root, const char *k
  * keeps between them: what is live or was freed was allocated first, and
  * the high-water mark lies between what is live and all that was
  * allocated.  A file that breaks them is corrupt, and its sums would lie. */
-static int get_counters(const struct vctx *v, json_t *obj, struct gs_counters *c)
+static int get_counters(const struct vctx *v, json_t *obj, struct rd_counters *c)
 {
 	static const struct {
 		const char *key;
 		size_t off;
 	} fields[] = {
-		{ "live_bytes", offsetof(struct gs_counters, live_bytes) },
-		{ "live_allocations", offsetof(struct gs_counters, live_allocations) },
-		{ "peak_bytes", offsetof(struct gs_counters, peak_bytes) },
-		{ "allocated_bytes", offsetof(struct gs_counters, allocated_bytes) },
-		{ "allocations", offsetof(struct gs_counters, allocations) },
-		{ "freed_bytes", offsetof(struct gs_counters, freed_bytes) },
-		{ "frees", offsetof(struct gs_counters, frees) },
+		{ "live_bytes", offsetof(struct rd_counters, live_bytes) },
+		{ "live_allocations", offsetof(struct rd_counters, live_allocations) },
+		{ "peak_bytes", offsetof(struct rd_counters, peak_bytes) },
+		{ "allocated_bytes", offsetof(struct rd_counters, allocated_bytes) },
+		{ "allocations", offsetof(struct rd_counters, allocations) },
+		{ "freed_bytes", offsetof(struct rd_counters, freed_bytes) },
+		{ "frees", offsetof(struct rd_counters, frees) },
 	};
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
@@ -290,7 +290,7 @@ static bool is_hex(const char *s)
 	return true;
 }
 
-static int load_command(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_command(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	json_t *arr, *val;
 	size_t i;
@@ -317,7 +317,7 @@ static int load_command(const struct vctx *v, json_t *root, struct gs_process *p
 /* Optional keys, most read only to be checked (depth is kept): a report
  * whose optional parts are of the wrong type was not written by a correct
  * gpuspy, and nothing it says can be trusted. */
-static int check_optional(const struct vctx *v, json_t *root, struct gs_process *p)
+static int check_optional(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	json_t *j, *val;
 	const char *name;
@@ -354,7 +354,7 @@ static int check_optional(const struct vctx *v, json_t *root, struct gs_process 
 			return -ENOMEM;
 		json_array_foreach(j, i, val)
 		{
-			struct gs_device *d = &p->devices[i];
+			struct rd_device *d = &p->devices[i];
 			char where[64];
 			struct vctx sub = *v;
 
@@ -373,7 +373,7 @@ static int check_optional(const struct vctx *v, json_t *root, struct gs_process 
 }
 
 /* The interpreter the process ran, when it ran one. */
-static int load_python(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_python(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	struct vctx sub = *v;
 	json_t *obj, *j;
@@ -392,14 +392,14 @@ static int load_python(const struct vctx *v, json_t *root, struct gs_process *p)
 	return 0;
 }
 
-static int load_kinds(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_kinds(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	json_t *kinds, *k;
 	int r = member(v, root, "kinds", true, JSON_OBJECT, &kinds);
 
 	if (r < 0)
 		return r;
-	for (int i = 0; i < GS_KIND_COUNT; i++) {
+	for (int i = 0; i < RD_KIND_COUNT; i++) {
 		char where[32];
 		struct vctx sub = *v;
 
@@ -416,7 +416,7 @@ static int load_kinds(const struct vctx *v, json_t *root, struct gs_process *p)
 	return 0;
 }
 
-static int load_modules(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_modules(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	json_t *arr, *m;
 	size_t i;
@@ -429,7 +429,7 @@ static int load_modules(const struct vctx *v, json_t *root, struct gs_process *p
 		return -ENOMEM;
 	json_array_foreach(arr, i, m)
 	{
-		struct gs_module *mod = &p->modules[i];
+		struct rd_module *mod = &p->modules[i];
 		char where[48];
 		struct vctx sub = *v;
 		int64_t base;
@@ -453,7 +453,7 @@ static int load_modules(const struct vctx *v, json_t *root, struct gs_process *p
 	return 0;
 }
 
-static int load_frames(const struct vctx *v, json_t *site, struct gs_process *p, struct gs_site *s)
+static int load_frames(const struct vctx *v, json_t *site, struct rd_process *p, struct rd_site *s)
 {
 	json_t *arr, *f;
 	size_t i;
@@ -466,7 +466,7 @@ static int load_frames(const struct vctx *v, json_t *site, struct gs_process *p,
 		return -ENOMEM;
 	json_array_foreach(arr, i, f)
 	{
-		struct gs_frame *fr = &s->frames[i];
+		struct rd_frame *fr = &s->frames[i];
 		char where[96];
 		struct vctx sub = *v;
 		int64_t offset;
@@ -490,7 +490,7 @@ static int load_frames(const struct vctx *v, json_t *site, struct gs_process *p,
 
 /* A site's Python frames, innermost first: optional, since a thread that
  * ran no Python has none. */
-static int load_python_frames(const struct vctx *v, json_t *site, struct gs_site *s)
+static int load_python_frames(const struct vctx *v, json_t *site, struct rd_site *s)
 {
 	json_t *arr, *f;
 	size_t i;
@@ -503,7 +503,7 @@ static int load_python_frames(const struct vctx *v, json_t *site, struct gs_site
 		return -ENOMEM;
 	json_array_foreach(arr, i, f)
 	{
-		struct gs_pyframe *py = &s->python[i];
+		struct rd_pyframe *py = &s->python[i];
 		char where[96];
 		struct vctx sub = *v;
 
@@ -518,7 +518,7 @@ static int load_python_frames(const struct vctx *v, json_t *site, struct gs_site
 	return 0;
 }
 
-static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_sites(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	json_t *growing;
 	json_t *arr, *js;
@@ -532,7 +532,7 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 		return -ENOMEM;
 	json_array_foreach(arr, i, js)
 	{
-		struct gs_site *s = &p->sites[i];
+		struct rd_site *s = &p->sites[i];
 		char where[48];
 		struct vctx sub = *v;
 		char *kind = NULL;
@@ -547,10 +547,10 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 		r = get_str(&sub, js, "kind", true, true, &kind);
 		if (r < 0)
 			return r;
-		for (k = 0; k < GS_KIND_COUNT; k++)
+		for (k = 0; k < RD_KIND_COUNT; k++)
 			if (strcmp(kind, kind_names[k]) == 0)
 				break;
-		if (k == GS_KIND_COUNT) {
+		if (k == RD_KIND_COUNT) {
 			r = bad(&sub, "kind", "unknown kind \"%.64s\"", kind);
 			free(kind);
 			return r;
@@ -574,9 +574,9 @@ static int load_sites(const struct vctx *v, json_t *root, struct gs_process *p)
 /* "at_peak": optional; each of its sites must be one of the report's,
  * so it is read after them. */
 /* "outside": optional; present in snapshots and post-mortems. */
-static int load_outside(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_outside(const struct vctx *v, json_t *root, struct rd_process *p)
 {
-	struct gs_outside *o = &p->outside;
+	struct rd_outside *o = &p->outside;
 	struct vctx sub = *v;
 	json_t *obj, *gpus, *g, *procs, *pj;
 	size_t i, k;
@@ -593,7 +593,7 @@ static int load_outside(const struct vctx *v, json_t *root, struct gs_process *p
 	o->present = true;
 	json_array_foreach(gpus, i, g)
 	{
-		struct gs_outside_gpu *gpu = &o->gpus[i];
+		struct rd_outside_gpu *gpu = &o->gpus[i];
 		char where[48];
 
 		if ((r = element(&sub, g, where, sizeof(where), "outside.devices[%zu]", i)) < 0)
@@ -627,8 +627,8 @@ static int load_outside(const struct vctx *v, json_t *root, struct gs_process *p
 /* A list of {"site": ID, "live_bytes": N} (at_peak.sites, marks[].sites)
  * into *OUT: each ID must be one of P's sites, read before.  WHERE names
  * the list in messages ("at_peak.sites"). */
-static int load_site_bytes(const struct vctx *v, const struct gs_process *p, json_t *arr,
-			   const char *where, struct gs_peak_site **out, size_t *n)
+static int load_site_bytes(const struct vctx *v, const struct rd_process *p, json_t *arr,
+			   const char *where, struct rd_peak_site **out, size_t *n)
 {
 	struct vctx sub = *v;
 	json_t *j;
@@ -640,7 +640,7 @@ static int load_site_bytes(const struct vctx *v, const struct gs_process *p, jso
 		return -ENOMEM;
 	json_array_foreach(arr, i, j)
 	{
-		struct gs_peak_site *ps = &(*out)[i];
+		struct rd_peak_site *ps = &(*out)[i];
 		char at[96];
 		size_t k;
 
@@ -661,9 +661,9 @@ static int load_site_bytes(const struct vctx *v, const struct gs_process *p, jso
 	return 0;
 }
 
-static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_at_peak(const struct vctx *v, json_t *root, struct rd_process *p)
 {
-	struct gs_at_peak *ap = &p->at_peak;
+	struct rd_at_peak *ap = &p->at_peak;
 	struct vctx sub = *v;
 	json_t *obj, *devs, *sites, *j;
 	size_t i;
@@ -682,7 +682,7 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct gs_process *p
 		return -ENOMEM;
 	json_array_foreach(devs, i, j)
 	{
-		struct gs_peak_device *d = &ap->devices[i];
+		struct rd_peak_device *d = &ap->devices[i];
 		char where[48];
 
 		if ((r = element(&sub, j, where, sizeof(where), "at_peak.devices[%zu]", i)) < 0)
@@ -715,7 +715,7 @@ static int64_t parse_rank(const char *s)
 
 /* What the run was: "gpuspy_version", "environment" (checked to be all
  * strings by check_optional), "cuda", all optional. */
-static int load_settings(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_settings(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	struct vctx sub = *v;
 	json_t *obj, *val, *devs;
@@ -734,7 +734,7 @@ static int load_settings(const struct vctx *v, json_t *root, struct gs_process *
 			return -ENOMEM;
 		json_object_foreach(obj, name, val)
 		{
-			struct gs_env *e = &p->env[p->nenv];
+			struct rd_env *e = &p->env[p->nenv];
 
 			e->name = strdup(name);
 			e->value = strdup(json_string_value(val));
@@ -762,7 +762,7 @@ static int load_settings(const struct vctx *v, json_t *root, struct gs_process *
 		return -ENOMEM;
 	json_array_foreach(devs, i, val)
 	{
-		struct gs_gpu *g = &p->gpus[i];
+		struct rd_gpu *g = &p->gpus[i];
 		char where[48];
 
 		if ((r = element(&sub, val, where, sizeof(where), "cuda.devices[%zu]", i)) < 0)
@@ -778,7 +778,7 @@ static int load_settings(const struct vctx *v, json_t *root, struct gs_process *
 }
 
 /* "marks" and "mark", optional; each mark's sites must be the report's. */
-static int load_marks(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_marks(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	struct vctx sub = *v;
 	json_t *arr, *m, *sites, *j;
@@ -793,7 +793,7 @@ static int load_marks(const struct vctx *v, json_t *root, struct gs_process *p)
 		return -ENOMEM;
 	json_array_foreach(arr, i, m)
 	{
-		struct gs_mark *mk = &p->marks[i];
+		struct rd_mark *mk = &p->marks[i];
 		char where[32], list[48];
 
 		if ((r = element(&sub, m, where, sizeof(where), "marks[%zu]", i)) < 0)
@@ -838,7 +838,7 @@ static bool oom_file_name(const char *name, int64_t *n)
 /* One out-of-memory event: an entry of "oom" (WITH_FILE: it may name its
  * oom-N.json) or the "event" of an oom-N.json.  Its site is checked
  * against the report's sites by check_oom_site, once they are read. */
-static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file, struct gs_oom *o)
+static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file, struct rd_oom *o)
 {
 	char *type = NULL, *kind = NULL;
 	int64_t n;
@@ -859,10 +859,10 @@ static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file, str
 	    (r = get_str(v, obj, "api", true, true, &o->api)) < 0 ||
 	    (r = get_str(v, obj, "kind", true, true, &kind)) < 0)
 		return r;
-	for (k = 0; k < GS_KIND_COUNT; k++)
+	for (k = 0; k < RD_KIND_COUNT; k++)
 		if (strcmp(kind, kind_names[k]) == 0)
 			break;
-	if (k == GS_KIND_COUNT) {
+	if (k == RD_KIND_COUNT) {
 		r = bad(v, "kind", "unknown kind \"%.64s\"", kind);
 		free(kind);
 		return r;
@@ -887,7 +887,7 @@ static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file, str
 	return 0;
 }
 
-static int check_oom_site(const struct vctx *v, const struct gs_process *p, const struct gs_oom *o)
+static int check_oom_site(const struct vctx *v, const struct rd_process *p, const struct rd_oom *o)
 {
 	for (size_t i = 0; i < p->nsites; i++)
 		if (p->sites[i].id == o->site)
@@ -898,9 +898,9 @@ static int check_oom_site(const struct vctx *v, const struct gs_process *p, cons
 /* "snapshot", optional: a periodic snapshot (snapshot.json: samples and
  * interval_us) or an on-demand one (snapshot-N.json: number, label), the
  * state of that moment.  Read after "event": a post-mortem is not one. */
-static int load_snapshot(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_snapshot(const struct vctx *v, json_t *root, struct rd_process *p)
 {
-	struct gs_snapshot *sn = &p->snapshot;
+	struct rd_snapshot *sn = &p->snapshot;
 	struct vctx sub = *v;
 	json_t *obj;
 	int r = member(v, root, "snapshot", false, JSON_OBJECT, &obj);
@@ -927,7 +927,7 @@ static int load_snapshot(const struct vctx *v, json_t *root, struct gs_process *
 }
 
 /* "oom", "oom_dropped", and the "event" of an oom-N.json: all optional. */
-static int load_oom(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_oom(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	struct vctx sub = *v;
 	json_t *arr, *j;
@@ -965,7 +965,7 @@ static int load_oom(const struct vctx *v, json_t *root, struct gs_process *p)
 	return 0;
 }
 
-static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
+static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
 {
 	struct vctx sub = *v;
 	json_t *j, *obj;
@@ -1021,7 +1021,7 @@ static int load_root(const struct vctx *v, json_t *root, struct gs_process *p)
 /* The whole file in memory.  O_NONBLOCK so that a FIFO named by mistake
  * fails instead of hanging; it is refused below as not a regular file. */
 static int read_all(const char *file, char **bufp, size_t *lenp, struct stat *st,
-		    struct gs_error *err)
+		    struct rd_error *err)
 {
 	size_t cap, len = 0;
 	char *buf;
@@ -1030,27 +1030,27 @@ static int read_all(const char *file, char **bufp, size_t *lenp, struct stat *st
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
-		gs_error_set(err, file, "%s", strerror(-r));
+		rd_error_set(err, file, "%s", strerror(-r));
 		return r;
 	}
 	if (fstat(fd, st) < 0) {
 		r = -errno;
-		gs_error_set(err, file, "%s", strerror(-r));
+		rd_error_set(err, file, "%s", strerror(-r));
 		goto out_close;
 	}
 	if (S_ISDIR(st->st_mode)) {
 		r = -EISDIR;
-		gs_error_set(err, file, "is a directory, not a report");
+		rd_error_set(err, file, "is a directory, not a report");
 		goto out_close;
 	}
 	if (!S_ISREG(st->st_mode)) {
 		r = -EINVAL;
-		gs_error_set(err, file, "not a regular file");
+		rd_error_set(err, file, "not a regular file");
 		goto out_close;
 	}
 	if (st->st_size > MAX_REPORT_SIZE) {
 		r = -EFBIG;
-		gs_error_set(err, file, "too large for a gpuspy report (%lld bytes)",
+		rd_error_set(err, file, "too large for a gpuspy report (%lld bytes)",
 			     (long long)st->st_size);
 		goto out_close;
 	}
@@ -1069,7 +1069,7 @@ static int read_all(const char *file, char **bufp, size_t *lenp, struct stat *st
 			/* the file grew since fstat */
 			if (cap > MAX_REPORT_SIZE) {
 				r = -EFBIG;
-				gs_error_set(err, file, "too large for a gpuspy report");
+				rd_error_set(err, file, "too large for a gpuspy report");
 				goto out_free;
 			}
 			nb = realloc(buf, cap * 2);
@@ -1085,7 +1085,7 @@ static int read_all(const char *file, char **bufp, size_t *lenp, struct stat *st
 			continue;
 		if (n < 0) {
 			r = -errno;
-			gs_error_set(err, file, "%s", strerror(-r));
+			rd_error_set(err, file, "%s", strerror(-r));
 			goto out_free;
 		}
 		if (n == 0)
@@ -1104,11 +1104,11 @@ out_close:
 	return r;
 }
 
-int load_process_file(const char *file, const char *display_path, struct gs_process **out,
-		      struct gs_error *err)
+int load_process_file(const char *file, const char *display_path, struct rd_process **out,
+		      struct rd_error *err)
 {
 	struct vctx v = { .file = file, .err = err };
-	struct gs_process *p = NULL;
+	struct rd_process *p = NULL;
 	json_error_t jerr;
 	json_t *root = NULL;
 	struct stat st;
@@ -1121,7 +1121,7 @@ int load_process_file(const char *file, const char *display_path, struct gs_proc
 	if (r < 0)
 		return r;
 	if (len == 0) {
-		gs_error_set(err, file,
+		rd_error_set(err, file,
 			     "empty file (the process may have been killed "
 			     "while gpuspy wrote it)");
 		r = -EINVAL;
@@ -1130,7 +1130,7 @@ int load_process_file(const char *file, const char *display_path, struct gs_proc
 	/* duplicate keys would make "which value counts" a guess */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		gs_error_set(err, file, "invalid JSON at line %d, column %d: %s", jerr.line,
+		rd_error_set(err, file, "invalid JSON at line %d, column %d: %s", jerr.line,
 			     jerr.column, jerr.text);
 		r = -EINVAL;
 		goto out;
@@ -1153,7 +1153,7 @@ int load_process_file(const char *file, const char *display_path, struct gs_proc
 	}
 	r = load_root(&v, root, p);
 	if (r == -ENOMEM)
-		gs_error_set(err, file, "out of memory");
+		rd_error_set(err, file, "out of memory");
 	if (r < 0)
 		goto out;
 	*out = p;
@@ -1165,7 +1165,7 @@ out:
 	return r;
 }
 
-static void oom_clear(const struct gs_process *p, struct gs_oom *o)
+static void oom_clear(const struct rd_process *p, struct rd_oom *o)
 {
 	free(o->api);
 	free(o->file);
@@ -1173,7 +1173,7 @@ static void oom_clear(const struct gs_process *p, struct gs_oom *o)
 		process_free(o->snapshot);
 }
 
-void process_free(struct gs_process *p)
+void process_free(struct rd_process *p)
 {
 	if (!p)
 		return;
@@ -1197,7 +1197,7 @@ void process_free(struct gs_process *p)
 	}
 	free(p->modules);
 	for (size_t i = 0; i < p->nsites; i++) {
-		struct gs_site *s = &p->sites[i];
+		struct rd_site *s = &p->sites[i];
 
 		free(s->api);
 		for (size_t j = 0; j < s->nframes; j++)
@@ -1242,7 +1242,7 @@ void process_free(struct gs_process *p)
 	free(p);
 }
 
-void process_list_clear(struct gs_process_list *list)
+void process_list_clear(struct rd_process_list *list)
 {
 	for (size_t i = 0; i < list->n; i++)
 		process_free(list->items[i]);
@@ -1253,7 +1253,7 @@ void process_list_clear(struct gs_process_list *list)
 
 /* Takes P; a report already in the list (same device and inode) is
  * dropped. */
-static int list_add(struct gs_process_list *list, struct gs_process *p)
+static int list_add(struct rd_process_list *list, struct rd_process *p)
 {
 	for (size_t i = 0; i < list->n; i++) {
 		if (list->items[i]->dev == p->dev && list->items[i]->ino == p->ino) {
@@ -1263,7 +1263,7 @@ static int list_add(struct gs_process_list *list, struct gs_process *p)
 	}
 	if (list->n == list->cap) {
 		size_t cap = list->cap ? list->cap * 2 : 16;
-		struct gs_process **items = reallocarray(list->items, cap, sizeof(*items));
+		struct rd_process **items = reallocarray(list->items, cap, sizeof(*items));
 
 		if (!items) {
 			process_free(p);
@@ -1289,25 +1289,25 @@ static char *dir_of(const char *file)
 }
 
 /* Whether SNAP, read from FILE, is the post-mortem of P's event O. */
-static int check_snapshot(const struct gs_process *p, const struct gs_oom *o,
-			  const struct gs_process *snap, const char *file, struct gs_error *err)
+static int check_snapshot(const struct rd_process *p, const struct rd_oom *o,
+			  const struct rd_process *snap, const char *file, struct rd_error *err)
 {
 	if (!snap->partial) {
-		gs_error_set(err, file,
+		rd_error_set(err, file,
 			     "event: missing, but %s names this file as the "
 			     "post-mortem of out-of-memory event %" PRId64,
 			     p->file, o->number);
 		return -EINVAL;
 	}
 	if (snap->event.number != o->number) {
-		gs_error_set(err, file,
+		rd_error_set(err, file,
 			     "event.number: %" PRId64 ", but %s names this file "
 			     "for out-of-memory event %" PRId64,
 			     snap->event.number, p->file, o->number);
 		return -EINVAL;
 	}
 	if (snap->pid != p->pid || strcmp(snap->host, p->host) != 0) {
-		gs_error_set(err, file,
+		rd_error_set(err, file,
 			     "the report of another process (pid %" PRId64 ") than %s (pid %" PRId64
 			     ")",
 			     snap->pid, p->file, p->pid);
@@ -1317,7 +1317,7 @@ static int check_snapshot(const struct gs_process *p, const struct gs_oom *o,
 }
 
 /* One gpuspy-torch/1 document into T (docs/format.md). */
-static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, struct gs_torch *t)
+static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, struct rd_torch *t)
 {
 	struct vctx sub = *v;
 	json_t *j, *arr, *e, *frames, *f;
@@ -1353,7 +1353,7 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 		return -ENOMEM;
 	json_array_foreach(arr, i, e)
 	{
-		struct gs_torch_device *d = &t->devices[i];
+		struct rd_torch_device *d = &t->devices[i];
 		char where[40];
 
 		if ((r = element(&sub, e, where, sizeof(where), "devices[%zu]", i)) < 0)
@@ -1374,7 +1374,7 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 		return -ENOMEM;
 	json_array_foreach(arr, i, e)
 	{
-		struct gs_torch_site *s = &t->sites[i];
+		struct rd_torch_site *s = &t->sites[i];
 		char where[40];
 
 		if ((r = element(&sub, e, where, sizeof(where), "sites[%zu]", i)) < 0)
@@ -1395,7 +1395,7 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 			return -ENOMEM;
 		json_array_foreach(frames, k, f)
 		{
-			struct gs_pyframe *pf = &s->frames[k];
+			struct rd_pyframe *pf = &s->frames[k];
 			char w2[64];
 
 			if ((r = element(&sub, f, w2, sizeof(w2), "sites[%zu].frames[%zu]", i, k)) <
@@ -1413,7 +1413,7 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 }
 
 /* torch.json beside P's report, when it is there. */
-static int load_torch(struct gs_process *p, struct gs_error *err)
+static int load_torch(struct rd_process *p, struct rd_error *err)
 {
 	char *dir = dir_of(p->file), *file = dir ? util_path_join(dir, "torch.json") : NULL;
 	struct vctx v = { .file = file, .err = err };
@@ -1436,7 +1436,7 @@ static int load_torch(struct gs_process *p, struct gs_error *err)
 		goto out;
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		gs_error_set(err, file,
+		rd_error_set(err, file,
 			     len ? "invalid JSON at line %d, column %d: %s" : "empty file",
 			     jerr.line, jerr.column, jerr.text);
 		r = -EINVAL;
@@ -1444,7 +1444,7 @@ static int load_torch(struct gs_process *p, struct gs_error *err)
 	}
 	r = load_torch_root(&v, root, p->pid, &p->torch);
 	if (r == -ENOMEM)
-		gs_error_set(err, file, "out of memory");
+		rd_error_set(err, file, "out of memory");
 out:
 	json_decref(root);
 	free(buf);
@@ -1452,14 +1452,14 @@ out:
 	return r;
 }
 
-int load_snapshots(struct gs_process *p, struct gs_error *err)
+int load_snapshots(struct rd_process *p, struct rd_error *err)
 {
 	char *dir = NULL;
 	int r = 0;
 
 	for (size_t i = 0; i < p->noom && r == 0; i++) {
-		struct gs_oom *o = &p->oom[i];
-		struct gs_process *snap = NULL;
+		struct rd_oom *o = &p->oom[i];
+		struct rd_process *snap = NULL;
 		struct stat st;
 		char *file;
 
@@ -1477,7 +1477,7 @@ int load_snapshots(struct gs_process *p, struct gs_error *err)
 			 * stays, without the state of its moment */
 			if (errno != ENOENT && errno != ENOTDIR) {
 				r = -errno;
-				gs_error_set(err, file, "%s", strerror(-r));
+				rd_error_set(err, file, "%s", strerror(-r));
 			}
 		} else if (st.st_dev == p->dev && st.st_ino == p->ino) {
 			/* the process's report is this post-mortem */
@@ -1499,10 +1499,10 @@ int load_snapshots(struct gs_process *p, struct gs_error *err)
 	return r;
 }
 
-static int load_one(struct gs_process_list *list, const char *file, const char *display_path,
-		    struct gs_error *err)
+static int load_one(struct rd_process_list *list, const char *file, const char *display_path,
+		    struct rd_error *err)
 {
-	struct gs_process *p;
+	struct rd_process *p;
 	const char *base;
 	int64_t n;
 	int r = load_process_file(file, display_path, &p, err);
@@ -1512,14 +1512,14 @@ static int load_one(struct gs_process_list *list, const char *file, const char *
 	base = strrchr(file, '/');
 	base = base ? base + 1 : file;
 	if (!p->partial && oom_file_name(base, &n)) {
-		gs_error_set(err, file,
+		rd_error_set(err, file,
 			     "event: missing (an oom-N.json is the report of "
 			     "an out-of-memory event)");
 		process_free(p);
 		return -EINVAL;
 	}
 	if (!p->snapshot.present && strcmp(base, "snapshot.json") == 0) {
-		gs_error_set(err, file,
+		rd_error_set(err, file,
 			     "snapshot: missing (a snapshot.json is the report "
 			     "of a snapshot)");
 		process_free(p);
@@ -1538,7 +1538,7 @@ static int load_one(struct gs_process_list *list, const char *file, const char *
 		r = load_torch(p, err);
 	if (r < 0) {
 		if (r == -ENOMEM)
-			gs_error_set(err, p->file, "out of memory");
+			rd_error_set(err, p->file, "out of memory");
 		process_free(p);
 		return r;
 	}
@@ -1584,7 +1584,7 @@ static int highest_oom(const char *dir, char **namep)
  * read, and refused, like any other. */
 static int file_end_time(const char *file, double *t)
 {
-	struct gs_error ignored;
+	struct rd_error ignored;
 	struct stat st;
 	json_t *root, *j;
 	char *buf;
@@ -1700,7 +1700,7 @@ static int has_report(const char *dir, const char *name, char **filep)
 	return r;
 }
 
-static int load_run_dir(struct gs_process_list *list, const char *dir, struct gs_error *err)
+static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd_error *err)
 {
 	char **names = NULL;
 	size_t n = 0, cap = 0, found = 0;
@@ -1711,7 +1711,7 @@ static int load_run_dir(struct gs_process_list *list, const char *dir, struct gs
 	d = opendir(dir);
 	if (!d) {
 		r = -errno;
-		gs_error_set(err, dir, "%s", strerror(-r));
+		rd_error_set(err, dir, "%s", strerror(-r));
 		return r;
 	}
 	while ((errno = 0, de = readdir(d))) {
@@ -1737,7 +1737,7 @@ static int load_run_dir(struct gs_process_list *list, const char *dir, struct gs
 	}
 	if (errno) {
 		r = -errno;
-		gs_error_set(err, dir, "%s", strerror(-r));
+		rd_error_set(err, dir, "%s", strerror(-r));
 		goto out;
 	}
 	if (n > 0)
@@ -1751,7 +1751,7 @@ static int load_run_dir(struct gs_process_list *list, const char *dir, struct gs
 		r = has_report(dir, names[i], &file);
 		if (r < 0) {
 			if (file)
-				gs_error_set(err, file, "%s", strerror(-r));
+				rd_error_set(err, file, "%s", strerror(-r));
 			free(file);
 			goto out;
 		}
@@ -1772,7 +1772,7 @@ static int load_run_dir(struct gs_process_list *list, const char *dir, struct gs
 	}
 	r = 0;
 	if (found == 0) {
-		gs_error_set(err, dir,
+		rd_error_set(err, dir,
 			     "no gpuspy reports here (neither report.json "
 			     "nor */report.json, nor */snapshot.json, nor */oom-N.json)");
 		r = -ENOENT;
@@ -1783,11 +1783,11 @@ out:
 	free(names);
 	closedir(d);
 	if (r == -ENOMEM)
-		gs_error_set(err, dir, "out of memory");
+		rd_error_set(err, dir, "out of memory");
 	return r;
 }
 
-int load_path(struct gs_process_list *list, const char *path, struct gs_error *err)
+int load_path(struct rd_process_list *list, const char *path, struct rd_error *err)
 {
 	struct stat st;
 	char *file;
@@ -1795,7 +1795,7 @@ int load_path(struct gs_process_list *list, const char *path, struct gs_error *e
 
 	if (stat(path, &st) < 0) {
 		r = -errno;
-		gs_error_set(err, path, "%s", strerror(-r));
+		rd_error_set(err, path, "%s", strerror(-r));
 		return r;
 	}
 	if (!S_ISDIR(st.st_mode))
@@ -1807,9 +1807,9 @@ int load_path(struct gs_process_list *list, const char *path, struct gs_error *e
 	else if (r == 0)
 		r = load_run_dir(list, path, err);
 	else if (file)
-		gs_error_set(err, file, "%s", strerror(-r));
+		rd_error_set(err, file, "%s", strerror(-r));
 	else
-		gs_error_set(err, path, "out of memory");
+		rd_error_set(err, path, "out of memory");
 	free(file);
 	return r;
 }

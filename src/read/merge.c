@@ -41,7 +41,7 @@ const char *report_human_size(int64_t bytes, char *buf, size_t size)
 	return buf;
 }
 
-char *report_site_key(const char *api, const struct report_frame *frames, size_t nframes)
+char *report_site_key(const char *api, const struct rd_report_frame *frames, size_t nframes)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -53,7 +53,7 @@ char *report_site_key(const char *api, const struct report_frame *frames, size_t
 	fputs(api, f);
 	putc('|', f);
 	for (size_t i = 0; i < nframes; i++) {
-		const struct report_frame *fr = &frames[i];
+		const struct rd_report_frame *fr = &frames[i];
 
 		/* noise is the same for every site of its kind, and may differ
 		 * between versions of the driver, the interpreter, the
@@ -86,7 +86,7 @@ char *report_site_key(const char *api, const struct report_frame *frames, size_t
 	return buf;
 }
 
-ssize_t report_site_headline(const struct report_site *s)
+ssize_t report_site_headline(const struct rd_report_site *s)
 {
 	/* the user's own Python line says most ... */
 	for (size_t i = 0; i < s->nframes; i++)
@@ -103,7 +103,7 @@ ssize_t report_site_headline(const struct report_site *s)
 	return s->nframes > 0 ? 0 : -1;
 }
 
-static void frames_free(struct report_frame *frames, size_t n)
+static void frames_free(struct rd_report_frame *frames, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(frames[i].function);
@@ -114,7 +114,7 @@ static void frames_free(struct report_frame *frames, size_t n)
 	free(frames);
 }
 
-static void site_free(struct report_site *s)
+static void site_free(struct rd_report_site *s)
 {
 	if (!s)
 		return;
@@ -126,10 +126,10 @@ static void site_free(struct report_site *s)
 	free(s);
 }
 
-void report_clear(struct report *r)
+void report_clear(struct rd_report *r)
 {
 	for (size_t i = 0; i < r->nooms; i++) {
-		struct report_oom *ro = &r->ooms[i];
+		struct rd_report_oom *ro = &r->ooms[i];
 
 		site_free(ro->requested);
 		for (size_t j = 0; j < ro->ntop; j++)
@@ -160,10 +160,10 @@ static size_t hash_str(const char *s)
 }
 
 /* Open addressing, at most half full. */
-static int table_grow(struct report *r)
+static int table_grow(struct rd_report *r)
 {
 	size_t size = r->table_size ? r->table_size * 2 : 256;
-	struct report_site **t = calloc(size, sizeof(*t));
+	struct rd_report_site **t = calloc(size, sizeof(*t));
 
 	if (!t)
 		return -ENOMEM;
@@ -180,7 +180,7 @@ static int table_grow(struct report *r)
 	return 0;
 }
 
-static struct report_site **table_slot(struct report *r, const char *key)
+static struct rd_report_site **table_slot(struct rd_report *r, const char *key)
 {
 	size_t h = hash_str(key) & (r->table_size - 1);
 
@@ -189,9 +189,9 @@ static struct report_site **table_slot(struct report *r, const char *key)
 	return &r->table[h];
 }
 
-static int insert_site(struct report *r, struct report_site *s)
+static int insert_site(struct rd_report *r, struct rd_report_site *s)
 {
-	struct report_site **slot;
+	struct rd_report_site **slot;
 
 	if ((r->nsites + 1) * 2 > r->table_size) {
 		int e = table_grow(r);
@@ -199,7 +199,7 @@ static int insert_site(struct report *r, struct report_site *s)
 		if (e < 0)
 			return e;
 		/* the array of sites grows with the table */
-		struct report_site **sites =
+		struct rd_report_site **sites =
 			reallocarray(r->sites, r->table_size / 2, sizeof(*sites));
 		if (!sites)
 			return -ENOMEM;
@@ -211,7 +211,7 @@ static int insert_site(struct report *r, struct report_site *s)
 	return 0;
 }
 
-static bool add_counters(struct gs_counters *a, const struct gs_counters *b)
+static bool add_counters(struct rd_counters *a, const struct rd_counters *b)
 {
 	return util_add(&a->live_bytes, b->live_bytes) &&
 	       util_add(&a->live_allocations, b->live_allocations) &&
@@ -226,7 +226,7 @@ static bool add_counters(struct gs_counters *a, const struct gs_counters *b)
  * where the interpreter ran them; failing that, before the innermost frame
  * of the interpreter at all; failing that (a stack cut short by the depth
  * limit), after the native frames. */
-static size_t python_position(const struct report_frame *native, size_t n)
+static size_t python_position(const struct rd_report_frame *native, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (native[i].function &&
@@ -242,20 +242,20 @@ static size_t python_position(const struct report_frame *native, size_t n)
  * with its Python frames placed among them; *POOL: the pool whose segment
  * the site is (classify_pool), NULL when none.  MAIN_EXE says which modules
  * are the process's executable. */
-static int make_frames(const struct gs_process *p, const struct gs_site *site,
-		       struct sym_module **mods, const bool *main_exe, struct report_frame **out,
+static int make_frames(const struct rd_process *p, const struct rd_site *site,
+		       struct sym_module **mods, const bool *main_exe, struct rd_report_frame **out,
 		       size_t *nout, const char **pool)
 {
 	size_t n = site->nframes + site->npython, at;
-	struct report_frame *native = calloc(site->nframes + 1, sizeof(*native));
-	struct report_frame *frames = calloc(n + 1, sizeof(*frames));
+	struct rd_report_frame *native = calloc(site->nframes + 1, sizeof(*native));
+	struct rd_report_frame *frames = calloc(n + 1, sizeof(*frames));
 
 	*pool = NULL;
 	if (!native || !frames)
 		goto fail;
 	for (size_t i = 0; i < site->nframes; i++) {
-		const struct gs_frame *f = &site->frames[i];
-		struct report_frame *rf = &native[i];
+		const struct rd_frame *f = &site->frames[i];
+		struct rd_report_frame *rf = &native[i];
 		const char *path = NULL;
 		struct sym_info info;
 		int e;
@@ -269,7 +269,7 @@ static int make_frames(const struct gs_process *p, const struct gs_site *site,
 		rf->line = info.line;
 		rf->offset = f->offset;
 		if (f->module >= 0) {
-			const struct gs_module *m = &p->modules[f->module];
+			const struct rd_module *m = &p->modules[f->module];
 
 			path = m->path;
 			rf->module = strdup(util_basename(m->path));
@@ -290,8 +290,8 @@ static int make_frames(const struct gs_process *p, const struct gs_site *site,
 	free(native);
 	native = NULL;
 	for (size_t i = 0; i < site->npython; i++) {
-		const struct gs_pyframe *py = &site->python[i];
-		struct report_frame *rf = &frames[at + i];
+		const struct rd_pyframe *py = &site->python[i];
+		struct rd_report_frame *rf = &frames[at + i];
 
 		rf->python = true;
 		rf->function = strdup(py->function);
@@ -314,7 +314,7 @@ fail:
 	return -ENOMEM;
 }
 
-static void merge_frame(struct report_frame *f, const struct report_frame *other)
+static void merge_frame(struct rd_report_frame *f, const struct rd_report_frame *other)
 {
 	if (f->file && (!other->file || strcmp(f->file, other->file) != 0)) {
 		free(f->file);
@@ -328,7 +328,7 @@ static void merge_frame(struct report_frame *f, const struct report_frame *other
  * from other lines (a function that calls cudaMalloc twice) or another
  * version of the file: a line or file that differs is dropped rather than
  * shown as if it held for all of them. */
-static void merge_frames(struct report_site *rs, const struct report_frame *frames, size_t n)
+static void merge_frames(struct rd_report_site *rs, const struct rd_report_frame *frames, size_t n)
 {
 	size_t i = 0, j = 0;
 	bool same_shape = rs->nframes == n;
@@ -349,7 +349,7 @@ static void merge_frames(struct report_site *rs, const struct report_frame *fram
 	 * counts differ: pairing stops at the shorter. */
 	for (;;) {
 		while (i < rs->nframes && rs->frames[i].noise != NOISE_NONE) {
-			merge_frame(&rs->frames[i], &(struct report_frame){ 0 });
+			merge_frame(&rs->frames[i], &(struct rd_report_frame){ 0 });
 			i++;
 		}
 		while (j < n && frames[j].noise != NOISE_NONE)
@@ -360,15 +360,15 @@ static void merge_frames(struct report_site *rs, const struct report_frame *fram
 	}
 	for (; i < rs->nframes; i++)
 		if (rs->frames[i].noise != NOISE_NONE)
-			merge_frame(&rs->frames[i], &(struct report_frame){ 0 });
+			merge_frame(&rs->frames[i], &(struct rd_report_frame){ 0 });
 }
 
 /* Leaked bytes, then peak bytes, both descending; the key last, so that
  * the order never depends on the order of the inputs. */
 static int cmp_sites(const void *pa, const void *pb)
 {
-	const struct report_site *a = *(struct report_site *const *)pa;
-	const struct report_site *b = *(struct report_site *const *)pb;
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
 
 	if (a->c.live_bytes != b->c.live_bytes)
 		return a->c.live_bytes > b->c.live_bytes ? -1 : 1;
@@ -379,7 +379,7 @@ static int cmp_sites(const void *pa, const void *pb)
 
 /* P's modules opened for symbolizing (NULL each without S), and which of
  * them is its executable; both arrays are the caller's to free. */
-static int process_modules(const struct gs_process *p, struct symbolizer *s,
+static int process_modules(const struct rd_process *p, struct symbolizer *s,
 			   struct sym_module ***modsp, bool **main_exep)
 {
 	struct sym_module **mods = calloc(p->nmodules + 1, sizeof(*mods));
@@ -405,10 +405,10 @@ static int process_modules(const struct gs_process *p, struct symbolizer *s,
 
 /* A report site of its own for SITE of P: symbolized, keyed, labelled,
  * with SITE's counters. */
-static int make_site(const struct gs_process *p, const struct gs_site *site,
-		     struct sym_module **mods, const bool *main_exe, struct report_site **out)
+static int make_site(const struct rd_process *p, const struct rd_site *site,
+		     struct sym_module **mods, const bool *main_exe, struct rd_report_site **out)
 {
-	struct report_site *rs = calloc(1, sizeof(*rs));
+	struct rd_report_site *rs = calloc(1, sizeof(*rs));
 	int e;
 
 	*out = NULL;
@@ -437,9 +437,9 @@ static int make_site(const struct gs_process *p, const struct gs_site *site,
 /* Add P's "at_peak" to the report's: its bytes, and its devices to those
  * of the same ordinal (kept in order); *SITE_BYTES (the caller's to free,
  * NULL when P has none) gets each of P's sites' live bytes at its peak. */
-static int merge_at_peak(struct report *r, const struct gs_process *p, int64_t **site_bytes)
+static int merge_at_peak(struct rd_report *r, const struct rd_process *p, int64_t **site_bytes)
 {
-	const struct gs_at_peak *ap = &p->at_peak;
+	const struct rd_at_peak *ap = &p->at_peak;
 	int64_t *sb;
 
 	*site_bytes = NULL;
@@ -449,13 +449,13 @@ static int merge_at_peak(struct report *r, const struct gs_process *p, int64_t *
 	if (!util_add(&r->at_peak_bytes, ap->bytes))
 		return -EOVERFLOW;
 	for (size_t i = 0; i < ap->ndevices; i++) {
-		const struct gs_peak_device *d = &ap->devices[i];
+		const struct rd_peak_device *d = &ap->devices[i];
 		size_t k = 0;
 
 		while (k < r->at_peak_ndevices && r->at_peak_devices[k].device < d->device)
 			k++;
 		if (k == r->at_peak_ndevices || r->at_peak_devices[k].device != d->device) {
-			struct gs_peak_device *nd = reallocarray(
+			struct rd_peak_device *nd = reallocarray(
 				r->at_peak_devices, r->at_peak_ndevices + 1, sizeof(*nd));
 
 			if (!nd)
@@ -485,17 +485,18 @@ static int merge_at_peak(struct report *r, const struct gs_process *p, int64_t *
 /* Add C, a site of process INDEX, to what that process gave merged site
  * RS: a process with two sites of one key (two lines of one function)
  * gives the sum of both. */
-static bool add_per_proc(struct report_site *rs, size_t index, const struct gs_counters *c)
+static bool add_per_proc(struct rd_report_site *rs, size_t index, const struct rd_counters *c)
 {
 	return util_add(&rs->per_proc[REPORT_LEAKED][index], c->live_bytes) &&
 	       util_add(&rs->per_proc[REPORT_PEAK][index], c->peak_bytes) &&
 	       util_add(&rs->per_proc[REPORT_ALLOCATIONS][index], c->allocations);
 }
 
-static int merge_process(struct report *r, size_t index, struct symbolizer *s, struct gs_error *err)
+static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s,
+			 struct rd_error *err)
 {
-	const struct gs_process *p = r->procs[index];
-	const struct gs_counters *pin = &p->kinds[GS_KIND_PINNED];
+	const struct rd_process *p = r->procs[index];
+	const struct rd_counters *pin = &p->kinds[RD_KIND_PINNED];
 	struct sym_module **mods;
 	int64_t *at_peak = NULL;
 	bool *main_exe;
@@ -530,9 +531,9 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s, s
 	}
 
 	for (size_t i = 0; i < p->nsites; i++) {
-		const struct gs_site *site = &p->sites[i];
-		struct report_frame *frames;
-		struct report_site *rs;
+		const struct rd_site *site = &p->sites[i];
+		struct rd_report_frame *frames;
+		struct rd_report_site *rs;
 		const char *pool;
 		size_t nframes;
 		char *key;
@@ -616,7 +617,7 @@ static int merge_process(struct report *r, size_t index, struct symbolizer *s, s
 	return e;
 
 overflow:
-	gs_error_set(err, p->file,
+	rd_error_set(err, p->file,
 		     "counters overflow 64 bits when added to the "
 		     "reports before it");
 	return -EOVERFLOW;
@@ -624,22 +625,22 @@ overflow:
 
 /* Whether a site of kind K held memory of the kind an event of kind EV
  * asked for: pinned host memory, or memory on the GPU. */
-static bool same_memory(enum gs_kind k, enum gs_kind ev)
+static bool same_memory(enum rd_kind k, enum rd_kind ev)
 {
-	return (k == GS_KIND_PINNED) == (ev == GS_KIND_PINNED);
+	return (k == RD_KIND_PINNED) == (ev == RD_KIND_PINNED);
 }
 
 static int cmp_key(const void *pa, const void *pb)
 {
-	return strcmp((*(struct report_site *const *)pa)->key,
-		      (*(struct report_site *const *)pb)->key);
+	return strcmp((*(struct rd_report_site *const *)pa)->key,
+		      (*(struct rd_report_site *const *)pb)->key);
 }
 
 /* Live bytes descending, then the key. */
 static int cmp_live(const void *pa, const void *pb)
 {
-	const struct report_site *a = *(struct report_site *const *)pa;
-	const struct report_site *b = *(struct report_site *const *)pb;
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
 
 	if (a->c.live_bytes != b->c.live_bytes)
 		return a->c.live_bytes > b->c.live_bytes ? -1 : 1;
@@ -649,17 +650,17 @@ static int cmp_live(const void *pa, const void *pb)
 /* RO's sites of that moment: those of SNAP with live memory of the
  * event's kind, merged by key as the report merges sites, the first
  * REPORT_OOM_TOP by live bytes. */
-static int oom_top_sites(struct report_oom *ro, const struct gs_process *snap,
-			 struct sym_module **mods, const bool *main_exe, struct gs_error *err)
+static int oom_top_sites(struct rd_report_oom *ro, const struct rd_process *snap,
+			 struct sym_module **mods, const bool *main_exe, struct rd_error *err)
 {
-	struct report_site **all = calloc(snap->nsites + 1, sizeof(*all));
+	struct rd_report_site **all = calloc(snap->nsites + 1, sizeof(*all));
 	size_t n = 0, m = 0;
 	int e = 0;
 
 	if (!all)
 		return -ENOMEM;
 	for (size_t i = 0; i < snap->nsites && e == 0; i++) {
-		const struct gs_site *site = &snap->sites[i];
+		const struct rd_site *site = &snap->sites[i];
 
 		if (site->c.live_bytes == 0 || !same_memory(site->kind, ro->ev->kind))
 			continue;
@@ -673,7 +674,7 @@ static int oom_top_sites(struct report_oom *ro, const struct gs_process *snap,
 	for (size_t i = 0; i < n && e == 0; i++) {
 		if (m > 0 && strcmp(all[m - 1]->key, all[i]->key) == 0) {
 			if (!add_counters(&all[m - 1]->c, &all[i]->c)) {
-				gs_error_set(err, snap->file,
+				rd_error_set(err, snap->file,
 					     "counters overflow 64 bits "
 					     "when its call sites are added");
 				e = -EOVERFLOW;
@@ -706,12 +707,12 @@ static int oom_top_sites(struct report_oom *ro, const struct gs_process *snap,
 }
 
 /* What the reports say of event O of process P. */
-static int build_oom(struct report_oom *ro, const struct gs_process *p, size_t index,
-		     const struct gs_oom *o, struct symbolizer *s, struct gs_error *err)
+static int build_oom(struct rd_report_oom *ro, const struct rd_process *p, size_t index,
+		     const struct rd_oom *o, struct symbolizer *s, struct rd_error *err)
 {
 	/* the state of that moment when it is at hand, else the report that
 	 * holds the event */
-	const struct gs_process *src = o->snapshot ? o->snapshot : p;
+	const struct rd_process *src = o->snapshot ? o->snapshot : p;
 	int64_t site_id = o->snapshot ? o->snapshot->event.site : o->site;
 	struct sym_module **mods;
 	bool *main_exe;
@@ -745,7 +746,7 @@ static int build_oom(struct report_oom *ro, const struct gs_process *p, size_t i
  * their numbers. */
 static int cmp_ooms(const void *pa, const void *pb)
 {
-	const struct report_oom *a = pa, *b = pb;
+	const struct rd_report_oom *a = pa, *b = pb;
 
 	if (a->ev->time != b->ev->time)
 		return a->ev->time < b->ev->time ? -1 : 1;
@@ -756,7 +757,7 @@ static int cmp_ooms(const void *pa, const void *pb)
 	return 0;
 }
 
-static int build_ooms(struct report *r, struct symbolizer *s, struct gs_error *err)
+static int build_ooms(struct rd_report *r, struct symbolizer *s, struct rd_error *err)
 {
 	size_t n = 0;
 
@@ -768,7 +769,7 @@ static int build_ooms(struct report *r, struct symbolizer *s, struct gs_error *e
 	if (!r->ooms)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct gs_process *p = r->procs[i];
+		const struct rd_process *p = r->procs[i];
 
 		for (size_t j = 0; j < p->noom; j++) {
 			int e = build_oom(&r->ooms[r->nooms], p, i, &p->oom[j], s, err);
@@ -791,8 +792,8 @@ static int cmp_i64(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-int report_spread(const int64_t *values, size_t n, enum report_metric metric,
-		  struct report_spread *out)
+int report_spread(const int64_t *values, size_t n, enum rd_report_metric metric,
+		  struct rd_report_spread *out)
 {
 	/* far enough from the rest to be worth a look: a difference under
 	 * 1 MiB (or one allocation) is noise in any real job, and one under
@@ -839,15 +840,15 @@ int report_spread(const int64_t *values, size_t n, enum report_metric metric,
 	return 0;
 }
 
-int report_site_spread(const struct report *r, const struct report_site *s,
-		       enum report_metric metric, struct report_spread *out)
+int report_site_spread(const struct rd_report *r, const struct rd_report_site *s,
+		       enum rd_report_metric metric, struct rd_report_spread *out)
 {
 	return report_spread(s->per_proc[metric], r->nprocs, metric, out);
 }
 
 /* The processes' own totals, side by side, and the spreads of those and
  * of every site. */
-static int build_spreads(struct report *r)
+static int build_spreads(struct rd_report *r)
 {
 	size_t n = r->nprocs;
 	int e;
@@ -858,14 +859,14 @@ static int build_spreads(struct report *r)
 	for (int m = 1; m < REPORT_METRICS; m++)
 		r->totals[m] = r->totals[0] + m * n;
 	for (size_t i = 0; i < n; i++) {
-		const struct gs_process *p = r->procs[i];
+		const struct rd_process *p = r->procs[i];
 		int64_t allocs = 0;
 
 		r->totals[REPORT_LEAKED][i] = p->leaked_bytes;
 		r->totals[REPORT_PEAK][i] = p->peak_bytes;
 		/* every kind, pinned included, as the sites count them; a
 		 * count beyond 64 bits stops there rather than wrap */
-		for (int k = 0; k < GS_KIND_COUNT; k++)
+		for (int k = 0; k < RD_KIND_COUNT; k++)
 			if (__builtin_add_overflow(allocs, p->kinds[k].allocations, &allocs))
 				allocs = INT64_MAX;
 		r->totals[REPORT_ALLOCATIONS][i] = allocs;
@@ -885,7 +886,7 @@ static int build_spreads(struct report *r)
 	return 0;
 }
 
-const char *report_metric_name(enum report_metric metric)
+const char *report_metric_name(enum rd_report_metric metric)
 {
 	static const char *const names[REPORT_METRICS] = {
 		[REPORT_LEAKED] = "leaked",
@@ -896,7 +897,7 @@ const char *report_metric_name(enum report_metric metric)
 	return names[metric];
 }
 
-const char *report_metric_value(enum report_metric metric, int64_t v, char *buf, size_t size)
+const char *report_metric_value(enum rd_report_metric metric, int64_t v, char *buf, size_t size)
 {
 	if (metric == REPORT_ALLOCATIONS) {
 		snprintf(buf, size, "%" PRId64, v);
@@ -905,9 +906,9 @@ const char *report_metric_value(enum report_metric metric, int64_t v, char *buf,
 	return report_human_size(v, buf, size);
 }
 
-const char *report_process_name(const struct report *r, size_t i, char *buf, size_t size)
+const char *report_process_name(const struct rd_report *r, size_t i, char *buf, size_t size)
 {
-	const struct gs_process *p = r->procs[i];
+	const struct rd_process *p = r->procs[i];
 	int n;
 
 	/* the rank is what people call the processes of a distributed job
@@ -923,8 +924,8 @@ const char *report_process_name(const struct report *r, size_t i, char *buf, siz
 	return buf;
 }
 
-void report_print_spread(FILE *out, const struct report *r, enum report_metric metric,
-			 const struct report_spread *sp, const int64_t *values)
+void report_print_spread(FILE *out, const struct rd_report *r, enum rd_report_metric metric,
+			 const struct rd_report_spread *sp, const int64_t *values)
 {
 	char a[32], b[32], c[32], name[REPORT_NAME_SIZE];
 
@@ -938,8 +939,8 @@ void report_print_spread(FILE *out, const struct report *r, enum report_metric m
 			report_metric_value(metric, values[sp->outlier], a, sizeof(a)));
 }
 
-int report_build(struct report *r, const struct gs_process_list *list, struct symbolizer *s,
-		 struct gs_error *err)
+int report_build(struct rd_report *r, const struct rd_process_list *list, struct symbolizer *s,
+		 struct rd_error *err)
 {
 	int e;
 
@@ -948,14 +949,14 @@ int report_build(struct report *r, const struct gs_process_list *list, struct sy
 	r->nprocs = list->n;
 	r->site_of = calloc(list->n + 1, sizeof(*r->site_of));
 	if (!r->site_of) {
-		gs_error_set(err, NULL, "out of memory");
+		rd_error_set(err, NULL, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < list->n; i++) {
 		e = merge_process(r, i, s, err);
 		if (e < 0) {
 			if (e == -ENOMEM)
-				gs_error_set(err, NULL, "out of memory");
+				rd_error_set(err, NULL, "out of memory");
 			report_clear(r);
 			return e;
 		}
@@ -964,7 +965,7 @@ int report_build(struct report *r, const struct gs_process_list *list, struct sy
 		qsort(r->sites, r->nsites, sizeof(*r->sites), cmp_sites);
 	e = report_torch_build(&r->torch, r->procs, r->nprocs);
 	if (e < 0) {
-		gs_error_set(err, NULL,
+		rd_error_set(err, NULL,
 			     e == -ENOMEM ? "out of memory" :
 					    "the PyTorch views' counters overflow 64 bits");
 		report_clear(r);
@@ -975,7 +976,7 @@ int report_build(struct report *r, const struct gs_process_list *list, struct sy
 		e = build_ooms(r, s, err);
 	if (e < 0) {
 		if (e == -ENOMEM)
-			gs_error_set(err, NULL, "out of memory");
+			rd_error_set(err, NULL, "out of memory");
 		report_clear(r);
 		return e;
 	}
@@ -994,7 +995,7 @@ static json_t *counts_json(const char *k1, int64_t v1, const char *k2, int64_t v
 	return o;
 }
 
-static json_t *frame_json(const struct report_frame *f)
+static json_t *frame_json(const struct rd_report_frame *f)
 {
 	json_t *o = json_object();
 
@@ -1017,12 +1018,12 @@ static json_t *frame_json(const struct report_frame *f)
 	return o;
 }
 
-json_t *report_frame_json(const struct report_frame *f)
+json_t *report_frame_json(const struct rd_report_frame *f)
 {
 	return frame_json(f);
 }
 
-json_t *report_spread_json(const struct report_spread *sp)
+json_t *report_spread_json(const struct rd_report_spread *sp)
 {
 	json_t *o = json_object();
 
@@ -1035,7 +1036,7 @@ json_t *report_spread_json(const struct report_spread *sp)
 }
 
 /* {"leaked": SPREAD, "peak": SPREAD, "allocations": SPREAD} */
-json_t *report_spreads_json(const struct report_spread *sp)
+json_t *report_spreads_json(const struct rd_report_spread *sp)
 {
 	json_t *o = json_object();
 
@@ -1044,14 +1045,14 @@ json_t *report_spreads_json(const struct report_spread *sp)
 	return o;
 }
 
-static json_t *site_json(const struct report *r, const struct report_site *s)
+static json_t *site_json(const struct rd_report *r, const struct rd_report_site *s)
 {
 	json_t *o = json_object();
 	json_t *frames = json_array();
 	ssize_t headline = report_site_headline(s);
 
 	json_object_set_new(o, "key", json_string(s->key));
-	json_object_set_new(o, "kind", json_string(gs_kind_name(s->kind)));
+	json_object_set_new(o, "kind", json_string(rd_kind_name(s->kind)));
 	json_object_set_new(o, "api", json_string(s->api));
 	if (s->library)
 		json_object_set_new(o, "library", json_string(s->library));
@@ -1078,7 +1079,7 @@ static json_t *site_json(const struct report *r, const struct report_site *s)
 	return o;
 }
 
-static json_t *process_json(const struct gs_process *p)
+static json_t *process_json(const struct rd_process *p)
 {
 	json_t *o = json_object();
 	json_t *cmd = json_array();
@@ -1104,7 +1105,7 @@ static json_t *process_json(const struct gs_process *p)
 		json_t *gpus = json_array();
 
 		for (size_t i = 0; i < p->outside.ngpus; i++) {
-			const struct gs_outside_gpu *g = &p->outside.gpus[i];
+			const struct rd_outside_gpu *g = &p->outside.gpus[i];
 			json_t *gj = json_object(), *procs = json_array();
 
 			json_object_set_new(gj, "index", json_integer(g->index));
@@ -1131,7 +1132,7 @@ static json_t *process_json(const struct gs_process *p)
 	return o;
 }
 
-static json_t *oom_site_json(const struct report_site *s)
+static json_t *oom_site_json(const struct rd_report_site *s)
 {
 	json_t *o = json_object();
 	ssize_t headline = report_site_headline(s);
@@ -1147,9 +1148,9 @@ static json_t *oom_site_json(const struct report_site *s)
 	return o;
 }
 
-static json_t *oom_json(const struct report_oom *ro)
+static json_t *oom_json(const struct rd_report_oom *ro)
 {
-	const struct gs_oom *ev = ro->ev;
+	const struct rd_oom *ev = ro->ev;
 	json_t *o = json_object();
 	json_t *top = json_array();
 	ssize_t headline = ro->requested ? report_site_headline(ro->requested) : -1;
@@ -1159,7 +1160,7 @@ static json_t *oom_json(const struct report_oom *ro)
 	json_object_set_new(o, "number", json_integer(ev->number));
 	json_object_set_new(o, "time", json_real(ev->time));
 	json_object_set_new(o, "api", json_string(ev->api));
-	json_object_set_new(o, "kind", json_string(gs_kind_name(ev->kind)));
+	json_object_set_new(o, "kind", json_string(rd_kind_name(ev->kind)));
 	json_object_set_new(o, "requested_bytes", json_integer(ev->requested_bytes));
 	json_object_set_new(o, "device", json_integer(ev->device));
 	json_object_set_new(o, "live_bytes", json_integer(ev->live_bytes));
@@ -1176,7 +1177,7 @@ static json_t *oom_json(const struct report_oom *ro)
 	return o;
 }
 
-int report_print_json(const struct report *r, FILE *out, size_t top)
+int report_print_json(const struct rd_report *r, FILE *out, size_t top)
 {
 	json_t *root = json_object();
 	json_t *procs = json_array();
@@ -1256,7 +1257,7 @@ static const char *plural(int64_t n, const char *one, const char *many)
 
 /* One frame on one line: "function (module) file:line" for native code,
  * "function (python) file:line" for Python. */
-static void print_frame(FILE *out, const struct report_frame *f)
+static void print_frame(FILE *out, const struct rd_report_frame *f)
 {
 	if (f->function) {
 		util_put_clean(out, f->function);
@@ -1282,7 +1283,7 @@ static void print_frame(FILE *out, const struct report_frame *f)
 	putc('\n', out);
 }
 
-void report_print_frame(FILE *out, const struct report_frame *f)
+void report_print_frame(FILE *out, const struct rd_report_frame *f)
 {
 	print_frame(out, f);
 }
@@ -1298,7 +1299,7 @@ static void print_folded(FILE *out, size_t *folded)
 
 /* The headline, then the stack with its noise folded: a run of noise
  * frames is one line saying how many there were (the JSON keeps them). */
-static void print_frames(FILE *out, const struct report_site *s)
+static void print_frames(FILE *out, const struct rd_report_site *s)
 {
 	ssize_t headline = report_site_headline(s);
 	size_t folded = 0;
@@ -1310,7 +1311,7 @@ static void print_frames(FILE *out, const struct report_site *s)
 	fputs("  at ", out);
 	print_frame(out, &s->frames[headline]);
 	for (size_t i = 0; i < s->nframes; i++) {
-		const struct report_frame *f = &s->frames[i];
+		const struct rd_report_frame *f = &s->frames[i];
 		/* what runs main (__libc_start_main, _start) is the same for
 		 * every site and tells nothing; the JSON keeps it */
 		bool last = !f->python && f->function && strcmp(f->function, "main") == 0;
@@ -1328,11 +1329,11 @@ static void print_frames(FILE *out, const struct report_site *s)
 	print_folded(out, &folded);
 }
 
-static void print_site_origin(FILE *out, const struct report_site *s)
+static void print_site_origin(FILE *out, const struct rd_report_site *s)
 {
 	fputs("by ", out);
 	util_put_clean(out, s->api);
-	fprintf(out, " (%s)", gs_kind_name(s->kind));
+	fprintf(out, " (%s)", rd_kind_name(s->kind));
 	if (s->processes > 1)
 		fprintf(out, " in %" PRId64 " processes", s->processes);
 	if (s->library)
@@ -1345,15 +1346,15 @@ static void print_site_origin(FILE *out, const struct report_site *s)
 
 enum section { SEC_GROWING, SEC_LEAKED, SEC_PINNED, SEC_AT_PEAK, SEC_PEAK, SEC_CALLS };
 
-static bool in_section(enum section sec, const struct report_site *s)
+static bool in_section(enum section sec, const struct rd_report_site *s)
 {
 	switch (sec) {
 	case SEC_GROWING:
 		return s->growing;
 	case SEC_LEAKED:
-		return s->kind != GS_KIND_PINNED && s->c.live_bytes > 0;
+		return s->kind != RD_KIND_PINNED && s->c.live_bytes > 0;
 	case SEC_PINNED:
-		return s->kind == GS_KIND_PINNED && s->c.live_bytes > 0;
+		return s->kind == RD_KIND_PINNED && s->c.live_bytes > 0;
 	case SEC_AT_PEAK:
 		return s->at_peak_bytes > 0;
 	case SEC_PEAK:
@@ -1366,8 +1367,8 @@ static bool in_section(enum section sec, const struct report_site *s)
 
 static int cmp_peak(const void *pa, const void *pb)
 {
-	const struct report_site *a = *(struct report_site *const *)pa;
-	const struct report_site *b = *(struct report_site *const *)pb;
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
 
 	if (a->c.peak_bytes != b->c.peak_bytes)
 		return a->c.peak_bytes > b->c.peak_bytes ? -1 : 1;
@@ -1376,8 +1377,8 @@ static int cmp_peak(const void *pa, const void *pb)
 
 static int cmp_at_peak(const void *pa, const void *pb)
 {
-	const struct report_site *a = *(struct report_site *const *)pa;
-	const struct report_site *b = *(struct report_site *const *)pb;
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
 
 	if (a->at_peak_bytes != b->at_peak_bytes)
 		return a->at_peak_bytes > b->at_peak_bytes ? -1 : 1;
@@ -1385,7 +1386,7 @@ static int cmp_at_peak(const void *pa, const void *pb)
 }
 
 /* "at the peak: X live (within 1% of the peak), device 0: Y, ...". */
-static void print_at_peak_line(FILE *out, const struct report *r)
+static void print_at_peak_line(FILE *out, const struct rd_report *r)
 {
 	char a[32];
 
@@ -1394,7 +1395,7 @@ static void print_at_peak_line(FILE *out, const struct report *r)
 		r->nprocs > 1 ? "sum over processes, each within 1% of its peak" :
 				"within 1% of the peak");
 	for (size_t i = 0; i < r->at_peak_ndevices; i++) {
-		const struct gs_peak_device *d = &r->at_peak_devices[i];
+		const struct rd_peak_device *d = &r->at_peak_devices[i];
 
 		if (i)
 			fputs(", ", out);
@@ -1411,8 +1412,8 @@ static void print_at_peak_line(FILE *out, const struct report *r)
 
 static int cmp_calls(const void *pa, const void *pb)
 {
-	const struct report_site *a = *(struct report_site *const *)pa;
-	const struct report_site *b = *(struct report_site *const *)pb;
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
 
 	if (a->c.allocations != b->c.allocations)
 		return a->c.allocations > b->c.allocations ? -1 : 1;
@@ -1422,10 +1423,10 @@ static int cmp_calls(const void *pa, const void *pb)
 /* With several processes, how the section's figure of S is spread over
  * them: one process far from the others (a rank that leaks, a worker that
  * peaks) is what to look at first. */
-static void print_site_spread(FILE *out, const struct report *r, enum section sec,
-			      const struct report_site *s)
+static void print_site_spread(FILE *out, const struct rd_report *r, enum section sec,
+			      const struct rd_report_site *s)
 {
-	enum report_metric m;
+	enum rd_report_metric m;
 
 	if (r->nprocs < 2)
 		return;
@@ -1448,8 +1449,8 @@ static void print_site_spread(FILE *out, const struct report *r, enum section se
 	putc('\n', out);
 }
 
-static void print_section(FILE *out, const struct report *r, enum section sec, const char *title,
-			  struct report_site **order, size_t top)
+static void print_section(FILE *out, const struct rd_report *r, enum section sec, const char *title,
+			  struct rd_report_site **order, size_t top)
 {
 	size_t total = 0, shown = 0;
 	char a[32], b[32];
@@ -1471,7 +1472,7 @@ static void print_section(FILE *out, const struct report *r, enum section sec, c
 		return;
 	}
 	for (size_t i = 0; i < r->nsites && (!top || shown < top); i++) {
-		const struct report_site *s = order[i];
+		const struct rd_report_site *s = order[i];
 
 		if (!in_section(sec, s))
 			continue;
@@ -1516,7 +1517,7 @@ static void print_section(FILE *out, const struct report *r, enum section sec, c
 	}
 }
 
-static void print_process(FILE *out, const struct gs_process *p)
+static void print_process(FILE *out, const struct rd_process *p)
 {
 	char a[32], b[32];
 
@@ -1571,13 +1572,13 @@ static void print_process(FILE *out, const struct gs_process *p)
 	/* Inside (what gpuspy tracked) beside outside (what NVML, like
 	 * nvidia-smi, says each process holds). */
 	for (size_t i = 0; i < p->outside.ngpus; i++) {
-		const struct gs_outside_gpu *g = &p->outside.gpus[i];
+		const struct rd_outside_gpu *g = &p->outside.gpus[i];
 
 		fprintf(out, "    GPU %" PRId64 " (NVML): %s of %s used", g->index,
 			report_human_size(g->used_bytes, a, sizeof(a)),
 			report_human_size(g->total_bytes, b, sizeof(b)));
 		for (size_t k = 0; k < g->nprocs; k++) {
-			const struct gs_outside_proc *q = &g->procs[k];
+			const struct rd_outside_proc *q = &g->procs[k];
 
 			fprintf(out, "%s pid %" PRId64 " %s", k ? "," : ";", q->pid,
 				report_human_size(q->used_bytes, a, sizeof(a)));
@@ -1607,7 +1608,7 @@ static void print_process(FILE *out, const struct gs_process *p)
 /* Leaked memory that libraries hold (a cuBLAS workspace, an NCCL
  * communicator, the CUDA context) apart from what the program's own code
  * leaked: the first is usually meant to live as long as the process. */
-static void print_library_summary(FILE *out, const struct report *r)
+static void print_library_summary(FILE *out, const struct rd_report *r)
 {
 	const char *labels[16];
 	size_t nlabels = 0;
@@ -1615,10 +1616,10 @@ static void print_library_summary(FILE *out, const struct report *r)
 	char a[32];
 
 	for (size_t i = 0; i < r->nsites; i++) {
-		const struct report_site *s = r->sites[i];
+		const struct rd_report_site *s = r->sites[i];
 		size_t k;
 
-		if (s->kind == GS_KIND_PINNED || s->c.live_bytes == 0)
+		if (s->kind == RD_KIND_PINNED || s->c.live_bytes == 0)
 			continue;
 		if (!s->library) {
 			util_add_sat(&user_bytes, s->c.live_bytes);
@@ -1647,13 +1648,13 @@ static void print_library_summary(FILE *out, const struct report *r)
 
 /* Which pools' sites the sections show (their first TOP sites each):
  * SEEN[i] for classify_pool_label(i). */
-static void mark_pools(const struct report *r, enum section sec, struct report_site **order,
+static void mark_pools(const struct rd_report *r, enum section sec, struct rd_report_site **order,
 		       size_t top, bool *seen, size_t nseen)
 {
 	size_t shown = 0;
 
 	for (size_t i = 0; i < r->nsites && (!top || shown < top); i++) {
-		const struct report_site *s = order[i];
+		const struct rd_report_site *s = order[i];
 
 		if (!in_section(sec, s))
 			continue;
@@ -1666,9 +1667,9 @@ static void mark_pools(const struct report *r, enum section sec, struct report_s
 
 /* One line per pool whose segments the report shows: what its sites are,
  * and how to get one site per tensor where the framework can. */
-static void print_pool_hints(FILE *out, const struct report *r, struct report_site **by_at_peak,
-			     struct report_site **by_peak, struct report_site **by_calls,
-			     size_t top)
+static void print_pool_hints(FILE *out, const struct rd_report *r,
+			     struct rd_report_site **by_at_peak, struct rd_report_site **by_peak,
+			     struct rd_report_site **by_calls, size_t top)
 {
 	bool seen[8] = { false };
 	size_t n = 0;
@@ -1693,7 +1694,7 @@ static void print_pool_hints(FILE *out, const struct report *r, struct report_si
 }
 
 /* A site as "SIZE by API at HEADLINE", with its labels. */
-static void print_oom_site(FILE *out, const struct report_site *s)
+static void print_oom_site(FILE *out, const struct rd_report_site *s)
 {
 	ssize_t headline = report_site_headline(s);
 	char a[32];
@@ -1714,10 +1715,11 @@ static void print_oom_site(FILE *out, const struct report_site *s)
 
 /* One event: what failed and what the device held, who asked, and what
  * was live at that moment. */
-static void print_oom(FILE *out, const struct report *r, const struct report_oom *ro, size_t top)
+static void print_oom(FILE *out, const struct rd_report *r, const struct rd_report_oom *ro,
+		      size_t top)
 {
-	const struct gs_oom *ev = ro->ev;
-	const struct gs_process *p = ro->proc;
+	const struct rd_oom *ev = ro->ev;
+	const struct rd_process *p = ro->proc;
 	size_t n = top && top < ro->ntop ? top : ro->ntop;
 	ssize_t headline;
 	char a[32], b[32], c[32];
@@ -1733,7 +1735,7 @@ static void print_oom(FILE *out, const struct report *r, const struct report_oom
 	fputs(": ", out);
 	util_put_clean(out, ev->api);
 	fprintf(out, " of %s", report_human_size(ev->requested_bytes, a, sizeof(a)));
-	if (ev->kind == GS_KIND_PINNED)
+	if (ev->kind == RD_KIND_PINNED)
 		fputs(" of pinned host memory", out);
 	else if (ev->device >= 0)
 		fprintf(out, " on device %" PRId64, ev->device);
@@ -1766,13 +1768,13 @@ static void print_oom(FILE *out, const struct report *r, const struct report_oom
 		return;
 	}
 	fprintf(out, "  largest live %s at that moment:%s\n",
-		ev->kind == GS_KIND_PINNED ? "pinned host memory" : "on the GPU",
+		ev->kind == RD_KIND_PINNED ? "pinned host memory" : "on the GPU",
 		n == 0 ? " none" : "");
 	for (size_t i = 0; i < n; i++)
 		print_oom_site(out, ro->top[i]);
 }
 
-static void print_ooms(FILE *out, const struct report *r, size_t top)
+static void print_ooms(FILE *out, const struct rd_report *r, size_t top)
 {
 	if (r->nooms == 0 && r->oom_dropped == 0)
 		return;
@@ -1784,9 +1786,9 @@ static void print_ooms(FILE *out, const struct report *r, size_t top)
 			r->oom_dropped, plural(r->oom_dropped, "event", "events"));
 }
 
-int report_print_text(const struct report *r, FILE *out, size_t top)
+int report_print_text(const struct rd_report *r, FILE *out, size_t top)
 {
-	struct report_site **by_at_peak = NULL, **by_peak = NULL, **by_calls = NULL;
+	struct rd_report_site **by_at_peak = NULL, **by_peak = NULL, **by_calls = NULL;
 	char a[32], b[32];
 
 	if (r->nsites > 0) {

@@ -19,7 +19,7 @@
 
 #include "read.h"
 
-static void tsite_free(struct report_tsite *s)
+static void tsite_free(struct rd_report_tsite *s)
 {
 	if (!s)
 		return;
@@ -32,7 +32,7 @@ static void tsite_free(struct report_tsite *s)
 	free(s);
 }
 
-void report_torch_clear(struct report_torch *t)
+void report_torch_clear(struct rd_report_torch *t)
 {
 	for (size_t i = 0; i < t->nsites; i++)
 		tsite_free(t->sites[i]);
@@ -40,7 +40,7 @@ void report_torch_clear(struct report_torch *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static char *tsite_key(const struct gs_torch_site *s)
+static char *tsite_key(const struct rd_torch_site *s)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -62,9 +62,9 @@ static char *tsite_key(const struct gs_torch_site *s)
 	return buf;
 }
 
-static struct report_tsite *tsite_new(const struct gs_torch_site *s, char *key)
+static struct rd_report_tsite *tsite_new(const struct rd_torch_site *s, char *key)
 {
-	struct report_tsite *t = calloc(1, sizeof(*t));
+	struct rd_report_tsite *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
@@ -75,7 +75,7 @@ static struct report_tsite *tsite_new(const struct gs_torch_site *s, char *key)
 		return NULL;
 	}
 	for (size_t i = 0; i < s->nframes; i++) {
-		struct report_frame *f = &t->frames[i];
+		struct rd_report_frame *f = &t->frames[i];
 
 		t->nframes = i + 1;
 		f->python = true;
@@ -94,8 +94,8 @@ static struct report_tsite *tsite_new(const struct gs_torch_site *s, char *key)
 
 static int cmp_tsites(const void *pa, const void *pb)
 {
-	const struct report_tsite *a = *(struct report_tsite *const *)pa;
-	const struct report_tsite *b = *(struct report_tsite *const *)pb;
+	const struct rd_report_tsite *a = *(struct rd_report_tsite *const *)pa;
+	const struct rd_report_tsite *b = *(struct rd_report_tsite *const *)pb;
 
 	if (a->live_bytes != b->live_bytes)
 		return a->live_bytes > b->live_bytes ? -1 : 1;
@@ -105,7 +105,7 @@ static int cmp_tsites(const void *pa, const void *pb)
 }
 
 /* Sites are few (one per allocating line): a linear search is enough. */
-static struct report_tsite *tsite_find(const struct report_torch *t, const char *key)
+static struct rd_report_tsite *tsite_find(const struct rd_report_torch *t, const char *key)
 {
 	for (size_t i = 0; i < t->nsites; i++)
 		if (strcmp(t->sites[i]->key, key) == 0)
@@ -113,12 +113,12 @@ static struct report_tsite *tsite_find(const struct report_torch *t, const char 
 	return NULL;
 }
 
-int report_torch_build(struct report_torch *t, struct gs_process *const *procs, size_t n)
+int report_torch_build(struct rd_report_torch *t, struct rd_process *const *procs, size_t n)
 {
 	memset(t, 0, sizeof(*t));
 	t->final = true;
 	for (size_t p = 0; p < n; p++) {
-		const struct gs_torch *pt = &procs[p]->torch;
+		const struct rd_torch *pt = &procs[p]->torch;
 
 		if (!pt->present)
 			continue;
@@ -130,9 +130,9 @@ int report_torch_build(struct report_torch *t, struct gs_process *const *procs, 
 			    !util_add(&t->allocated_bytes, pt->devices[d].allocated_bytes))
 				return -EOVERFLOW;
 		for (size_t i = 0; i < pt->nsites; i++) {
-			const struct gs_torch_site *s = &pt->sites[i];
+			const struct rd_torch_site *s = &pt->sites[i];
 			char *key = tsite_key(s);
-			struct report_tsite *ts;
+			struct rd_report_tsite *ts;
 
 			if (!key)
 				return -ENOMEM;
@@ -140,7 +140,7 @@ int report_torch_build(struct report_torch *t, struct gs_process *const *procs, 
 			if (ts) {
 				free(key);
 			} else {
-				struct report_tsite **grown;
+				struct rd_report_tsite **grown;
 
 				ts = tsite_new(s, key);
 				if (!ts) {
@@ -174,7 +174,7 @@ int report_torch_build(struct report_torch *t, struct gs_process *const *procs, 
 	return 0;
 }
 
-ssize_t report_tsite_headline(const struct report_tsite *s)
+ssize_t report_tsite_headline(const struct rd_report_tsite *s)
 {
 	for (size_t i = 0; i < s->nframes; i++)
 		if (s->frames[i].user)
@@ -183,15 +183,15 @@ ssize_t report_tsite_headline(const struct report_tsite *s)
 }
 
 /* Listed: what holds memory now, or kept growing. */
-static bool listed(const struct report_tsite *s)
+static bool listed(const struct rd_report_tsite *s)
 {
 	return s->live_bytes > 0 || s->growing;
 }
 
-static void put_headline(FILE *out, const struct report_tsite *s)
+static void put_headline(FILE *out, const struct rd_report_tsite *s)
 {
 	ssize_t h = report_tsite_headline(s);
-	const struct report_frame *f;
+	const struct rd_report_frame *f;
 
 	if (h < 0) {
 		fputs("(allocated before gpuspy's PyTorch view started: no stack)", out);
@@ -204,7 +204,7 @@ static void put_headline(FILE *out, const struct report_tsite *s)
 	fprintf(out, ":%" PRId64 ")", f->line);
 }
 
-void report_torch_print_summary(FILE *out, const struct report_torch *t)
+void report_torch_print_summary(FILE *out, const struct rd_report_torch *t)
 {
 	char a[32], b[32];
 
@@ -228,7 +228,7 @@ void report_torch_print_summary(FILE *out, const struct report_torch *t)
 	fputs(" (see PYTORCH TENSORS)\n", out);
 }
 
-void report_torch_print_text(FILE *out, const struct report_torch *t, size_t top)
+void report_torch_print_text(FILE *out, const struct rd_report_torch *t, size_t top)
 {
 	char a[32], b[32];
 	size_t shown = 0, n = 0;
@@ -248,7 +248,7 @@ void report_torch_print_text(FILE *out, const struct report_torch *t, size_t top
 		fprintf(out, ", over %zu processes", t->processes);
 	putc('\n', out);
 	for (size_t i = 0; i < t->nsites && (!top || shown < top); i++) {
-		const struct report_tsite *s = t->sites[i];
+		const struct rd_report_tsite *s = t->sites[i];
 		ssize_t h = report_tsite_headline(s);
 
 		if (!listed(s))
@@ -280,7 +280,7 @@ void report_torch_print_text(FILE *out, const struct report_torch *t, size_t top
 		fputs("  none\n", out);
 }
 
-json_t *report_torch_json(const struct report_torch *t, size_t top)
+json_t *report_torch_json(const struct rd_report_torch *t, size_t top)
 {
 	json_t *o, *sites;
 	size_t shown = 0;
@@ -299,7 +299,7 @@ json_t *report_torch_json(const struct report_torch *t, size_t top)
 	json_object_set_new(o, "reserved_bytes", json_integer(t->reserved_bytes));
 	json_object_set_new(o, "allocated_bytes", json_integer(t->allocated_bytes));
 	for (size_t i = 0; i < t->nsites && (!top || shown < top); i++) {
-		const struct report_tsite *s = t->sites[i];
+		const struct rd_report_tsite *s = t->sites[i];
 		ssize_t h = report_tsite_headline(s);
 		json_t *j = json_object(), *frames = json_array();
 

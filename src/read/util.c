@@ -51,7 +51,7 @@ void util_put_clean(FILE *out, const char *s)
 	}
 }
 
-void gs_error_set(struct gs_error *err, const char *file, const char *fmt, ...)
+void rd_error_set(struct rd_error *err, const char *file, const char *fmt, ...)
 {
 	va_list ap;
 	int n = 0;

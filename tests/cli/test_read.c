@@ -40,9 +40,9 @@ static char *fixture(const char *rel)
 
 static void test_load_process(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	struct gs_process *p;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	struct rd_process *p;
 
 	assert_int_equal(load_path(&list, fixture("process/node7-4242"), &err), 0);
 	assert_int_equal(list.n, 1);
@@ -55,19 +55,19 @@ static void test_load_process(void **state)
 	assert_int_equal(p->leaked_bytes, 3 * MiB + 1024);
 	assert_int_equal(p->leaked_allocations, 3);
 	assert_int_equal(p->peak_bytes, 11 * MiB);
-	assert_int_equal(p->kinds[GS_KIND_PINNED].live_bytes, MiB);
-	assert_int_equal(p->kinds[GS_KIND_DEVICE].frees, 4);
+	assert_int_equal(p->kinds[RD_KIND_PINNED].live_bytes, MiB);
+	assert_int_equal(p->kinds[RD_KIND_DEVICE].frees, 4);
 	assert_int_equal(p->untracked_frees, 1);
 	assert_int_equal(p->nmodules, 2);
 	assert_string_equal(p->modules[0].build_id, "5f0c9a11d00dfeed");
 	assert_string_equal(p->modules[1].build_id, "");
 	assert_int_equal(p->nsites, 4);
-	assert_int_equal(p->sites[0].kind, GS_KIND_DEVICE);
+	assert_int_equal(p->sites[0].kind, RD_KIND_DEVICE);
 	assert_string_equal(p->sites[0].api, "cuMemAlloc_v2");
 	assert_int_equal(p->sites[0].nframes, 3);
 	assert_int_equal(p->sites[0].frames[0].offset, 4660);
 	assert_string_equal(p->sites[0].frames[0].symbol, "leak_driver");
-	assert_int_equal(p->sites[2].kind, GS_KIND_PINNED);
+	assert_int_equal(p->sites[2].kind, RD_KIND_PINNED);
 	assert_int_equal(p->sites[3].frames[0].module, -1);
 	assert_null(p->sites[3].frames[1].symbol);
 	process_list_clear(&list);
@@ -75,8 +75,8 @@ static void test_load_process(void **state)
 
 static void test_load_run_dir(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
 
 	assert_int_equal(load_path(&list, fixture("run"), &err), 0);
 	/* node7-102 has no report.json: skipped, not an error */
@@ -107,11 +107,11 @@ static void test_load_run_dir(void **state)
 
 static void test_merge_run(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
 	struct symbolizer *sym;
-	struct report r;
-	const struct report_site *x, *z, *y;
+	struct rd_report r;
+	const struct rd_report_site *x, *z, *y;
 
 	assert_int_equal(load_path(&list, fixture("run"), &err), 0);
 	assert_int_equal(symbolizer_new(&sym), 0);
@@ -171,10 +171,10 @@ static void test_merge_run(void **state)
 
 static void test_merge_process(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	struct report r;
-	const struct report_site *pinned = NULL, *managed = NULL;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	struct rd_report r;
+	const struct rd_report_site *pinned = NULL, *managed = NULL;
 
 	assert_int_equal(load_path(&list, fixture("process"), &err), 0);
 	assert_int_equal(list.n, 1);
@@ -189,9 +189,9 @@ static void test_merge_process(void **state)
 	assert_int_equal(r.pinned_peak_bytes, MiB);
 	assert_int_equal(r.nsites, 4);
 	for (size_t i = 0; i < r.nsites; i++) {
-		if (r.sites[i]->kind == GS_KIND_PINNED)
+		if (r.sites[i]->kind == RD_KIND_PINNED)
 			pinned = r.sites[i];
-		if (r.sites[i]->kind == GS_KIND_MANAGED)
+		if (r.sites[i]->kind == RD_KIND_MANAGED)
 			managed = r.sites[i];
 	}
 	assert_non_null(pinned);
@@ -205,9 +205,9 @@ static void test_merge_process(void **state)
 	process_list_clear(&list);
 }
 
-static struct gs_process *fake_process(int64_t untracked)
+static struct rd_process *fake_process(int64_t untracked)
 {
-	struct gs_process *p = calloc(1, sizeof(*p));
+	struct rd_process *p = calloc(1, sizeof(*p));
 
 	assert_non_null(p);
 	p->path = strdup("fake");
@@ -221,10 +221,10 @@ static struct gs_process *fake_process(int64_t untracked)
 
 static void test_merge_overflow(void **state)
 {
-	struct gs_process *items[2] = { fake_process(INT64_MAX), fake_process(1) };
-	struct gs_process_list list = { .items = items, .n = 2, .cap = 2 };
-	struct gs_error err = { "" };
-	struct report r;
+	struct rd_process *items[2] = { fake_process(INT64_MAX), fake_process(1) };
+	struct rd_process_list list = { .items = items, .n = 2, .cap = 2 };
+	struct rd_error err = { "" };
+	struct rd_report r;
 
 	assert_int_equal(report_build(&r, &list, NULL, &err), -EOVERFLOW);
 	assert_non_null(strstr(err.msg, "fake/report.json"));
@@ -251,8 +251,8 @@ static void test_bad_file(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct gs_error err = { "" };
-		struct gs_process *p = NULL;
+		struct rd_error err = { "" };
+		struct rd_process *p = NULL;
 		FILE *f = fopen(path, "w");
 
 		assert_non_null(f);
@@ -270,7 +270,7 @@ static void test_bad_file(void **state)
 
 static void test_site_key(void **state)
 {
-	struct report_frame frames[3] = {
+	struct rd_report_frame frames[3] = {
 		{ .function = "f", .module = "liba.so", .offset = 0x10 },
 		{ .module = "b", .offset = 0x1234 },
 		{ .offset = 0x7fff0000 },
@@ -288,7 +288,7 @@ static void test_site_key(void **state)
  * frame is its file's basename and its function, without the line. */
 static void test_site_key_python(void **state)
 {
-	struct report_frame frames[] = {
+	struct rd_report_frame frames[] = {
 		{ .function = "malloc", .module = "libc10_cuda.so", .noise = NOISE_ALLOCATOR },
 		{ .function = "at::empty", .module = "libtorch.so" },
 		{ .function = "step", .file = "/home/u/train.py", .line = 17, .python = true },
@@ -313,7 +313,7 @@ static void test_classify_noise(void **state)
 		const char *path;
 		bool main_exe;
 		const char *function;
-		enum noise want;
+		enum rd_noise want;
 	} cases[] = {
 		{ "/x/libgpuspy.so", false, "gs_hook", NOISE_GPUSPY },
 		{ "/usr/lib/libcuda.so.1", false, NULL, NOISE_CUDA },
@@ -370,7 +370,7 @@ static void test_classify_noise(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		enum noise got =
+		enum rd_noise got =
 			classify_noise(cases[i].path, cases[i].main_exe, cases[i].function);
 
 		if (got != cases[i].want)
@@ -513,9 +513,9 @@ static void test_classify_user_file(void **state)
 
 static void test_load_python(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	struct gs_process *p;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	struct rd_process *p;
 
 	assert_int_equal(load_path(&list, fixture("python/node3-77"), &err), 0);
 	p = list.items[0];
@@ -539,7 +539,7 @@ static void test_load_python(void **state)
 	process_list_clear(&list);
 }
 
-static const struct report_site *site_with_key(const struct report *r, const char *key)
+static const struct rd_report_site *site_with_key(const struct rd_report *r, const char *key)
 {
 	for (size_t i = 0; i < r->nsites; i++)
 		if (strcmp(r->sites[i]->key, key) == 0)
@@ -549,10 +549,10 @@ static const struct report_site *site_with_key(const struct report *r, const cha
 }
 
 /* Frame I of S is FUNCTION, Python or native, noise or not. */
-static void expect_frame(const struct report_site *s, size_t i, const char *function, bool python,
-			 bool noise)
+static void expect_frame(const struct rd_report_site *s, size_t i, const char *function,
+			 bool python, bool noise)
 {
-	const struct report_frame *f;
+	const struct rd_report_frame *f;
 
 	if (i >= s->nframes)
 		fail_msg("%s: no frame %zu", s->key, i);
@@ -573,10 +573,10 @@ static void expect_frame(const struct report_site *s, size_t i, const char *func
 
 static void test_merge_python(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	struct report r;
-	const struct report_site *s;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	struct rd_report r;
+	const struct rd_report_site *s;
 	ssize_t h;
 
 	assert_int_equal(load_path(&list, fixture("python"), &err), 0);
@@ -696,10 +696,10 @@ static void test_merge_python(void **state)
  * label changes neither a key nor a headline. */
 static void test_merge_pools(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	struct report r;
-	const struct report_site *s;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	struct rd_report r;
+	const struct rd_report_site *s;
 	size_t npools = 0;
 
 	assert_int_equal(load_path(&list, fixture("pools"), &err), 0);
@@ -724,7 +724,7 @@ static void test_merge_pools(void **state)
 			  "libtorch_cpu.so!torch::autograd::generated::MmBackward0::apply;"
 			  "libtorch_cpu.so!torch::autograd::Engine::thread_main");
 	assert_string_equal(s->pool, TORCH_POOL);
-	assert_int_equal(s->kind, GS_KIND_VMM);
+	assert_int_equal(s->kind, RD_KIND_VMM);
 	expect_frame(s, 4, "at::native::structured_mm_out_cuda::impl", false, false);
 	assert_int_equal(report_site_headline(s), 4);
 	/* backend:cudaMallocAsync: per tensor */
@@ -756,7 +756,7 @@ static void test_merge_pools(void **state)
 		    "array.py!_array_from_host;jtrain.py!load_batch");
 	assert_null(s->pool);
 	for (size_t i = 0; i < r.nsites; i++) {
-		if (r.sites[i]->kind == GS_KIND_PINNED)
+		if (r.sites[i]->kind == RD_KIND_PINNED)
 			assert_null(r.sites[i]->pool);
 		npools += r.sites[i]->pool != NULL;
 	}
@@ -779,15 +779,15 @@ static void test_library_no_frames(void **state)
 	static const int64_t depths[] = { -1, 0, 16 }; /* not said, none, some */
 
 	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
-		struct gs_process *p = fake_process(0);
-		struct gs_process_list list = { .items = &p, .n = 1, .cap = 1 };
-		struct gs_error err = { "" };
-		struct report r;
+		struct rd_process *p = fake_process(0);
+		struct rd_process_list list = { .items = &p, .n = 1, .cap = 1 };
+		struct rd_error err = { "" };
+		struct rd_report r;
 
 		p->depth = depths[i];
 		p->sites = calloc(1, sizeof(*p->sites));
 		p->nsites = 1;
-		p->sites[0].kind = GS_KIND_DEVICE;
+		p->sites[0].kind = RD_KIND_DEVICE;
 		p->sites[0].api = strdup("cudaMalloc");
 		assert_int_equal(report_build(&r, &list, NULL, &err), 0);
 		assert_int_equal(r.nsites, 1);
@@ -808,9 +808,9 @@ static void test_library_no_frames(void **state)
  * killed after its first out-of-memory event (fixtures/README.md). */
 static void test_load_oom(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	struct gs_process *p, *q;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	struct rd_process *p, *q;
 
 	assert_int_equal(load_path(&list, fixture("oom"), &err), 0);
 	assert_int_equal(list.n, 2);
@@ -824,7 +824,7 @@ static void test_load_oom(void **state)
 	assert_int_equal(p->oom[0].number, 1);
 	assert_true(p->oom[0].time == 1764510040.5);
 	assert_string_equal(p->oom[0].api, "cudaMalloc");
-	assert_int_equal(p->oom[0].kind, GS_KIND_DEVICE);
+	assert_int_equal(p->oom[0].kind, RD_KIND_DEVICE);
 	assert_int_equal(p->oom[0].requested_bytes, 80 * GiB);
 	assert_int_equal(p->oom[0].site, 4);
 	assert_string_equal(p->oom[0].file, "oom-1.json");
@@ -835,7 +835,7 @@ static void test_load_oom(void **state)
 	assert_int_equal(p->oom[0].snapshot->noom, 1);
 	assert_non_null(p->oom[1].snapshot);
 	assert_int_equal(p->oom[1].snapshot->event.number, 2);
-	assert_int_equal(p->oom[1].kind, GS_KIND_PINNED);
+	assert_int_equal(p->oom[1].kind, RD_KIND_PINNED);
 	/* no file was written for the third */
 	assert_null(p->oom[2].file);
 	assert_null(p->oom[2].snapshot);
@@ -851,7 +851,7 @@ static void test_load_oom(void **state)
 	assert_non_null(strstr(q->file, "node9-501/oom-1.json"));
 	assert_non_null(strstr(q->path, "oom/node9-501"));
 	assert_int_equal(q->event.number, 1);
-	assert_int_equal(q->event.kind, GS_KIND_VMM);
+	assert_int_equal(q->event.kind, RD_KIND_VMM);
 	assert_null(q->event.file);
 	assert_int_equal(q->noom, 1);
 	assert_ptr_equal(q->oom[0].snapshot, q);
@@ -875,13 +875,13 @@ static void test_load_oom(void **state)
 	process_list_clear(&list);
 }
 
-static const struct report_site *oom_top(const struct report_oom *ro, size_t i)
+static const struct rd_report_site *oom_top(const struct rd_report_oom *ro, size_t i)
 {
 	assert_true(i < ro->ntop);
 	return ro->top[i];
 }
 
-static const struct report_frame *oom_requested_by(const struct report_oom *ro)
+static const struct rd_report_frame *oom_requested_by(const struct rd_report_oom *ro)
 {
 	ssize_t h;
 
@@ -893,11 +893,11 @@ static const struct report_frame *oom_requested_by(const struct report_oom *ro)
 
 static void test_merge_oom(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	const struct report_oom *ro;
-	const struct report_frame *f;
-	struct report r;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	const struct rd_report_oom *ro;
+	const struct rd_report_frame *f;
+	struct rd_report r;
 	int64_t live;
 
 	assert_int_equal(load_path(&list, fixture("oom"), &err), 0);
@@ -927,7 +927,7 @@ static void test_merge_oom(void **state)
 	assert_int_equal(oom_top(ro, 0)->c.live_bytes, 6 * GiB);
 	assert_string_equal(oom_top(ro, 1)->key, "cudaMalloc|trainer!load_weights;trainer!main");
 	assert_int_equal(oom_top(ro, 2)->c.live_bytes, GiB);
-	assert_int_equal(oom_top(ro, 3)->kind, GS_KIND_MANAGED);
+	assert_int_equal(oom_top(ro, 3)->kind, RD_KIND_MANAGED);
 	assert_int_equal(oom_top(ro, 4)->c.live_bytes, 128 * MiB);
 	assert_string_equal(oom_top(ro, 4)->library, "cuBLASLt");
 	/* at exit, the activations were freed: the moment is the file's */
@@ -954,7 +954,7 @@ static void test_merge_oom(void **state)
 	ro = &r.ooms[2];
 	assert_string_equal(oom_requested_by(ro)->function, "pin_dataset");
 	assert_int_equal(ro->ntop, 1);
-	assert_int_equal(oom_top(ro, 0)->kind, GS_KIND_PINNED);
+	assert_int_equal(oom_top(ro, 0)->kind, RD_KIND_PINNED);
 	assert_int_equal(oom_top(ro, 0)->c.live_bytes, 512 * MiB);
 
 	/* event 3: no file, the driver not asked; the site from report.json */
@@ -988,9 +988,9 @@ static void test_oom_files(void **state)
 {
 	char dir[] = "/tmp/gpuspy-test-oom-XXXXXX";
 	char a[PATH_MAX], b[PATH_MAX];
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	struct report r;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	struct rd_report r;
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(b, sizeof(b), "%s/report.json", dir);
@@ -1040,7 +1040,7 @@ static bool near(double a, double b)
 	return a > b - 0.001 && a < b + 0.001;
 }
 
-static const struct report_site *site_by_key(const struct report *r, const char *key)
+static const struct rd_report_site *site_by_key(const struct rd_report *r, const char *key)
 {
 	for (size_t i = 0; i < r->nsites; i++)
 		if (strcmp(r->sites[i]->key, key) == 0)
@@ -1051,10 +1051,10 @@ static const struct report_site *site_by_key(const struct report *r, const char 
 
 static void test_load_growth(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	struct gs_process *p;
-	struct report r;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	struct rd_process *p;
+	struct rd_report r;
 
 	assert_int_equal(load_path(&list, fixture("growth"), &err), 0);
 	assert_int_equal(list.n, 3);
@@ -1155,8 +1155,8 @@ static void copy_replace(const char *from, const char *to, const char *old, cons
 static const char *fallback_of(const char *dir)
 {
 	static char name[64];
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
 	const char *slash;
 	int r = load_path(&list, dir, &err);
 
@@ -1222,8 +1222,8 @@ static void test_snapshot_fallback(void **state)
 	/* report.json, the final state, is always read */
 	copy_file(fixture("growth/node4-300/report.json"), rep);
 	{
-		struct gs_process_list list = { 0 };
-		struct gs_error err = { "" };
+		struct rd_process_list list = { 0 };
+		struct rd_error err = { "" };
 
 		assert_int_equal(load_path(&list, dir, &err), 0);
 		assert_int_equal(list.n, 1);
@@ -1236,8 +1236,8 @@ static void test_snapshot_fallback(void **state)
 	/* a snapshot.json without "snapshot" is refused, naming it */
 	copy_replace(src, snap, "\"snapshot\": {", "\"not_a_snapshot\": {");
 	{
-		struct gs_process_list list = { 0 };
-		struct gs_error err = { "" };
+		struct rd_process_list list = { 0 };
+		struct rd_error err = { "" };
 
 		assert_int_equal(load_path(&list, dir, &err), -EINVAL);
 		assert_non_null(strstr(err.msg, "snapshot.json"));
@@ -1370,12 +1370,12 @@ static void test_merge_lines(void **state)
 {
 	void *ra1 = return_address();
 	void *ra2 = return_address();
-	struct gs_process *p = fake_process(0);
-	struct gs_process_list list = { .items = &p, .n = 1, .cap = 1 };
-	struct gs_error err = { "" };
+	struct rd_process *p = fake_process(0);
+	struct rd_process_list list = { .items = &p, .n = 1, .cap = 1 };
+	struct rd_error err = { "" };
 	struct symbolizer *sym;
 	struct link_map *lm;
-	struct report r;
+	struct rd_report r;
 	Dl_info dli;
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -1390,9 +1390,9 @@ static void test_merge_lines(void **state)
 	p->sites = calloc(2, sizeof(*p->sites));
 	p->nsites = 2;
 	for (int i = 0; i < 2; i++) {
-		struct gs_site *s = &p->sites[i];
+		struct rd_site *s = &p->sites[i];
 
-		s->kind = GS_KIND_DEVICE;
+		s->kind = RD_KIND_DEVICE;
 		s->api = strdup("cudaMalloc");
 		s->c.allocations = s->c.allocated_bytes = 1;
 		s->frames = calloc(1, sizeof(*s->frames));
@@ -1413,9 +1413,10 @@ static void test_merge_lines(void **state)
 }
 
 /* The spread of VALUES as report_spread computes it. */
-static struct report_spread spread_of(const int64_t *values, size_t n, enum report_metric metric)
+static struct rd_report_spread spread_of(const int64_t *values, size_t n,
+					 enum rd_report_metric metric)
 {
-	struct report_spread sp;
+	struct rd_report_spread sp;
 
 	assert_int_equal(report_spread(values, n, metric, &sp), 0);
 	return sp;
@@ -1423,7 +1424,7 @@ static struct report_spread spread_of(const int64_t *values, size_t n, enum repo
 
 static void test_spread(void **state)
 {
-	struct report_spread sp;
+	struct rd_report_spread sp;
 
 	/* an odd count: the middle value; nothing 1 MiB away */
 	sp = spread_of((int64_t[]){ 3, 1, 2 }, 3, REPORT_LEAKED);
@@ -1497,16 +1498,16 @@ static void test_spread(void **state)
 
 /* A site of PROC with LIVE bytes live, no frames: every such site of one
  * api has one key. */
-static void add_site(struct gs_process *p, int64_t live, int64_t allocations)
+static void add_site(struct rd_process *p, int64_t live, int64_t allocations)
 {
-	struct gs_site *s;
+	struct rd_site *s;
 
 	p->sites = realloc(p->sites, (p->nsites + 1) * sizeof(*p->sites));
 	assert_non_null(p->sites);
 	s = &p->sites[p->nsites++];
 	memset(s, 0, sizeof(*s));
 	s->id = (int64_t)p->nsites;
-	s->kind = GS_KIND_DEVICE;
+	s->kind = RD_KIND_DEVICE;
 	s->api = strdup("cudaMalloc");
 	s->c.live_bytes = s->c.peak_bytes = s->c.allocated_bytes = live;
 	s->c.live_allocations = s->c.allocations = allocations;
@@ -1516,12 +1517,12 @@ static void add_site(struct gs_process *p, int64_t live, int64_t allocations)
  * key gives their sum, one without it 0, which counts in the spread. */
 static void test_merge_spread(void **state)
 {
-	struct gs_process *items[3] = { fake_process(0), fake_process(0), fake_process(0) };
-	struct gs_process_list list = { .items = items, .n = 3, .cap = 3 };
-	struct gs_error err = { "" };
-	const struct report_site *s;
-	struct report_spread sp;
-	struct report r;
+	struct rd_process *items[3] = { fake_process(0), fake_process(0), fake_process(0) };
+	struct rd_process_list list = { .items = items, .n = 3, .cap = 3 };
+	struct rd_error err = { "" };
+	const struct rd_report_site *s;
+	struct rd_report_spread sp;
+	struct rd_report r;
 	char name[REPORT_NAME_SIZE];
 
 	items[0]->rank = 0;
@@ -1579,10 +1580,10 @@ static void test_merge_spread(void **state)
  * leaked total; site B, the same in every rank, has none. */
 static void test_merge_ranks(void **state)
 {
-	struct gs_process_list list = { 0 };
-	struct gs_error err = { "" };
-	const struct report_site *a, *b;
-	struct report r;
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+	const struct rd_report_site *a, *b;
+	struct rd_report r;
 
 	assert_int_equal(load_path(&list, fixture("ranks"), &err), 0);
 	assert_int_equal(list.n, 4);

@@ -37,7 +37,7 @@ int cli_parse_count(const char *s, size_t *out);
 /* common.c: `report` and `merge`: options, then every PATH loaded and
  * merged into L->rep.  Returns -1 to go on (print, then cli_report_done),
  * else the exit status to return at once. */
-#include "read.h"
+#include "merge.h"
 struct cli_loaded {
 	struct rd_process_list list;
 	struct symbolizer *sym;

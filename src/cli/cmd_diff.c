@@ -20,7 +20,10 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "read.h"
+#include "discover.h"
+#include "load.h"
+#include "merge.h"
+#include "util.h"
 
 #define FORMAT_DIFF	  "gpuspy-diff/1"
 #define DEFAULT_THRESHOLD (64 * 1024)
@@ -231,7 +234,7 @@ static int side_load(struct side *s, const char *at_label, struct rd_error *err)
 	int e;
 
 	for (size_t i = 0; i < s->npaths; i++) {
-		e = load_path(&s->list, s->paths[i], err);
+		e = discover_path(&s->list, s->paths[i], err);
 		if (e < 0)
 			return e;
 	}
@@ -252,7 +255,7 @@ static void side_clear(struct side *s)
 	if (s->built)
 		report_clear(&s->rep);
 	symbolizer_free(s->sym);
-	process_list_clear(&s->list);
+	rd_process_list_clear(&s->list);
 	free(s->paths);
 	free(s->at);
 }

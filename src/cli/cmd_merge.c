@@ -17,7 +17,10 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "read.h"
+#include "discover.h"
+#include "load.h"
+#include "merge.h"
+#include "util.h"
 
 #define FORMAT_MERGE "gpuspy-merge/1"
 #define DEFAULT_TOP  10

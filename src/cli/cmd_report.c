@@ -8,7 +8,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "read.h"
+#include "discover.h"
+#include "load.h"
+#include "merge.h"
+#include "util.h"
 
 #define DEFAULT_TOP 10
 

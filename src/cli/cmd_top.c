@@ -31,7 +31,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "read.h"
+#include "discover.h"
+#include "load.h"
+#include "merge.h"
+#include "util.h"
 
 #define DEFAULT_TOP 10 /* call sites per block when not on a terminal */
 #define HISTORY	    20 /* refreshes a sparkline spans */
@@ -214,9 +217,9 @@ static int refresh(struct top *t, struct rd_error *err)
 	if (t->pid > 0 && kill(t->pid, 0) < 0 && errno == ESRCH)
 		t->gone = true;
 	err->msg[0] = '\0';
-	e = load_path(&list, t->path, err);
+	e = discover_path(&list, t->path, err);
 	if (e < 0) {
-		process_list_clear(&list);
+		rd_process_list_clear(&list);
 		if (e == -ENOENT && !t->have &&
 		    (t->pid > 0 || (stat(t->path, &st) == 0 && S_ISDIR(st.st_mode)))) {
 			err->msg[0] = '\0';
@@ -226,19 +229,19 @@ static int refresh(struct top *t, struct rd_error *err)
 	}
 	e = report_build(&rep, &list, t->sym, err);
 	if (e < 0) {
-		process_list_clear(&list);
+		rd_process_list_clear(&list);
 		return e;
 	}
 	e = hist_update(t, &rep);
 	if (e < 0) {
 		rd_error_set(err, NULL, "out of memory");
 		report_clear(&rep);
-		process_list_clear(&list);
+		rd_process_list_clear(&list);
 		return e;
 	}
 	if (t->have) {
 		report_clear(&t->rep);
-		process_list_clear(&t->list);
+		rd_process_list_clear(&t->list);
 	}
 	t->rep = rep;
 	t->list = list;
@@ -736,7 +739,7 @@ int cmd_top(int argc, char **argv)
 	hist_free(t.hist, t.nhist);
 	if (t.have) {
 		report_clear(&t.rep);
-		process_list_clear(&t.list);
+		rd_process_list_clear(&t.list);
 	}
 	symbolizer_free(t.sym);
 	return status;

@@ -8,7 +8,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "read.h"
+#include "discover.h"
+#include "load.h"
+#include "merge.h"
+#include "util.h"
 
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
 		     struct cli_loaded *l)
@@ -59,10 +62,10 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	/* Everything is loaded before anything is printed: one bad file
 	 * fails the whole command rather than yield a partial sum. */
 	for (int i = optind; i < argc; i++) {
-		e = load_path(&l->list, argv[i], &err);
+		e = discover_path(&l->list, argv[i], &err);
 		if (e < 0) {
 			cli_print_error(&err, e);
-			process_list_clear(&l->list);
+			rd_process_list_clear(&l->list);
 			return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 		}
 	}
@@ -72,7 +75,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	if (e < 0) {
 		cli_print_error(&err, e);
 		symbolizer_free(l->sym);
-		process_list_clear(&l->list);
+		rd_process_list_clear(&l->list);
 		return e == -EOVERFLOW ? EXIT_USAGE : EXIT_FAILURE_OTHER;
 	}
 	return -1;
@@ -90,7 +93,7 @@ int cli_report_done(struct cli_loaded *l, int e)
 	}
 	report_clear(&l->rep);
 	symbolizer_free(l->sym);
-	process_list_clear(&l->list);
+	rd_process_list_clear(&l->list);
 	return status;
 }
 

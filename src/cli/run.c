@@ -23,7 +23,10 @@
 
 #include "config.h"
 #include "cli.h"
-#include "read.h"
+#include "discover.h"
+#include "load.h"
+#include "merge.h"
+#include "util.h"
 
 /* gpuspy's own failure (fork, memory), as env(1) does, so that it is not
  * taken for a status of the command */
@@ -333,7 +336,7 @@ int cmd_run(int argc, char **argv)
 
 	status = spawn(argv + optind);
 
-	if (load_dir_has_reports(outdir)) {
+	if (discover_has_reports(outdir)) {
 		fputs("gpuspy: run directory ", stderr);
 		util_put_clean(stderr, outdir);
 		fputs(" \u2014 see: gpuspy report ", stderr);

@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "read.h"
+#include "classify.h"
+#include "merge.h"
+#include "util.h"
 
 enum fn_match {
 	FN_ANY,	    /* whatever the function, named or not */

@@ -14,7 +14,8 @@
 
 #include <jansson.h>
 
-#include "read.h"
+#include "merge.h"
+#include "util.h"
 
 #define FORMAT_REPORT "gpuspy-report/1"
 

@@ -17,7 +17,9 @@
 
 #include <jansson.h>
 
-#include "read.h"
+#include "classify.h"
+#include "merge.h"
+#include "util.h"
 
 static void tsite_free(struct rd_report_tsite *s)
 {

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "read.h"
+#include "model.h"
+#include "util.h"
 
 /* A C1 control is U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F; some terminals
  * act on them (0x9B is CSI), so they are as dangerous as C0 ones. */
@@ -199,4 +200,16 @@ void util_add_sat(int64_t *a, int64_t b)
 {
 	if (__builtin_add_overflow(*a, b, a))
 		*a = b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* The directory of FILE ("." when it names none); NULL on out-of-memory. */
+char *util_dir_of(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+
+	if (!slash)
+		return strdup(".");
+	if (slash == file)
+		return strdup("/");
+	return strndup(file, slash - file);
 }

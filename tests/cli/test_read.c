@@ -24,7 +24,13 @@
 
 #include <cmocka.h>
 
-#include "read.h"
+#include "classify.h"
+#include "discover.h"
+#include "load.h"
+#include "merge.h"
+#include "symbolize.h"
+#include "util.h"
+#include "validate.h"
 
 #define MiB (1024 * 1024)
 
@@ -44,7 +50,7 @@ static void test_load_process(void **state)
 	struct rd_error err = { "" };
 	struct rd_process *p;
 
-	assert_int_equal(load_path(&list, fixture("process/node7-4242"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("process/node7-4242"), &err), 0);
 	assert_int_equal(list.n, 1);
 	p = list.items[0];
 	assert_string_equal(p->host, "node7");
@@ -70,7 +76,7 @@ static void test_load_process(void **state)
 	assert_int_equal(p->sites[2].kind, RD_KIND_PINNED);
 	assert_int_equal(p->sites[3].frames[0].module, -1);
 	assert_null(p->sites[3].frames[1].symbol);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 static void test_load_run_dir(void **state)
@@ -78,7 +84,7 @@ static void test_load_run_dir(void **state)
 	struct rd_process_list list = { 0 };
 	struct rd_error err = { "" };
 
-	assert_int_equal(load_path(&list, fixture("run"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("run"), &err), 0);
 	/* node7-102 has no report.json: skipped, not an error */
 	assert_int_equal(list.n, 2);
 	assert_int_equal(list.items[0]->pid, 100);
@@ -99,10 +105,10 @@ static void test_load_run_dir(void **state)
 
 	/* the same report named again, as a process directory and as a
 	 * file, is counted once */
-	assert_int_equal(load_path(&list, fixture("run/node7-101"), &err), 0);
-	assert_int_equal(load_path(&list, fixture("run/node7-100/report.json"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("run/node7-101"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("run/node7-100/report.json"), &err), 0);
 	assert_int_equal(list.n, 2);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 static void test_merge_run(void **state)
@@ -113,7 +119,7 @@ static void test_merge_run(void **state)
 	struct rd_report r;
 	const struct rd_report_site *x, *z, *y;
 
-	assert_int_equal(load_path(&list, fixture("run"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("run"), &err), 0);
 	assert_int_equal(symbolizer_new(&sym), 0);
 	assert_int_equal(report_build(&r, &list, sym, &err), 0);
 
@@ -166,7 +172,7 @@ static void test_merge_run(void **state)
 
 	report_clear(&r);
 	symbolizer_free(sym);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 static void test_merge_process(void **state)
@@ -176,7 +182,7 @@ static void test_merge_process(void **state)
 	struct rd_report r;
 	const struct rd_report_site *pinned = NULL, *managed = NULL;
 
-	assert_int_equal(load_path(&list, fixture("process"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("process"), &err), 0);
 	assert_int_equal(list.n, 1);
 	/* no symbolizer: names come from the report alone */
 	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
@@ -202,7 +208,7 @@ static void test_merge_process(void **state)
 	assert_string_equal(managed->key, "cudaMallocManaged|?;leaky+0x1450");
 	assert_null(managed->frames[0].module);
 	report_clear(&r);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 static struct rd_process *fake_process(int64_t untracked)
@@ -228,8 +234,8 @@ static void test_merge_overflow(void **state)
 
 	assert_int_equal(report_build(&r, &list, NULL, &err), -EOVERFLOW);
 	assert_non_null(strstr(err.msg, "fake/report.json"));
-	process_free(items[0]);
-	process_free(items[1]);
+	rd_process_free(items[0]);
+	rd_process_free(items[1]);
 }
 
 static void test_bad_file(void **state)
@@ -517,7 +523,7 @@ static void test_load_python(void **state)
 	struct rd_error err = { "" };
 	struct rd_process *p;
 
-	assert_int_equal(load_path(&list, fixture("python/node3-77"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("python/node3-77"), &err), 0);
 	p = list.items[0];
 	assert_true(p->python.present);
 	assert_true(p->python.supported);
@@ -531,12 +537,12 @@ static void test_load_python(void **state)
 	/* the runtime's thread ran no Python */
 	assert_int_equal(p->sites[3].npython, 0);
 	assert_null(p->sites[3].python);
-	assert_int_equal(load_path(&list, fixture("python/node3-79"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("python/node3-79"), &err), 0);
 	p = list.items[1];
 	assert_true(p->python.present);
 	assert_false(p->python.supported);
 	assert_string_equal(p->python.note, "CPython 3.14 is not supported yet");
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 static const struct rd_report_site *site_with_key(const struct rd_report *r, const char *key)
@@ -579,7 +585,7 @@ static void test_merge_python(void **state)
 	const struct rd_report_site *s;
 	ssize_t h;
 
-	assert_int_equal(load_path(&list, fixture("python"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("python"), &err), 0);
 	assert_int_equal(list.n, 4);
 	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.nsites, 9);
@@ -689,7 +695,7 @@ static void test_merge_python(void **state)
 	assert_null(s->library);
 
 	report_clear(&r);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 /* fixtures/pools: which sites are a framework pool's segments, and that a
@@ -702,7 +708,7 @@ static void test_merge_pools(void **state)
 	const struct rd_report_site *s;
 	size_t npools = 0;
 
-	assert_int_equal(load_path(&list, fixture("pools"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("pools"), &err), 0);
 	assert_int_equal(list.n, 6);
 	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.nsites, 10);
@@ -769,7 +775,7 @@ static void test_merge_pools(void **state)
 	assert_int_equal(npools, 4);
 
 	report_clear(&r);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 /* A site without frames is the runtime's own memory, unless the process
@@ -798,7 +804,7 @@ static void test_library_no_frames(void **state)
 		else
 			assert_string_equal(r.sites[0]->library, CLASSIFY_CUDA_CONTEXT);
 		report_clear(&r);
-		process_free(p);
+		rd_process_free(p);
 	}
 }
 
@@ -812,7 +818,7 @@ static void test_load_oom(void **state)
 	struct rd_error err = { "" };
 	struct rd_process *p, *q;
 
-	assert_int_equal(load_path(&list, fixture("oom"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("oom"), &err), 0);
 	assert_int_equal(list.n, 2);
 	p = list.items[0];
 	assert_int_equal(p->pid, 500);
@@ -858,13 +864,13 @@ static void test_load_oom(void **state)
 	assert_int_equal(q->oom[0].device, 1);
 
 	/* named again, as its directory: counted once */
-	assert_int_equal(load_path(&list, fixture("oom/node9-501"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("oom/node9-501"), &err), 0);
 	assert_int_equal(list.n, 2);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 
 	/* a post-mortem named by itself: partial; the earlier one is read
 	 * from its directory */
-	assert_int_equal(load_path(&list, fixture("oom/node9-500/oom-2.json"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("oom/node9-500/oom-2.json"), &err), 0);
 	assert_int_equal(list.n, 1);
 	p = list.items[0];
 	assert_true(p->partial);
@@ -872,7 +878,7 @@ static void test_load_oom(void **state)
 	assert_non_null(p->oom[0].snapshot);
 	assert_int_equal(p->oom[0].snapshot->event.number, 1);
 	assert_ptr_equal(p->oom[1].snapshot, p);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 static const struct rd_report_site *oom_top(const struct rd_report_oom *ro, size_t i)
@@ -900,7 +906,7 @@ static void test_merge_oom(void **state)
 	struct rd_report r;
 	int64_t live;
 
-	assert_int_equal(load_path(&list, fixture("oom"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("oom"), &err), 0);
 	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.partial, 1);
 	assert_int_equal(r.oom_dropped, 2);
@@ -964,7 +970,7 @@ static void test_merge_oom(void **state)
 	assert_string_equal(oom_requested_by(ro)->function, "expand_pool");
 
 	report_clear(&r);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 static void copy_file(const char *from, const char *to)
@@ -997,7 +1003,7 @@ static void test_oom_files(void **state)
 	copy_file(fixture("oom/node9-500/report.json"), b);
 	snprintf(b, sizeof(b), "%s/oom-2.json", dir);
 	copy_file(fixture("oom/node9-500/oom-2.json"), b);
-	assert_int_equal(load_path(&list, dir, &err), 0);
+	assert_int_equal(discover_path(&list, dir, &err), 0);
 	assert_int_equal(list.n, 1);
 	assert_null(list.items[0]->oom[0].snapshot);
 	assert_non_null(list.items[0]->oom[1].snapshot);
@@ -1008,7 +1014,7 @@ static void test_oom_files(void **state)
 	assert_string_equal(oom_requested_by(&r.ooms[0])->function, "grow_buffer");
 	assert_int_equal(r.ooms[1].ntop, 1);
 	report_clear(&r);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 
 	/* no report.json; oom-9.json and oom-10.json (a copy of the
 	 * crashed process's only one, whose entries name oom-1.json) */
@@ -1019,14 +1025,14 @@ static void test_oom_files(void **state)
 	copy_file(fixture("oom/node9-500/oom-1.json"), a);
 	snprintf(b, sizeof(b), "%s/oom-10.json", dir);
 	copy_file(fixture("oom/node9-501/oom-1.json"), b);
-	assert_int_equal(load_path(&list, dir, &err), 0);
+	assert_int_equal(discover_path(&list, dir, &err), 0);
 	assert_int_equal(list.n, 1);
 	assert_int_equal(list.items[0]->pid, 501);
 	assert_true(list.items[0]->partial);
 	assert_non_null(strstr(list.items[0]->file, "/oom-10.json"));
 	/* oom-1.json is not there */
 	assert_null(list.items[0]->oom[0].snapshot);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 	unlink(a);
 	unlink(b);
 	assert_int_equal(rmdir(dir), 0);
@@ -1056,7 +1062,7 @@ static void test_load_growth(void **state)
 	struct rd_process *p;
 	struct rd_report r;
 
-	assert_int_equal(load_path(&list, fixture("growth"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("growth"), &err), 0);
 	assert_int_equal(list.n, 3);
 
 	/* ran to the end: report.json, the final state */
@@ -1113,11 +1119,11 @@ static void test_load_growth(void **state)
 		site_by_key(&r, "cudaMalloc|trainer!churn_step;trainer!train_loop;trainer!main")
 			->growing);
 	report_clear(&r);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 
 	/* a snapshot.json named directly, though older than oom-2.json; the
 	 * post-mortem it names is read from its directory */
-	assert_int_equal(load_path(&list, fixture("growth/node4-302/snapshot.json"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("growth/node4-302/snapshot.json"), &err), 0);
 	assert_int_equal(list.n, 1);
 	p = list.items[0];
 	assert_true(p->partial);
@@ -1127,7 +1133,7 @@ static void test_load_growth(void **state)
 	assert_int_equal(p->noom, 1);
 	assert_non_null(p->oom[0].snapshot);
 	assert_int_equal(p->oom[0].snapshot->event.number, 1);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 /* FROM copied to TO with the first OLD replaced by NEW. */
@@ -1158,7 +1164,7 @@ static const char *fallback_of(const char *dir)
 	struct rd_process_list list = { 0 };
 	struct rd_error err = { "" };
 	const char *slash;
-	int r = load_path(&list, dir, &err);
+	int r = discover_path(&list, dir, &err);
 
 	if (r != 0)
 		fail_msg("%s", err.msg);
@@ -1166,7 +1172,7 @@ static const char *fallback_of(const char *dir)
 	assert_true(list.items[0]->partial);
 	slash = strrchr(list.items[0]->file, '/');
 	snprintf(name, sizeof(name), "%s", slash ? slash + 1 : list.items[0]->file);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 	return name;
 }
 
@@ -1225,11 +1231,11 @@ static void test_snapshot_fallback(void **state)
 		struct rd_process_list list = { 0 };
 		struct rd_error err = { "" };
 
-		assert_int_equal(load_path(&list, dir, &err), 0);
+		assert_int_equal(discover_path(&list, dir, &err), 0);
 		assert_int_equal(list.n, 1);
 		assert_false(list.items[0]->partial);
 		assert_non_null(strstr(list.items[0]->file, "/report.json"));
-		process_list_clear(&list);
+		rd_process_list_clear(&list);
 	}
 	unlink(rep);
 
@@ -1239,10 +1245,10 @@ static void test_snapshot_fallback(void **state)
 		struct rd_process_list list = { 0 };
 		struct rd_error err = { "" };
 
-		assert_int_equal(load_path(&list, dir, &err), -EINVAL);
+		assert_int_equal(discover_path(&list, dir, &err), -EINVAL);
 		assert_non_null(strstr(err.msg, "snapshot.json"));
 		assert_non_null(strstr(err.msg, "snapshot: missing"));
-		process_list_clear(&list);
+		rd_process_list_clear(&list);
 	}
 	unlink(snap);
 	assert_int_equal(rmdir(dir), 0);
@@ -1409,7 +1415,7 @@ static void test_merge_lines(void **state)
 	assert_int_equal(r.sites[0]->frames[0].line, 0);
 	report_clear(&r);
 	symbolizer_free(sym);
-	process_free(p);
+	rd_process_free(p);
 }
 
 /* The spread of VALUES as report_spread computes it. */
@@ -1573,7 +1579,7 @@ static void test_merge_spread(void **state)
 	assert_string_equal(report_process_name(&r, 2, name, sizeof(name)), "pid 3 on n?2");
 	report_clear(&r);
 	for (int i = 0; i < 3; i++)
-		process_free(items[i]);
+		rd_process_free(items[i]);
 }
 
 /* fixtures/README.md, ranks/: rank 2 is the outlier of site A and of the
@@ -1585,7 +1591,7 @@ static void test_merge_ranks(void **state)
 	const struct rd_report_site *a, *b;
 	struct rd_report r;
 
-	assert_int_equal(load_path(&list, fixture("ranks"), &err), 0);
+	assert_int_equal(discover_path(&list, fixture("ranks"), &err), 0);
 	assert_int_equal(list.n, 4);
 	for (size_t i = 0; i < 4; i++)
 		assert_int_equal(list.items[i]->rank, (int64_t)i);
@@ -1615,7 +1621,7 @@ static void test_merge_ranks(void **state)
 	assert_int_equal(b->spread[REPORT_PEAK].median, 4 * MiB);
 	assert_int_equal(b->spread[REPORT_LEAKED].max, 0);
 	report_clear(&r);
-	process_list_clear(&list);
+	rd_process_list_clear(&list);
 }
 
 int main(void)

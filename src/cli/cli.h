@@ -4,6 +4,7 @@
 #define GPUSPY_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Exit statuses shared by the commands (gpuspy(1), EXIT STATUS). */
@@ -31,6 +32,8 @@ struct rd_error;
 int cli_usage_error(const char *cmd, const char *what, const char *arg);
 /* "gpuspy: " and ERR's message, or strerror(-E) when it has none. */
 void cli_print_error(const struct rd_error *err, int e);
+/* Write S to OUT with control characters replaced by '?'. */
+void cli_put_clean(FILE *out, const char *s);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 

@@ -23,6 +23,7 @@
 #include "discover.h"
 #include "load.h"
 #include "merge.h"
+#include "print.h"
 #include "util.h"
 
 #define FORMAT_DIFF	  "gpuspy-diff/1"
@@ -241,7 +242,7 @@ static int side_load(struct side *s, const char *at_label, struct rd_error *err)
 	e = symbolizer_new(&s->sym);
 	if (e < 0)
 		return e;
-	e = report_build(&s->rep, &s->list, s->sym, err);
+	e = merge_build(&s->rep, &s->list, s->sym, err);
 	if (e < 0)
 		return e;
 	s->built = true;
@@ -253,7 +254,7 @@ static int side_load(struct side *s, const char *at_label, struct rd_error *err)
 static void side_clear(struct side *s)
 {
 	if (s->built)
-		report_clear(&s->rep);
+		merge_clear(&s->rep);
 	symbolizer_free(s->sym);
 	rd_process_list_clear(&s->list);
 	free(s->paths);
@@ -527,7 +528,7 @@ static char *gpus_of(const struct rd_process *p, const void *arg)
 		fputs(p->gpus[i].name[0] ? p->gpus[i].name : "?", f);
 		if (p->gpus[i].total_bytes >= 0)
 			fprintf(f, " (%s)",
-				report_human_size(p->gpus[i].total_bytes, size, sizeof(size)));
+				util_human_size(p->gpus[i].total_bytes, size, sizeof(size)));
 		i += same - 1;
 	}
 	fclose(f);
@@ -830,7 +831,7 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 		const struct row *w = &d->rows[i];
 		const struct rd_report_site *s = row_site(w);
 		const struct rd_report_site *o = w->site[0], *n = w->site[1];
-		ssize_t h = report_site_headline(s);
+		ssize_t h = merge_site_headline(s);
 		json_t *j = json_object();
 
 		json_object_set_new(j, "key", json_string(w->key));
@@ -838,7 +839,7 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 		json_object_set_new(j, "api", json_string(s->api));
 		json_object_set_new(j, "kind", json_string(rd_kind_name(s->kind)));
 		if (h >= 0)
-			json_object_set_new(j, "headline", report_frame_json(&s->frames[h]));
+			json_object_set_new(j, "headline", json_frame_object(&s->frames[h]));
 		if (s->library)
 			json_object_set_new(j, "library", json_string(s->library));
 		if (s->pool)
@@ -860,14 +861,14 @@ static int print_json(const struct diff *d, const struct setting_row *set, size_
 		for (size_t i = 0; ts && i < d->ntrows; i++) {
 			const struct trow *w = &d->trows[i];
 			const struct rd_report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
-			ssize_t h = report_tsite_headline(t);
+			ssize_t h = torch_merge_headline(t);
 			json_t *j = json_object();
 
 			json_object_set_new(j, "key", json_string(w->key));
 			json_object_set_new(j, "status", json_string(status_names[w->status]));
 			if (h >= 0)
 				json_object_set_new(j, "headline",
-						    report_frame_json(&t->frames[h]));
+						    json_frame_object(&t->frames[h]));
 			json_object_set_new(j, "live", pair_json(w->live[0], w->live[1]));
 			json_object_set_new(j, "peak", pair_json(w->peak[0], w->peak[1]));
 			json_array_append_new(ts, j);
@@ -900,7 +901,7 @@ static const char *signed_size(int64_t v, char *buf, size_t len)
 
 	if (v == 0)
 		return "0";
-	report_human_size(abs_sat(v), h, sizeof(h));
+	util_human_size(abs_sat(v), h, sizeof(h));
 	snprintf(buf, len, "%c%s", v > 0 ? '+' : '-', h);
 	return buf;
 }
@@ -916,7 +917,7 @@ static void print_value(FILE *out, const struct setting *v, int width)
 		snprintf(buf, sizeof(buf), "%.*s\u2026", width - 1 < 60 ? width - 1 : 60, s);
 		s = buf;
 	}
-	util_put_clean(out, s);
+	cli_put_clean(out, s);
 	if (width > 0)
 		for (int pad = width - (int)(n > (size_t)width ? (size_t)width : n); pad > 0; pad--)
 			putc(' ', out);
@@ -924,23 +925,23 @@ static void print_value(FILE *out, const struct setting *v, int width)
 
 static void print_headline(FILE *out, const struct rd_report_site *s)
 {
-	ssize_t h = report_site_headline(s);
+	ssize_t h = merge_site_headline(s);
 	const struct rd_report_frame *f;
 
 	if (h < 0) {
 		fputs("(no stack)", out);
 	} else {
 		f = &s->frames[h];
-		util_put_clean(out, f->function ? f->function : "?");
+		cli_put_clean(out, f->function ? f->function : "?");
 		if (f->file) {
 			fputs(" (", out);
-			util_put_clean(out, f->file);
+			cli_put_clean(out, f->file);
 			if (f->line > 0)
 				fprintf(out, ":%" PRId64, f->line);
 			putc(')', out);
 		} else if (f->module) {
 			fputs(" (", out);
-			util_put_clean(out, f->module);
+			cli_put_clean(out, f->module);
 			putc(')', out);
 		}
 	}
@@ -956,11 +957,11 @@ static void put_name(FILE *out, const char *name)
 	char buf[72];
 
 	if (strlen(name) < sizeof(buf)) {
-		util_put_clean(out, name);
+		cli_put_clean(out, name);
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%.*s\u2026", (int)sizeof(buf) - 4, name);
-	util_put_clean(out, buf);
+	cli_put_clean(out, buf);
 }
 
 /* The innermost frame under the headline that is not noise, a Python one
@@ -982,7 +983,7 @@ static ssize_t via_frame(const struct rd_report_site *s, ssize_t h)
  * the headline's callers that are the user's: up to three, in one line. */
 static void print_callers(FILE *out, const struct rd_report_site *s)
 {
-	ssize_t h = report_site_headline(s), v;
+	ssize_t h = merge_site_headline(s), v;
 	int shown = 0;
 
 	if (h < 0)
@@ -997,13 +998,13 @@ static void print_callers(FILE *out, const struct rd_report_site *s)
 			const char *b = strrchr(f->file, '/');
 
 			fputs(" (", out);
-			util_put_clean(out, b ? b + 1 : f->file);
+			cli_put_clean(out, b ? b + 1 : f->file);
 			if (f->line > 0)
 				fprintf(out, ":%" PRId64, f->line);
 			putc(')', out);
 		} else if (f->module) {
 			fputs(" (", out);
-			util_put_clean(out, f->module);
+			cli_put_clean(out, f->module);
 			putc(')', out);
 		}
 		putc('\n', out);
@@ -1028,9 +1029,8 @@ static void print_change(FILE *out, const char *what, int64_t o, int64_t n, bool
 	char a[32], b[32], c[40];
 
 	if (bytes)
-		fprintf(out, "%s %s \u2192 %s (%s)", what, report_human_size(o, a, sizeof(a)),
-			report_human_size(n, b, sizeof(b)),
-			signed_size(sub_sat(n, o), c, sizeof(c)));
+		fprintf(out, "%s %s \u2192 %s (%s)", what, util_human_size(o, a, sizeof(a)),
+			util_human_size(n, b, sizeof(b)), signed_size(sub_sat(n, o), c, sizeof(c)));
 	else
 		fprintf(out, "%s %" PRId64 " \u2192 %" PRId64 " (%+" PRId64 ")", what, o, n,
 			sub_sat(n, o));
@@ -1040,8 +1040,8 @@ static void print_total(FILE *out, const char *name, int64_t o, int64_t n)
 {
 	char a[32], b[32], c[40];
 
-	fprintf(out, "  %-24s %12s %12s %14s\n", name, report_human_size(o, a, sizeof(a)),
-		report_human_size(n, b, sizeof(b)), signed_size(sub_sat(n, o), c, sizeof(c)));
+	fprintf(out, "  %-24s %12s %12s %14s\n", name, util_human_size(o, a, sizeof(a)),
+		util_human_size(n, b, sizeof(b)), signed_size(sub_sat(n, o), c, sizeof(c)));
 }
 
 /* The PyTorch views' lines that changed by the threshold or more. */
@@ -1051,12 +1051,12 @@ static void print_torch(FILE *out, const struct diff *d, size_t top)
 	char a[32], b[40];
 
 	fprintf(out, "\nPYTORCH TENSORS CHANGED (live blocks at exit by Python line; %s or more)\n",
-		report_human_size(d->threshold, a, sizeof(a)));
+		util_human_size(d->threshold, a, sizeof(a)));
 	for (size_t i = 0; i < d->ntrows; i++) {
 		const struct trow *w = &d->trows[i];
 		const struct rd_report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
 		int64_t delta = sub_sat(w->live[1], w->live[0]);
-		ssize_t h = report_tsite_headline(t);
+		ssize_t h = torch_merge_headline(t);
 
 		if (w->status == ST_SAME || abs_sat(delta) < d->threshold || delta == 0 ||
 		    (top && shown >= top)) {
@@ -1076,7 +1076,7 @@ static void print_torch(FILE *out, const struct diff *d, size_t top)
 
 			put_name(out, f->function);
 			fputs(" (", out);
-			util_put_clean(out, f->file);
+			cli_put_clean(out, f->file);
 			fprintf(out, ":%" PRId64 ")", f->line);
 		}
 		fputs("\n      ", out);
@@ -1107,7 +1107,7 @@ static int print_text(const struct diff *d, const struct setting_row *set, size_
 		for (size_t i = 0; i < s->npaths; i++) {
 			if (i)
 				fputs(", ", out);
-			util_put_clean(out, s->paths[i]);
+			cli_put_clean(out, s->paths[i]);
 		}
 		fprintf(out, " (%zu %s)", s->list.n, s->list.n == 1 ? "process" : "processes");
 	}
@@ -1149,7 +1149,7 @@ static int print_text(const struct diff *d, const struct setting_row *set, size_
 
 	fprintf(out, "\nCHANGED CALL SITES (by size of change; %s %s or more",
 		d->at_label ? "live at the mark changed by" : "leaked or peak changed by",
-		report_human_size(d->threshold, a, sizeof(a)));
+		util_human_size(d->threshold, a, sizeof(a)));
 	fputs(")\n", out);
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct row *w = &d->rows[i];
@@ -1212,7 +1212,7 @@ static int print_text(const struct diff *d, const struct setting_row *set, size_
 	if (d->torch)
 		print_torch(out, d, top);
 	if (d->fail_limit >= 0) {
-		report_human_size(d->fail_limit, a, sizeof(a));
+		util_human_size(d->fail_limit, a, sizeof(a));
 		if (d->failed)
 			fprintf(out, "\nFAIL: %zu %s grew by more than %s (--fail-on-growth)\n",
 				d->failed, d->failed == 1 ? "site" : "sites", a);

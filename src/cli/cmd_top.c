@@ -34,6 +34,7 @@
 #include "discover.h"
 #include "load.h"
 #include "merge.h"
+#include "print.h"
 #include "util.h"
 
 #define DEFAULT_TOP 10 /* call sites per block when not on a terminal */
@@ -227,7 +228,7 @@ static int refresh(struct top *t, struct rd_error *err)
 		}
 		return e;
 	}
-	e = report_build(&rep, &list, t->sym, err);
+	e = merge_build(&rep, &list, t->sym, err);
 	if (e < 0) {
 		rd_process_list_clear(&list);
 		return e;
@@ -235,12 +236,12 @@ static int refresh(struct top *t, struct rd_error *err)
 	e = hist_update(t, &rep);
 	if (e < 0) {
 		rd_error_set(err, NULL, "out of memory");
-		report_clear(&rep);
+		merge_clear(&rep);
 		rd_process_list_clear(&list);
 		return e;
 	}
 	if (t->have) {
-		report_clear(&t->rep);
+		merge_clear(&t->rep);
 		rd_process_list_clear(&t->list);
 	}
 	t->rep = rep;
@@ -279,21 +280,21 @@ static int cmp_device(const void *pa, const void *pb)
 static void put_frame(FILE *out, const struct rd_report_frame *f)
 {
 	if (f->python) {
-		util_put_clean(out, f->function ? f->function : "?");
+		cli_put_clean(out, f->function ? f->function : "?");
 		fputs(" (", out);
-		util_put_clean(out, f->file ? util_basename(f->file) : "?");
+		cli_put_clean(out, f->file ? util_basename(f->file) : "?");
 		if (f->line > 0)
 			fprintf(out, ":%" PRId64, f->line);
 		putc(')', out);
 	} else if (f->function) {
-		util_put_clean(out, f->function);
+		cli_put_clean(out, f->function);
 		if (f->module) {
 			fputs(" (", out);
-			util_put_clean(out, f->module);
+			cli_put_clean(out, f->module);
 			putc(')', out);
 		}
 	} else if (f->module) {
-		util_put_clean(out, f->module);
+		cli_put_clean(out, f->module);
 		fprintf(out, "+0x%" PRIx64, f->offset);
 	} else {
 		fprintf(out, "0x%" PRIx64, f->offset);
@@ -324,15 +325,15 @@ static void put_spark(FILE *out, const struct hist *h)
 
 static void put_site(FILE *out, const struct top *t, const struct rd_report_site *s)
 {
-	ssize_t headline = report_site_headline(s);
+	ssize_t headline = merge_site_headline(s);
 	char a[32];
 
-	fprintf(out, "%10s %8" PRId64 "  ", report_human_size(s->c.live_bytes, a, sizeof(a)),
+	fprintf(out, "%10s %8" PRId64 "  ", util_human_size(s->c.live_bytes, a, sizeof(a)),
 		s->c.live_allocations);
 	put_spark(out, hist_find(t, s->key));
 	fprintf(out, "  %-7s  ", s->growing ? "GROWING" : "");
 	if (headline < 0) {
-		util_put_clean(out, s->api);
+		cli_put_clean(out, s->api);
 		fputs(" (no stack)", out);
 	} else {
 		put_frame(out, &s->frames[headline]);
@@ -354,17 +355,17 @@ static void put_torch(FILE *out, const struct top *t, size_t max)
 
 	fprintf(out, "%s%10s %8s  %*s  %-7s  PYTORCH TENSORS (%s of a %s pool)\n",
 		t->tty ? "\n" : "", "LIVE", "BLOCKS", HISTORY, "", "",
-		report_human_size(v->live_bytes, a, sizeof(a)),
-		report_human_size(v->reserved_bytes, b, sizeof(b)));
+		util_human_size(v->live_bytes, a, sizeof(a)),
+		util_human_size(v->reserved_bytes, b, sizeof(b)));
 	for (size_t i = 0; i < v->nsites && (!max || shown < max); i++) {
 		const struct rd_report_tsite *s = v->sites[i];
-		ssize_t h = report_tsite_headline(s);
+		ssize_t h = torch_merge_headline(s);
 		char *key;
 
 		if (s->live_bytes <= 0 && !s->growing)
 			continue;
 		shown++;
-		fprintf(out, "%10s %8" PRId64 "  ", report_human_size(s->live_bytes, a, sizeof(a)),
+		fprintf(out, "%10s %8" PRId64 "  ", util_human_size(s->live_bytes, a, sizeof(a)),
 			s->live_blocks);
 		key = torch_key(s);
 		put_spark(out, key ? hist_find(t, key) : NULL);
@@ -413,7 +414,7 @@ static void put_devices(FILE *out, const struct top *t)
 			fputs("unknown device: ", out);
 		else
 			fprintf(out, "device %" PRId64 ": ", devs[k].device);
-		fprintf(out, "%s in %" PRId64, report_human_size(devs[k].live_bytes, a, sizeof(a)),
+		fprintf(out, "%s in %" PRId64, util_human_size(devs[k].live_bytes, a, sizeof(a)),
 			devs[k].live_allocations);
 	}
 	putc('\n', out);
@@ -438,7 +439,7 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 		fprintf(out, "--- gpuspy top %s ---\n", stamp);
 	if (!t->have) {
 		fputs("waiting for ", out);
-		util_put_clean(out, t->path);
+		cli_put_clean(out, t->path);
 		if (t->gone)
 			fprintf(out, " (process %d has exited)", (int)t->pid);
 		putc('\n', out);
@@ -448,7 +449,7 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 			putc('\n', out);
 		return;
 	}
-	util_put_clean(out, t->path);
+	cli_put_clean(out, t->path);
 	fprintf(out, ": %zu %s, %zu running", r->nprocs, r->nprocs == 1 ? "process" : "processes",
 		r->partial);
 	if (t->gone && r->partial)
@@ -464,9 +465,9 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 			p->kinds[RD_KIND_VMM].live_bytes;
 		pinned += p->kinds[RD_KIND_PINNED].live_bytes;
 	}
-	fprintf(out, "live %s  peak %s  pinned host %s\n", report_human_size(live, a, sizeof(a)),
-		report_human_size(r->peak_bytes, b, sizeof(b)),
-		report_human_size(pinned, c, sizeof(c)));
+	fprintf(out, "live %s  peak %s  pinned host %s\n", util_human_size(live, a, sizeof(a)),
+		util_human_size(r->peak_bytes, b, sizeof(b)),
+		util_human_size(pinned, c, sizeof(c)));
 	put_devices(out, t);
 
 	/* sites that hold memory now, or held some within the sparkline's
@@ -738,7 +739,7 @@ int cmd_top(int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &unblocked, NULL);
 	hist_free(t.hist, t.nhist);
 	if (t.have) {
-		report_clear(&t.rep);
+		merge_clear(&t.rep);
 		rd_process_list_clear(&t.list);
 	}
 	symbolizer_free(t.sym);

@@ -71,7 +71,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	}
 	e = symbolizer_new(&l->sym);
 	if (e == 0)
-		e = report_build(&l->rep, &l->list, l->sym, &err);
+		e = merge_build(&l->rep, &l->list, l->sym, &err);
 	if (e < 0) {
 		cli_print_error(&err, e);
 		symbolizer_free(l->sym);
@@ -91,7 +91,7 @@ int cli_report_done(struct cli_loaded *l, int e)
 		fprintf(stderr, "gpuspy: cannot write the output: %s\n", strerror(-e));
 		status = EXIT_FAILURE_OTHER;
 	}
-	report_clear(&l->rep);
+	merge_clear(&l->rep);
 	symbolizer_free(l->sym);
 	rd_process_list_clear(&l->list);
 	return status;
@@ -103,7 +103,7 @@ int cli_usage_error(const char *cmd, const char *what, const char *arg)
 	fputs(what, stderr);
 	if (arg) {
 		fputs(" '", stderr);
-		util_put_clean(stderr, arg);
+		cli_put_clean(stderr, arg);
 		putc('\'', stderr);
 	}
 	fprintf(stderr, " (see 'gpuspy %s --help')\n", cmd);
@@ -126,4 +126,20 @@ int cli_parse_count(const char *s, size_t *out)
 		return -EINVAL;
 	*out = (size_t)v;
 	return 0;
+}
+
+void cli_put_clean(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f) {
+			putc('?', out);
+		} else if (util_is_c1(p)) {
+			putc('?', out);
+			p++;
+		} else {
+			putc(*p, out);
+		}
+	}
 }

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 		if (strcmp(cmd, commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
 	fputs("gpuspy: unknown command '", stderr);
-	util_put_clean(stderr, cmd);
+	cli_put_clean(stderr, cmd);
 	fputs("' (try 'gpuspy --help')\n", stderr);
 	return EXIT_USAGE;
 }

@@ -102,7 +102,7 @@ static char *find_library(void)
 		/* asked for explicitly: no silent fallback to another one */
 		if (!is_file(env)) {
 			fputs("gpuspy: GPUSPY_LIBRARY=", stderr);
-			util_put_clean(stderr, env);
+			cli_put_clean(stderr, env);
 			fputs(": no such file\n", stderr);
 			return NULL;
 		}
@@ -242,7 +242,7 @@ static int spawn(char **argv)
 		execvp(argv[0], argv);
 		r = errno;
 		fputs("gpuspy: ", stderr);
-		util_put_clean(stderr, argv[0]);
+		cli_put_clean(stderr, argv[0]);
 		fprintf(stderr, ": %s\n", strerror(r));
 		_exit(EXIT_EXEC_FAILED);
 	}
@@ -306,7 +306,7 @@ int cmd_run(int argc, char **argv)
 		fputs("gpuspy: the library path contains a space or a colon, which "
 		      "LD_PRELOAD cannot hold: ",
 		      stderr);
-		util_put_clean(stderr, lib);
+		cli_put_clean(stderr, lib);
 		putc('\n', stderr);
 		free(lib);
 		return EXIT_USAGE;
@@ -321,7 +321,7 @@ int cmd_run(int argc, char **argv)
 	if (!outdir) {
 		r = errno;
 		fputs("gpuspy: cannot make '", stderr);
-		util_put_clean(stderr, outopt);
+		cli_put_clean(stderr, outopt);
 		fprintf(stderr, "' absolute: %s\n", strerror(r));
 		free(lib);
 		return EXIT_RUN_FAILED;
@@ -338,9 +338,9 @@ int cmd_run(int argc, char **argv)
 
 	if (discover_has_reports(outdir)) {
 		fputs("gpuspy: run directory ", stderr);
-		util_put_clean(stderr, outdir);
+		cli_put_clean(stderr, outdir);
 		fputs(" \u2014 see: gpuspy report ", stderr);
-		util_put_clean(stderr, outdir);
+		cli_put_clean(stderr, outdir);
 		putc('\n', stderr);
 	}
 out:

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* classify.c: what a frame means to the person reading the report.  The
  * rules live in tables there, each with its reason. */
@@ -28,7 +29,18 @@ enum rd_noise classify_noise(const char *path, bool main_exe, const char *functi
 /* Whether the module (a basename) is CPython's: libpython*, python3*. */
 bool classify_python_module(const char *module);
 
-struct rd_report_frame;
+/* A frame of a merged site as people read it: symbolized, with its noise. */
+struct rd_report_frame {
+	char *function;
+	char *module; /* basename; NULL when the frame lies in no module */
+	char *file;
+	int64_t line;
+	uint64_t offset;
+	char *build_id;	     /* NULL when unknown */
+	bool python;	     /* a Python frame: function, file and line only */
+	bool user;	     /* Python: a file of the user's code */
+	enum rd_noise noise; /* native only */
+};
 
 /* The label of memory a library holds rather than its caller (docs/format.md,
  * "library"): "cuBLAS", ..., CLASSIFY_CUDA_CONTEXT, or NULL for user code.

@@ -3,23 +3,12 @@
 #ifndef GPUSPY_READ_MERGE_H
 #define GPUSPY_READ_MERGE_H
 
-#include <stdio.h>
+#include <sys/types.h>
 
 #include "classify.h"
 #include "model.h"
 #include "symbolize.h"
-
-struct rd_report_frame {
-	char *function;
-	char *module; /* basename; NULL when the frame lies in no module */
-	char *file;
-	int64_t line;
-	uint64_t offset;
-	char *build_id;	     /* NULL when unknown */
-	bool python;	     /* a Python frame: function, file and line only */
-	bool user;	     /* Python: a file of the user's code */
-	enum rd_noise noise; /* native only */
-};
+#include "torch_merge.h"
 
 /* What a merged site, or a process, is measured by when processes are
  * put side by side (docs/format.md, "spread"). */
@@ -79,26 +68,6 @@ struct rd_report_oom {
 	size_t ntop;
 };
 
-/* torch.c: the PyTorch view of the processes that have one, merged. */
-struct rd_report_tsite {
-	char *key;			/* "file-basename!function:line;..." innermost first */
-	struct rd_report_frame *frames; /* Python frames, innermost first */
-	size_t nframes;
-	int64_t processes;
-	int64_t live_bytes, live_blocks, peak_bytes;
-	bool growing;
-	size_t last_process; /* merge bookkeeping: 1 + index of the last one counted */
-};
-struct rd_report_torch {
-	bool present;
-	bool final; /* every process's view was sampled at its exit */
-	size_t processes;
-	int64_t reserved_bytes, allocated_bytes; /* the pools, summed */
-	int64_t live_bytes, live_blocks;
-	struct rd_report_tsite **sites; /* by live bytes, then peak, descending */
-	size_t nsites;
-};
-
 struct rd_report {
 	struct rd_process **procs; /* borrowed from the process list */
 	size_t nprocs;
@@ -138,34 +107,18 @@ struct rd_report {
 /* Symbolize and merge every process of LIST (S may be NULL: no
  * symbolization, only the processes' own symbols).  -EOVERFLOW names the
  * file whose counters no longer fit in 64 bits. */
-int report_build(struct rd_report *r, const struct rd_process_list *list, struct symbolizer *s,
-		 struct rd_error *err);
-void report_clear(struct rd_report *r);
-
-/* TOP limits every list; 0 means all. */
-int report_print_json(const struct rd_report *r, FILE *out, size_t top);
-int report_print_text(const struct rd_report *r, FILE *out, size_t top);
-
-/* "1.5 MiB"; BUF of at least 32 bytes. */
-const char *report_human_size(int64_t bytes, char *buf, size_t size);
+int merge_build(struct rd_report *r, const struct rd_process_list *list, struct symbolizer *s,
+		struct rd_error *err);
+void merge_clear(struct rd_report *r);
 
 /* The key of a site: api, then per frame that is not noise
  * "module!function" or "module+0xOFFSET" (native), "file-basename!function"
  * (Python).  Exposed for the tests. */
-char *report_site_key(const char *api, const struct rd_report_frame *frames, size_t nframes);
+char *merge_site_key(const char *api, const struct rd_report_frame *frames, size_t nframes);
 
 /* The index of the frame a person should look at first (docs/format.md,
  * "headline"), or -1 when the site has no frames. */
-ssize_t report_site_headline(const struct rd_report_site *s);
-
-/* "function (module) file:line" and a newline, as the text report prints
- * a frame. */
-void report_print_frame(FILE *out, const struct rd_report_frame *f);
-
-struct json_t;
-
-/* A frame as "gpuspy-report/1" writes it; NULL on out-of-memory. */
-struct json_t *report_frame_json(const struct rd_report_frame *f);
+ssize_t merge_site_headline(const struct rd_report_site *s);
 
 /* The spread of VALUES[0..N-1], one per process, of METRIC: min, median
  * (of an even count, the mean of the two middle values, rounded down), max,
@@ -173,47 +126,33 @@ struct json_t *report_frame_json(const struct rd_report_frame *f);
  * one farthest from the median (the first of those tied), when it lies at
  * least 1 MiB (2 allocations) and at least half the median away from it.
  * -ENOMEM only. */
-int report_spread(const int64_t *values, size_t n, enum rd_report_metric metric,
-		  struct rd_report_spread *out);
+int merge_spread(const int64_t *values, size_t n, enum rd_report_metric metric,
+		 struct rd_report_spread *out);
 
 /* The same for site S of R (one of R->sites) over all R->nprocs processes. */
-int report_site_spread(const struct rd_report *r, const struct rd_report_site *s,
-		       enum rd_report_metric metric, struct rd_report_spread *out);
+int merge_site_spread(const struct rd_report *r, const struct rd_report_site *s,
+		      enum rd_report_metric metric, struct rd_report_spread *out);
 
 /* "leaked", "peak", "allocations": the JSON names. */
-const char *report_metric_name(enum rd_report_metric metric);
+const char *merge_metric_name(enum rd_report_metric metric);
 
 /* A value of METRIC for people: "1.5 MiB", or a count; BUF of 32 bytes. */
-const char *report_metric_value(enum rd_report_metric metric, int64_t v, char *buf, size_t size);
+const char *merge_metric_value(enum rd_report_metric metric, int64_t v, char *buf, size_t size);
 
-/* Room for report_process_name: "rank N on " and a host name. */
+/* Room for merge_process_name: "rank N on " and a host name. */
 #define REPORT_NAME_SIZE 320
 
 /* Process I of R for people: "rank N" (its RANK, else LOCAL_RANK), else
  * "pid N"; then " on HOST" when the processes are on several hosts.
  * Control characters are replaced by '?'. */
-const char *report_process_name(const struct rd_report *r, size_t i, char *buf, size_t size);
+const char *merge_process_name(const struct rd_report *r, size_t i, char *buf, size_t size);
 
-/* "min A, median B, max C", then "; outlier: NAME (V)" when there is one
- * (V: its value in VALUES, indexed like R->procs); no newline. */
-void report_print_spread(FILE *out, const struct rd_report *r, enum rd_report_metric metric,
-			 const struct rd_report_spread *sp, const int64_t *values);
+/* How far apart the processes lie on METRIC for S: its spread's max - min. */
+int64_t merge_spread_width(const struct rd_report_site *s, enum rd_report_metric m);
 
-/* {"min", "median", "max", "outlier"} ("outlier" absent when none); NULL
- * on out-of-memory. */
-struct json_t *report_spread_json(const struct rd_report_spread *sp);
-/* {"leaked": SPREAD, "peak": SPREAD, "allocations": SPREAD} */
-struct json_t *report_spreads_json(const struct rd_report_spread *sp);
-
-/* torch.c */
-int report_torch_build(struct rd_report_torch *t, struct rd_process *const *procs, size_t n);
-void report_torch_clear(struct rd_report_torch *t);
-/* The frame to look at first: the innermost of the user's code; -1 when
- * the blocks were allocated before the view started (no frames). */
-ssize_t report_tsite_headline(const struct rd_report_tsite *s);
-void report_torch_print_summary(FILE *out, const struct rd_report_torch *t);
-void report_torch_print_text(FILE *out, const struct rd_report_torch *t, size_t top);
-/* "torch" of gpuspy-report/1; NULL when no process has the view. */
-struct json_t *report_torch_json(const struct rd_report_torch *t, size_t top);
+/* R's sites ordered for gpuspy merge: by how far apart the processes lie
+ * (the spread's max - min of leaked, then peak bytes), most first.  *OUT
+ * is the caller's to free, also on -ENOMEM (then NULL). */
+int merge_by_spread(const struct rd_report *r, struct rd_report_site ***out);
 
 #endif

@@ -105,7 +105,7 @@ struct rd_oom {
 	int64_t site;	     /* a sites[].id of the report that holds it */
 	char *file;	     /* "oom-N.json", NULL when none was written */
 	/* The oom-N.json FILE, read from the process's directory when it is
-	 * there (load_path; NULL otherwise, and always NULL for an "event"):
+	 * there (discover_path; NULL otherwise, and always NULL for an "event"):
 	 * the report of that moment.  It may be the process itself, when the
 	 * process's report is that very file. */
 	struct rd_process *snapshot;

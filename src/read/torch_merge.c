@@ -12,10 +12,9 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <jansson.h>
 
 #include "classify.h"
 #include "merge.h"
@@ -34,7 +33,7 @@ static void tsite_free(struct rd_report_tsite *s)
 	free(s);
 }
 
-void report_torch_clear(struct rd_report_torch *t)
+void torch_merge_clear(struct rd_report_torch *t)
 {
 	for (size_t i = 0; i < t->nsites; i++)
 		tsite_free(t->sites[i]);
@@ -115,7 +114,7 @@ static struct rd_report_tsite *tsite_find(const struct rd_report_torch *t, const
 	return NULL;
 }
 
-int report_torch_build(struct rd_report_torch *t, struct rd_process *const *procs, size_t n)
+int torch_merge_build(struct rd_report_torch *t, struct rd_process *const *procs, size_t n)
 {
 	memset(t, 0, sizeof(*t));
 	t->final = true;
@@ -176,149 +175,10 @@ int report_torch_build(struct rd_report_torch *t, struct rd_process *const *proc
 	return 0;
 }
 
-ssize_t report_tsite_headline(const struct rd_report_tsite *s)
+ssize_t torch_merge_headline(const struct rd_report_tsite *s)
 {
 	for (size_t i = 0; i < s->nframes; i++)
 		if (s->frames[i].user)
 			return (ssize_t)i;
 	return s->nframes ? 0 : -1;
-}
-
-/* Listed: what holds memory now, or kept growing. */
-static bool listed(const struct rd_report_tsite *s)
-{
-	return s->live_bytes > 0 || s->growing;
-}
-
-static void put_headline(FILE *out, const struct rd_report_tsite *s)
-{
-	ssize_t h = report_tsite_headline(s);
-	const struct rd_report_frame *f;
-
-	if (h < 0) {
-		fputs("(allocated before gpuspy's PyTorch view started: no stack)", out);
-		return;
-	}
-	f = &s->frames[h];
-	util_put_clean(out, f->function);
-	fputs(" (", out);
-	util_put_clean(out, util_basename(f->file));
-	fprintf(out, ":%" PRId64 ")", f->line);
-}
-
-void report_torch_print_summary(FILE *out, const struct rd_report_torch *t)
-{
-	char a[32], b[32];
-
-	if (!t->present)
-		return;
-	fprintf(out, "  PyTorch tensors:  %s in %" PRId64 " %s of a %s pool",
-		report_human_size(t->live_bytes, a, sizeof(a)), t->live_blocks,
-		t->live_blocks == 1 ? "block" : "blocks",
-		report_human_size(t->reserved_bytes, b, sizeof(b)));
-	/* the largest holder with a stack: blocks from before the view
-	 * started name no line */
-	for (size_t i = 0; i < t->nsites && listed(t->sites[i]); i++) {
-		if (!t->sites[i]->nframes)
-			continue;
-		fputs("; most by ", out);
-		put_headline(out, t->sites[i]);
-		if (t->sites[i]->growing)
-			fputs(", growing", out);
-		break;
-	}
-	fputs(" (see PYTORCH TENSORS)\n", out);
-}
-
-void report_torch_print_text(FILE *out, const struct rd_report_torch *t, size_t top)
-{
-	char a[32], b[32];
-	size_t shown = 0, n = 0;
-
-	if (!t->present)
-		return;
-	for (size_t i = 0; i < t->nsites; i++)
-		n += listed(t->sites[i]);
-	fprintf(out,
-		"\nPYTORCH TENSORS (live blocks of PyTorch's caching allocator, by the "
-		"Python line that allocated them; %s)\n",
-		t->final ? "at exit" : "last sample of a running or killed process");
-	fprintf(out, "  pool: %s reserved, %s in live blocks",
-		report_human_size(t->reserved_bytes, a, sizeof(a)),
-		report_human_size(t->allocated_bytes, b, sizeof(b)));
-	if (t->processes > 1)
-		fprintf(out, ", over %zu processes", t->processes);
-	putc('\n', out);
-	for (size_t i = 0; i < t->nsites && (!top || shown < top); i++) {
-		const struct rd_report_tsite *s = t->sites[i];
-		ssize_t h = report_tsite_headline(s);
-
-		if (!listed(s))
-			continue;
-		shown++;
-		fprintf(out, "%s live in %" PRId64 " %s (peak %s)%s\n",
-			report_human_size(s->live_bytes, a, sizeof(a)), s->live_blocks,
-			s->live_blocks == 1 ? "block" : "blocks",
-			report_human_size(s->peak_bytes, b, sizeof(b)),
-			s->growing ? ", GROWING" : "");
-		if (h < 0) {
-			fputs("  ", out);
-			put_headline(out, s);
-			putc('\n', out);
-			continue;
-		}
-		fputs("  at ", out);
-		report_print_frame(out, &s->frames[h]);
-		for (size_t k = (size_t)h + 1; k < s->nframes; k++) {
-			if (!s->frames[k].user)
-				continue;
-			fputs("    ", out);
-			report_print_frame(out, &s->frames[k]);
-		}
-	}
-	if (shown < n)
-		fprintf(out, "  \u2026 %zu more (--top 0 shows all)\n", n - shown);
-	if (!n)
-		fputs("  none\n", out);
-}
-
-json_t *report_torch_json(const struct rd_report_torch *t, size_t top)
-{
-	json_t *o, *sites;
-	size_t shown = 0;
-
-	if (!t->present)
-		return NULL;
-	o = json_object();
-	sites = json_array();
-	if (!o || !sites) {
-		json_decref(o);
-		json_decref(sites);
-		return NULL;
-	}
-	json_object_set_new(o, "processes", json_integer((json_int_t)t->processes));
-	json_object_set_new(o, "final", json_boolean(t->final));
-	json_object_set_new(o, "reserved_bytes", json_integer(t->reserved_bytes));
-	json_object_set_new(o, "allocated_bytes", json_integer(t->allocated_bytes));
-	for (size_t i = 0; i < t->nsites && (!top || shown < top); i++) {
-		const struct rd_report_tsite *s = t->sites[i];
-		ssize_t h = report_tsite_headline(s);
-		json_t *j = json_object(), *frames = json_array();
-
-		shown++;
-		json_object_set_new(j, "key", json_string(s->key));
-		json_object_set_new(j, "processes", json_integer(s->processes));
-		json_object_set_new(j, "live_bytes", json_integer(s->live_bytes));
-		json_object_set_new(j, "live_blocks", json_integer(s->live_blocks));
-		json_object_set_new(j, "peak_bytes", json_integer(s->peak_bytes));
-		json_object_set_new(j, "growing", json_boolean(s->growing));
-		if (h >= 0)
-			json_object_set_new(j, "headline", report_frame_json(&s->frames[h]));
-		for (size_t k = 0; k < s->nframes; k++)
-			json_array_append_new(frames, report_frame_json(&s->frames[k]));
-		json_object_set_new(j, "frames", frames);
-		json_array_append_new(sites, j);
-	}
-	json_object_set_new(o, "sites", sites);
-	return o;
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,9 +15,7 @@
 #include "model.h"
 #include "util.h"
 
-/* A C1 control is U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F; some terminals
- * act on them (0x9B is CSI), so they are as dangerous as C0 ones. */
-static bool is_c1(const unsigned char *p)
+bool util_is_c1(const unsigned char *p)
 {
 	return p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
 }
@@ -28,26 +27,10 @@ void util_sanitize(char *s)
 	for (; *p; p++) {
 		if (*p < 0x20 || *p == 0x7f) {
 			*p = '?';
-		} else if (is_c1(p)) {
+		} else if (util_is_c1(p)) {
 			p[0] = '?';
 			p[1] = '?';
 			p++;
-		}
-	}
-}
-
-void util_put_clean(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f) {
-			putc('?', out);
-		} else if (is_c1(p)) {
-			putc('?', out);
-			p++;
-		} else {
-			putc(*p, out);
 		}
 	}
 }
@@ -212,4 +195,27 @@ char *util_dir_of(const char *file)
 	if (slash == file)
 		return strdup("/");
 	return strndup(file, slash - file);
+}
+
+const char *util_human_size(int64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1024 && bytes > -1024) {
+		snprintf(buf, size, "%" PRId64 " B", bytes);
+		return buf;
+	}
+	while (u < 5 && (v >= 1024.0 || v <= -1024.0)) {
+		v /= 1024.0;
+		u++;
+	}
+	/* 1023.96 KiB would print as "1024.0 KiB"; say "1.0 MiB" instead */
+	if (u < 5 && (v >= 1023.95 || v <= -1023.95)) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
 }

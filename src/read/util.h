@@ -5,7 +5,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 /* The last component of PATH ("a/b.py" -> "b.py"); PATH when it ends in '/'. */
 const char *util_basename(const char *path);
@@ -28,11 +27,16 @@ char *util_path_join(const char *dir, const char *name);
  * only lexical, so wrong across a symbolic link to a directory; fine for
  * source file names from debug info, not for a directory given by a user. */
 void util_path_normalize(char *path, bool dotdot);
+/* Whether P starts a C1 control: U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F;
+ * some terminals act on them (0x9B is CSI), so they are as dangerous as C0
+ * ones. */
+bool util_is_c1(const unsigned char *p);
 /* Replace control characters (C0, DEL, C1) in place by '?'. */
 void util_sanitize(char *s);
-/* Write S to OUT with control characters replaced by '?'. */
-void util_put_clean(FILE *out, const char *s);
 /* The directory of FILE ("." when it names none); NULL on out-of-memory. */
 char *util_dir_of(const char *file);
+
+/* "1.5 MiB"; BUF of at least 32 bytes. */
+const char *util_human_size(int64_t bytes, char *buf, size_t size);
 
 #endif

@@ -12,12 +12,14 @@
 
 #include <jansson.h>
 
+#include "diff.h"
 #include "merge.h"
 #include "print.h"
 #include "util.h"
 
 #define FORMAT_REPORT "gpuspy-report/1"
 #define FORMAT_MERGE  "gpuspy-merge/1"
+#define FORMAT_DIFF   "gpuspy-diff/1"
 
 /* gpuspy report */
 
@@ -413,6 +415,147 @@ int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 out:
 	json_decref(procs);
 	json_decref(sites);
+	json_decref(root);
+	return e;
+}
+
+/* gpuspy diff */
+
+static json_t *pair_json(int64_t o, int64_t n)
+{
+	return json_pack("{sIsIsI}", "old", (json_int_t)o, "new", (json_int_t)n, "delta",
+			 (json_int_t)diff_sub_sat(n, o));
+}
+
+int json_print_diff(const struct diff *d, const struct diff_setting_row *set, size_t nset,
+		    const struct diff_total *tot, size_t ntot, FILE *out)
+{
+	const struct rd_report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
+	json_t *root = json_object(), *sides = json_object(), *settings = json_array();
+	json_t *totals = json_object(), *devs = json_array(), *sites = json_array();
+	int e = 0;
+
+	if (!root || !sides || !settings || !totals || !devs || !sites) {
+		e = -ENOMEM;
+		goto out;
+	}
+	json_object_set_new(root, "format", json_string(FORMAT_DIFF));
+	for (int k = 0; k < 2; k++) {
+		const struct diff_side *s = &d->side[k];
+		json_t *paths = json_array(), *one;
+
+		for (size_t i = 0; paths && i < s->npaths; i++)
+			json_array_append_new(paths, json_string(s->paths[i]));
+		one = json_pack("{sosI}", "paths", paths, "processes", (json_int_t)s->list.n);
+		if (one && d->at_label)
+			json_object_set_new(one, "marked_processes",
+					    json_integer((json_int_t)s->marked));
+		json_object_set_new(root, k ? "new" : "old", one);
+	}
+	for (size_t i = 0; i < nset; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(set[i].name));
+		for (int k = 0; k < 2; k++)
+			json_object_set_new(o, k ? "new" : "old",
+					    set[i].v[k].value ?
+						    (set[i].v[k].distinct > 1 ?
+							     json_string("(several values)") :
+							     json_string(set[i].v[k].value)) :
+						    json_null());
+		json_object_set_new(o, "differs", json_boolean(set[i].differs));
+		json_array_append_new(settings, o);
+	}
+	json_object_set(root, "settings", settings);
+	json_object_set_new(root, "threshold", json_integer(d->threshold));
+	if (d->at_label)
+		json_object_set_new(root, "at", json_string(d->at_label));
+	json_object_set_new(totals, "leaked", pair_json(ro->leaked_bytes, rn->leaked_bytes));
+	json_object_set_new(totals, "peak", pair_json(ro->peak_bytes, rn->peak_bytes));
+	{
+		int64_t a[2] = { 0, 0 };
+
+		for (int k = 0; k < 2; k++) {
+			const struct rd_report *r = &d->side[k].rep;
+
+			for (size_t i = 0; i < r->nsites; i++)
+				util_add_sat(&a[k], r->sites[i]->c.allocations);
+		}
+		json_object_set_new(totals, "allocations", pair_json(a[0], a[1]));
+	}
+	if (d->at_label)
+		json_object_set_new(totals, "at",
+				    pair_json(d->side[0].at_total, d->side[1].at_total));
+	for (size_t i = 0; i < ntot; i++)
+		json_array_append_new(
+			devs,
+			json_pack("{sIsssI sIsI}", "device", (json_int_t)tot[i].device, "what",
+				  strcmp(tot[i].name, "at peak") == 0 ? "at_peak" : "live_at_exit",
+				  "old", (json_int_t)tot[i].v[0], "new", (json_int_t)tot[i].v[1],
+				  "delta", (json_int_t)diff_sub_sat(tot[i].v[1], tot[i].v[0])));
+	json_object_set(totals, "devices", devs);
+	json_object_set(root, "totals", totals);
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct diff_row *w = &d->rows[i];
+		const struct rd_report_site *s = diff_row_site(w);
+		const struct rd_report_site *o = w->site[0], *n = w->site[1];
+		ssize_t h = merge_site_headline(s);
+		json_t *j = json_object();
+
+		json_object_set_new(j, "key", json_string(w->key));
+		json_object_set_new(j, "status", json_string(diff_status_name(w->status)));
+		json_object_set_new(j, "api", json_string(s->api));
+		json_object_set_new(j, "kind", json_string(rd_kind_name(s->kind)));
+		if (h >= 0)
+			json_object_set_new(j, "headline", json_frame_object(&s->frames[h]));
+		if (s->library)
+			json_object_set_new(j, "library", json_string(s->library));
+		if (s->pool)
+			json_object_set_new(j, "pool", json_string(s->pool));
+		json_object_set_new(j, "leaked",
+				    pair_json(o ? o->c.live_bytes : 0, n ? n->c.live_bytes : 0));
+		json_object_set_new(j, "peak",
+				    pair_json(o ? o->c.peak_bytes : 0, n ? n->c.peak_bytes : 0));
+		json_object_set_new(j, "allocations",
+				    pair_json(o ? o->c.allocations : 0, n ? n->c.allocations : 0));
+		if (d->at_label)
+			json_object_set_new(j, "at", pair_json(w->at[0], w->at[1]));
+		json_array_append_new(sites, j);
+	}
+	json_object_set(root, "sites", sites);
+	if (d->torch) {
+		json_t *ts = json_array();
+
+		for (size_t i = 0; ts && i < d->ntrows; i++) {
+			const struct diff_trow *w = &d->trows[i];
+			const struct rd_report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
+			ssize_t h = torch_merge_headline(t);
+			json_t *j = json_object();
+
+			json_object_set_new(j, "key", json_string(w->key));
+			json_object_set_new(j, "status", json_string(diff_status_name(w->status)));
+			if (h >= 0)
+				json_object_set_new(j, "headline",
+						    json_frame_object(&t->frames[h]));
+			json_object_set_new(j, "live", pair_json(w->live[0], w->live[1]));
+			json_object_set_new(j, "peak", pair_json(w->peak[0], w->peak[1]));
+			json_array_append_new(ts, j);
+		}
+		json_object_set_new(root, "torch_sites", ts);
+	}
+	if (d->fail_limit >= 0)
+		json_object_set_new(root, "fail_on_growth",
+				    json_pack("{sIsbsI}", "limit", (json_int_t)d->fail_limit,
+					      "failed", d->failed > 0, "sites",
+					      (json_int_t)d->failed));
+	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || putc('\n', out) < 0)
+		e = -EIO;
+out:
+	json_decref(sites);
+	json_decref(devs);
+	json_decref(totals);
+	json_decref(settings);
+	json_decref(sides);
 	json_decref(root);
 	return e;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "diff.h"
 #include "merge.h"
 
 struct json_t;
@@ -25,6 +26,14 @@ int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 		     size_t top);
 int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,
 		     size_t top);
+
+/* gpuspy diff: D matched (diff_match, diff_match_torch), with its
+ * settings and device totals; text lists TOP sites (0: all) that changed
+ * by at least D->threshold. */
+int text_print_diff(const struct diff *d, const struct diff_setting_row *set, size_t nset,
+		    const struct diff_total *tot, size_t ntot, size_t top, FILE *out);
+int json_print_diff(const struct diff *d, const struct diff_setting_row *set, size_t nset,
+		    const struct diff_total *tot, size_t ntot, FILE *out);
 
 /* "function (module) file:line" and a newline, as the text report prints
  * a frame. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "diff.h"
 #include "merge.h"
 #include "print.h"
 #include "util.h"
@@ -1041,5 +1042,337 @@ int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 		e = merge_print_site(out, r, order[i]);
 	if (e < 0)
 		return e;
+	return ferror(out) ? -EIO : 0;
+}
+
+/* gpuspy diff */
+
+/* "+1.0 MiB", "-512 B", "0" */
+static const char *signed_size(int64_t v, char *buf, size_t len)
+{
+	char h[32];
+
+	if (v == 0)
+		return "0";
+	util_human_size(diff_abs_sat(v), h, sizeof(h));
+	snprintf(buf, len, "%c%s", v > 0 ? '+' : '-', h);
+	return buf;
+}
+
+static void print_value(FILE *out, const struct diff_setting *v, int width)
+{
+	char buf[64];
+	const char *s = !v->value ? "-" : v->distinct > 1 ? "(several values)" : v->value;
+	size_t n = strlen(s);
+
+	/* long values (a command line) are cut: the JSON has them whole */
+	if (width > 0 && n > (size_t)width) {
+		snprintf(buf, sizeof(buf), "%.*s\u2026", width - 1 < 60 ? width - 1 : 60, s);
+		s = buf;
+	}
+	cli_put_clean(out, s);
+	if (width > 0)
+		for (int pad = width - (int)(n > (size_t)width ? (size_t)width : n); pad > 0; pad--)
+			putc(' ', out);
+}
+
+static void print_headline(FILE *out, const struct rd_report_site *s)
+{
+	ssize_t h = merge_site_headline(s);
+	const struct rd_report_frame *f;
+
+	if (h < 0) {
+		fputs("(no stack)", out);
+	} else {
+		f = &s->frames[h];
+		cli_put_clean(out, f->function ? f->function : "?");
+		if (f->file) {
+			fputs(" (", out);
+			cli_put_clean(out, f->file);
+			if (f->line > 0)
+				fprintf(out, ":%" PRId64, f->line);
+			putc(')', out);
+		} else if (f->module) {
+			fputs(" (", out);
+			cli_put_clean(out, f->module);
+			putc(')', out);
+		}
+	}
+	if (s->library)
+		fprintf(out, " [library: %s]", s->library);
+	if (s->pool)
+		fprintf(out, " [pool segment: %s]", s->pool);
+}
+
+/* A function name, cut to fit a line: C++ template names run to pages. */
+static void put_name(FILE *out, const char *name)
+{
+	char buf[72];
+
+	if (strlen(name) < sizeof(buf)) {
+		cli_put_clean(out, name);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*s\u2026", (int)sizeof(buf) - 4, name);
+	cli_put_clean(out, buf);
+}
+
+/* The innermost frame under the headline that is not noise, a Python one
+ * (the library function the user called) before any native one; -1. */
+static ssize_t via_frame(const struct rd_report_site *s, ssize_t h)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (ssize_t i = 0; i < h; i++) {
+			const struct rd_report_frame *f = &s->frames[i];
+
+			if (f->noise == NOISE_NONE && f->function && (pass == 1 || f->python))
+				return i;
+		}
+	return -1;
+}
+
+/* Where a site differs from its neighbours with the same headline (the
+ * innermost frame that is not noise, when it is not the headline), then
+ * the headline's callers that are the user's: up to three, in one line. */
+static void print_callers(FILE *out, const struct rd_report_site *s)
+{
+	ssize_t h = merge_site_headline(s), v;
+	int shown = 0;
+
+	if (h < 0)
+		return;
+	v = via_frame(s, h);
+	if (v >= 0) {
+		const struct rd_report_frame *f = &s->frames[v];
+
+		fputs("      via ", out);
+		put_name(out, f->function);
+		if (f->file) {
+			const char *b = strrchr(f->file, '/');
+
+			fputs(" (", out);
+			cli_put_clean(out, b ? b + 1 : f->file);
+			if (f->line > 0)
+				fprintf(out, ":%" PRId64, f->line);
+			putc(')', out);
+		} else if (f->module) {
+			fputs(" (", out);
+			cli_put_clean(out, f->module);
+			putc(')', out);
+		}
+		putc('\n', out);
+	}
+	for (size_t i = (size_t)h + 1; i < s->nframes && shown < 3; i++) {
+		const struct rd_report_frame *f = &s->frames[i];
+
+		if (f->noise != NOISE_NONE || !f->function || (f->python && !f->user))
+			continue;
+		fputs(shown ? " \u2190 " : "      called from ", out);
+		put_name(out, f->function);
+		shown++;
+		if (!f->python && strcmp(f->function, "main") == 0)
+			break;
+	}
+	if (shown)
+		putc('\n', out);
+}
+
+static void print_change(FILE *out, const char *what, int64_t o, int64_t n, bool bytes)
+{
+	char a[32], b[32], c[40];
+
+	if (bytes)
+		fprintf(out, "%s %s \u2192 %s (%s)", what, util_human_size(o, a, sizeof(a)),
+			util_human_size(n, b, sizeof(b)),
+			signed_size(diff_sub_sat(n, o), c, sizeof(c)));
+	else
+		fprintf(out, "%s %" PRId64 " \u2192 %" PRId64 " (%+" PRId64 ")", what, o, n,
+			diff_sub_sat(n, o));
+}
+
+static void print_total(FILE *out, const char *name, int64_t o, int64_t n)
+{
+	char a[32], b[32], c[40];
+
+	fprintf(out, "  %-24s %12s %12s %14s\n", name, util_human_size(o, a, sizeof(a)),
+		util_human_size(n, b, sizeof(b)), signed_size(diff_sub_sat(n, o), c, sizeof(c)));
+}
+
+/* The PyTorch views' lines that changed by the threshold or more. */
+static void print_torch(FILE *out, const struct diff *d, size_t top)
+{
+	size_t shown = 0, hidden = 0;
+	char a[32], b[40];
+
+	fprintf(out, "\nPYTORCH TENSORS CHANGED (live blocks at exit by Python line; %s or more)\n",
+		util_human_size(d->threshold, a, sizeof(a)));
+	for (size_t i = 0; i < d->ntrows; i++) {
+		const struct diff_trow *w = &d->trows[i];
+		const struct rd_report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
+		int64_t delta = diff_sub_sat(w->live[1], w->live[0]);
+		ssize_t h = torch_merge_headline(t);
+
+		if (w->status == DIFF_SAME || diff_abs_sat(delta) < d->threshold || delta == 0 ||
+		    (top && shown >= top)) {
+			hidden += w->status != DIFF_SAME;
+			continue;
+		}
+		shown++;
+		fprintf(out, "\n%-9s %s  ",
+			w->status == DIFF_NEW	   ? "NEW" :
+			w->status == DIFF_VANISHED ? "VANISHED" :
+						     "CHANGED",
+			signed_size(delta, b, sizeof(b)));
+		if (h < 0) {
+			fputs("(allocated before the PyTorch view started)", out);
+		} else {
+			const struct rd_report_frame *f = &t->frames[h];
+
+			put_name(out, f->function);
+			fputs(" (", out);
+			cli_put_clean(out, f->file);
+			fprintf(out, ":%" PRId64 ")", f->line);
+		}
+		fputs("\n      ", out);
+		print_change(out, "live", w->live[0], w->live[1], true);
+		fputs(", ", out);
+		print_change(out, "peak in the samples", w->peak[0], w->peak[1], true);
+		putc('\n', out);
+	}
+	if (!shown)
+		fputs("  none\n", out);
+	if (hidden)
+		fprintf(out, "\n%zu other %s changed less or %s beyond --top\n", hidden,
+			hidden == 1 ? "line" : "lines", hidden == 1 ? "is" : "are");
+}
+
+int text_print_diff(const struct diff *d, const struct diff_setting_row *set, size_t nset,
+		    const struct diff_total *tot, size_t ntot, size_t top, FILE *out)
+{
+	const struct rd_report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
+	size_t shown = 0, hidden = 0, listed = 0;
+	char a[32], b[40];
+
+	fputs("gpuspy diff:", out);
+	for (int k = 0; k < 2; k++) {
+		const struct diff_side *s = &d->side[k];
+
+		fprintf(out, "%s %s ", k ? "  \u2192 " : "", s->name);
+		for (size_t i = 0; i < s->npaths; i++) {
+			if (i)
+				fputs(", ", out);
+			cli_put_clean(out, s->paths[i]);
+		}
+		fprintf(out, " (%zu %s)", s->list.n, s->list.n == 1 ? "process" : "processes");
+	}
+	putc('\n', out);
+
+	fprintf(out, "\nSETTINGS%*s%-32s %s\n", 27 - 8, "", "OLD", "NEW");
+	for (size_t i = 0; i < nset; i++) {
+		fprintf(out, "%c ", set[i].differs ? '*' : ' ');
+		print_value(out, &(struct diff_setting){ .value = set[i].name, .distinct = 1 }, 24);
+		putc(' ', out);
+		print_value(out, &set[i].v[0], 32);
+		putc(' ', out);
+		print_value(out, &set[i].v[1], 0);
+		putc('\n', out);
+	}
+	if (nset)
+		fputs("  (* differs)\n", out);
+
+	fprintf(out, "\nTOTALS%*s%12s %12s %14s\n", 26 - 6, "", "OLD", "NEW", "CHANGE");
+	print_total(out, "leaked at exit", ro->leaked_bytes, rn->leaked_bytes);
+	print_total(out, "peak", ro->peak_bytes, rn->peak_bytes);
+	if (d->at_label) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "live at \"%.40s\"", d->at_label);
+		util_sanitize(name);
+		print_total(out, name, d->side[0].at_total, d->side[1].at_total);
+	}
+	for (size_t i = 0; i < ntot; i++) {
+		char name[64];
+
+		if (tot[i].device < 0)
+			snprintf(name, sizeof(name), "unknown device, %s", tot[i].name);
+		else
+			snprintf(name, sizeof(name), "device %" PRId64 ", %s", tot[i].device,
+				 tot[i].name);
+		print_total(out, name, tot[i].v[0], tot[i].v[1]);
+	}
+
+	fprintf(out, "\nCHANGED CALL SITES (by size of change; %s %s or more",
+		d->at_label ? "live at the mark changed by" : "leaked or peak changed by",
+		util_human_size(d->threshold, a, sizeof(a)));
+	fputs(")\n", out);
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct diff_row *w = &d->rows[i];
+		const struct rd_report_site *s = diff_row_site(w);
+		const struct rd_report_site *o = w->site[0], *n = w->site[1];
+
+		if (w->status == DIFF_SAME || w->size < d->threshold ||
+		    (w->size == 0 && w->status == DIFF_CHANGED)) {
+			hidden += w->status != DIFF_SAME;
+			continue;
+		}
+		if (top && listed >= top) {
+			hidden++;
+			continue;
+		}
+		listed++;
+		shown++;
+		fprintf(out, "\n%-9s %s  ",
+			w->status == DIFF_NEW	   ? "NEW" :
+			w->status == DIFF_VANISHED ? "VANISHED" :
+						     "CHANGED",
+			signed_size(d->at_label ?
+					    w->d_at :
+					    (diff_abs_sat(w->d_leaked) >= diff_abs_sat(w->d_peak) ?
+						     w->d_leaked :
+						     w->d_peak),
+				    b, sizeof(b)));
+		print_headline(out, s);
+		fputs("\n     ", out);
+		{
+			/* only what either side has: a new site's "leaked 0 B ->
+			 * 0 B" would be noise */
+			const int64_t v[4][2] = {
+				{ w->at[0], w->at[1] },
+				{ o ? o->c.live_bytes : 0, n ? n->c.live_bytes : 0 },
+				{ o ? o->c.peak_bytes : 0, n ? n->c.peak_bytes : 0 },
+				{ o ? o->c.allocations : 0, n ? n->c.allocations : 0 },
+			};
+			static const char *const what[4] = { "at the mark", "leaked", "peak",
+							     "allocations" };
+			bool first = true;
+
+			for (int m = d->at_label ? 0 : 1; m < 4; m++) {
+				if (!v[m][0] && !v[m][1])
+					continue;
+				fputs(first ? " " : ", ", out);
+				print_change(out, what[m], v[m][0], v[m][1], m < 3);
+				first = false;
+			}
+		}
+		fprintf(out, "\n      by %s (%s)\n", s->api, rd_kind_name(s->kind));
+		print_callers(out, s);
+	}
+	if (!shown)
+		fputs("  none\n", out);
+	if (hidden) {
+		fprintf(out, "\n%zu other %s changed less or %s beyond --top", hidden,
+			hidden == 1 ? "site" : "sites", hidden == 1 ? "is" : "are");
+		fputs(" (all are in --format json)\n", out);
+	}
+	if (d->torch)
+		print_torch(out, d, top);
+	if (d->fail_limit >= 0) {
+		util_human_size(d->fail_limit, a, sizeof(a));
+		if (d->failed)
+			fprintf(out, "\nFAIL: %zu %s grew by more than %s (--fail-on-growth)\n",
+				d->failed, d->failed == 1 ? "site" : "sites", a);
+		else
+			fprintf(out, "\nOK: no site grew by more than %s\n", a);
+	}
 	return ferror(out) ? -EIO : 0;
 }

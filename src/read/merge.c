@@ -498,11 +498,16 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 		return e;
 
 	e = process_modules(p, s, &mods, &main_exe);
-	if (e == 0 && !(r->site_of[index] = calloc(p->nsites + 1, sizeof(**r->site_of))))
-		e = -ENOMEM;
 	if (e < 0) {
 		free(at_peak);
 		return e;
+	}
+	r->site_of[index] = calloc(p->nsites + 1, sizeof(**r->site_of));
+	if (!r->site_of[index]) {
+		free(mods);
+		free(main_exe);
+		free(at_peak);
+		return -ENOMEM;
 	}
 
 	for (size_t i = 0; i < p->nsites; i++) {

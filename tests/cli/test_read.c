@@ -121,7 +121,7 @@ static void test_merge_run(void **state)
 
 	assert_int_equal(discover_path(&list, fixture("run"), &err), 0);
 	assert_int_equal(symbolizer_new(&sym), 0);
-	assert_int_equal(report_build(&r, &list, sym, &err), 0);
+	assert_int_equal(merge_build(&r, &list, sym, &err), 0);
 
 	assert_int_equal(r.nprocs, 2);
 	assert_int_equal(r.incomplete, 1);
@@ -170,7 +170,7 @@ static void test_merge_run(void **state)
 	assert_int_equal(y->at_peak_bytes, 2 * MiB);
 	assert_int_equal(z->at_peak_bytes, MiB - 16 * 1024);
 
-	report_clear(&r);
+	merge_clear(&r);
 	symbolizer_free(sym);
 	rd_process_list_clear(&list);
 }
@@ -185,7 +185,7 @@ static void test_merge_process(void **state)
 	assert_int_equal(discover_path(&list, fixture("process"), &err), 0);
 	assert_int_equal(list.n, 1);
 	/* no symbolizer: names come from the report alone */
-	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 	/* no at_peak in this report: none in the merged one */
 	assert_false(list.items[0]->at_peak.present);
 	assert_false(r.at_peak);
@@ -207,7 +207,7 @@ static void test_merge_process(void **state)
 	/* outside any module: no address in the key; unnamed: module+offset */
 	assert_string_equal(managed->key, "cudaMallocManaged|?;leaky+0x1450");
 	assert_null(managed->frames[0].module);
-	report_clear(&r);
+	merge_clear(&r);
 	rd_process_list_clear(&list);
 }
 
@@ -232,7 +232,7 @@ static void test_merge_overflow(void **state)
 	struct rd_error err = { "" };
 	struct rd_report r;
 
-	assert_int_equal(report_build(&r, &list, NULL, &err), -EOVERFLOW);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), -EOVERFLOW);
 	assert_non_null(strstr(err.msg, "fake/report.json"));
 	rd_process_free(items[0]);
 	rd_process_free(items[1]);
@@ -281,11 +281,11 @@ static void test_site_key(void **state)
 		{ .module = "b", .offset = 0x1234 },
 		{ .offset = 0x7fff0000 },
 	};
-	char *key = report_site_key("cudaMalloc", frames, 3);
+	char *key = merge_site_key("cudaMalloc", frames, 3);
 
 	assert_string_equal(key, "cudaMalloc|liba.so!f;b+0x1234;?");
 	free(key);
-	key = report_site_key("cudaMalloc", frames, 0);
+	key = merge_site_key("cudaMalloc", frames, 0);
 	assert_string_equal(key, "cudaMalloc|");
 	free(key);
 }
@@ -303,12 +303,12 @@ static void test_site_key_python(void **state)
 		  .noise = NOISE_PYTHON },
 		{ .function = "main", .module = "app" },
 	};
-	char *key = report_site_key("cudaMalloc", frames, 5);
+	char *key = merge_site_key("cudaMalloc", frames, 5);
 
 	assert_string_equal(key, "cudaMalloc|libtorch.so!at::empty;train.py!step;app!main");
 	free(key);
 	/* only noise: nothing after the api */
-	key = report_site_key("cudaMalloc", frames, 1);
+	key = merge_site_key("cudaMalloc", frames, 1);
 	assert_string_equal(key, "cudaMalloc|");
 	free(key);
 }
@@ -587,7 +587,7 @@ static void test_merge_python(void **state)
 
 	assert_int_equal(discover_path(&list, fixture("python"), &err), 0);
 	assert_int_equal(list.n, 4);
-	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.nsites, 9);
 
 	/* PyTorch: two lines of train.py in one process and the same code in
@@ -624,7 +624,7 @@ static void test_merge_python(void **state)
 	assert_null(s->frames[5].file);
 	assert_int_equal(s->frames[6].line, 42);
 	/* the headline: the user's model.py, not torch's linear.py */
-	h = report_site_headline(s);
+	h = merge_site_headline(s);
 	assert_int_equal(h, 6);
 
 	/* cuBLASLt, the innermost library, called from the user's model.py */
@@ -635,7 +635,7 @@ static void test_merge_python(void **state)
 	assert_string_equal(s->library, "cuBLASLt");
 	assert_null(s->pool);
 	expect_frame(s, 4, "Model.forward", true, false);
-	assert_int_equal(report_site_headline(s), 4);
+	assert_int_equal(merge_site_headline(s), 4);
 
 	/* NCCL, from installed and standard-library Python only: the
 	 * headline is the innermost native frame that is not noise */
@@ -644,7 +644,7 @@ static void test_merge_python(void **state)
 			      "libtorch_python.so+0x500000;distributed_c10d.py!barrier;"
 			      "threading.py!Thread.run;<frozen runpy>!_run_code");
 	assert_string_equal(s->library, "NCCL");
-	assert_int_equal(report_site_headline(s), 0);
+	assert_int_equal(merge_site_headline(s), 0);
 	expect_frame(s, 3, "barrier", true, false);
 	assert_false(s->frames[3].user);
 	assert_false(s->frames[4].user);
@@ -655,7 +655,7 @@ static void test_merge_python(void **state)
 	s = site_with_key(&r, "cuMemAlloc_v2|");
 	assert_string_equal(s->library, CLASSIFY_CUDA_CONTEXT);
 	assert_null(s->pool);
-	assert_int_equal(report_site_headline(s), 0);
+	assert_int_equal(merge_site_headline(s), 0);
 	for (size_t i = 0; i < s->nframes; i++)
 		assert_true(s->frames[i].noise != NOISE_NONE);
 
@@ -667,34 +667,34 @@ static void test_merge_python(void **state)
 	expect_frame(s, 5, "grab", true, false);
 	expect_frame(s, 6, NULL, false, true);
 	assert_string_equal(s->frames[6].module, "python3.12");
-	assert_int_equal(report_site_headline(s), 5);
+	assert_int_equal(merge_site_headline(s), 5);
 	assert_null(s->library);
 
 	/* no interpreter frame at all (a stack cut short): after the native */
 	s = site_with_key(&r, "cudaMalloc|libmyext.so!myext_alloc;libmyext.so!myext_call;"
 			      "ext.py!run_ext");
 	expect_frame(s, 2, "run_ext", true, false);
-	assert_int_equal(report_site_headline(s), 2);
+	assert_int_equal(merge_site_headline(s), 2);
 
 	/* CuPy's pool and bindings are noise */
 	s = site_with_key(&r, "cudaMalloc|basic.py!empty;cp.py!make");
 	for (size_t i = 0; i < 3; i++)
 		assert_true(s->frames[i].noise == NOISE_ALLOCATOR);
-	assert_int_equal(report_site_headline(s), 4);
+	assert_int_equal(merge_site_headline(s), 4);
 	assert_string_equal(s->pool, CUPY_POOL);
 
 	/* an interpreter gpuspy cannot read: native frames only */
 	s = site_with_key(&r, "cudaMalloc|libmyext.so!myext_alloc");
-	assert_int_equal(report_site_headline(s), 0);
+	assert_int_equal(merge_site_headline(s), 0);
 
 	/* cudart linked into the program */
 	s = site_with_key(&r, "cuMemAlloc_v2|static_app!leak_static;static_app!main");
 	assert_true(s->frames[0].noise == NOISE_CUDA);
 	assert_true(s->frames[1].noise == NOISE_CUDA);
-	assert_int_equal(report_site_headline(s), 2);
+	assert_int_equal(merge_site_headline(s), 2);
 	assert_null(s->library);
 
-	report_clear(&r);
+	merge_clear(&r);
 	rd_process_list_clear(&list);
 }
 
@@ -710,7 +710,7 @@ static void test_merge_pools(void **state)
 
 	assert_int_equal(discover_path(&list, fixture("pools"), &err), 0);
 	assert_int_equal(list.n, 6);
-	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.nsites, 10);
 
 	/* the same code without the cache (node5-10, first) and with it
@@ -719,7 +719,7 @@ static void test_merge_pools(void **state)
 			      "train.py!step;train.py!<module>");
 	assert_int_equal(s->processes, 2);
 	assert_string_equal(s->pool, TORCH_POOL);
-	assert_int_equal(report_site_headline(s), 3);
+	assert_int_equal(merge_site_headline(s), 3);
 	/* without the cache alone: no pool */
 	s = site_with_key(&r, "cudaMalloc|libtorch_python.so!torch::autograd::THPVariable_randn;"
 			      "eval.py!evaluate");
@@ -732,7 +732,7 @@ static void test_merge_pools(void **state)
 	assert_string_equal(s->pool, TORCH_POOL);
 	assert_int_equal(s->kind, RD_KIND_VMM);
 	expect_frame(s, 4, "at::native::structured_mm_out_cuda::impl", false, false);
-	assert_int_equal(report_site_headline(s), 4);
+	assert_int_equal(merge_site_headline(s), 4);
 	/* backend:cudaMallocAsync: per tensor */
 	s = site_with_key(&r,
 			  "cudaMallocAsync|libtorch_python.so!torch::autograd::THPVariable_zeros;"
@@ -750,7 +750,7 @@ static void test_merge_pools(void **state)
 			  "xla_cuda_plugin.so!xla::PjRtStreamExecutorClient::BufferFromHostBuffer;"
 			  "array.py!_array_from_host;jtrain.py!load_batch");
 	assert_string_equal(s->pool, XLA_POOL);
-	assert_int_equal(report_site_headline(s), 6);
+	assert_int_equal(merge_site_headline(s), 6);
 	s = site_with_key(&r, "cuMemAlloc_v2|xla_cuda_plugin.so+0x1000;xla_cuda_plugin.so+0x2000;"
 			      "xla_cuda_plugin.so+0x3000;jinfer.py!infer");
 	assert_string_equal(s->pool, XLA_POOL);
@@ -774,7 +774,7 @@ static void test_merge_pools(void **state)
 	assert_null(s->pool);
 	assert_int_equal(npools, 4);
 
-	report_clear(&r);
+	merge_clear(&r);
 	rd_process_list_clear(&list);
 }
 
@@ -795,15 +795,15 @@ static void test_library_no_frames(void **state)
 		p->nsites = 1;
 		p->sites[0].kind = RD_KIND_DEVICE;
 		p->sites[0].api = strdup("cudaMalloc");
-		assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+		assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 		assert_int_equal(r.nsites, 1);
 		assert_string_equal(r.sites[0]->key, "cudaMalloc|");
-		assert_int_equal(report_site_headline(r.sites[0]), -1);
+		assert_int_equal(merge_site_headline(r.sites[0]), -1);
 		if (p->depth == 0)
 			assert_null(r.sites[0]->library);
 		else
 			assert_string_equal(r.sites[0]->library, CLASSIFY_CUDA_CONTEXT);
-		report_clear(&r);
+		merge_clear(&r);
 		rd_process_free(p);
 	}
 }
@@ -892,7 +892,7 @@ static const struct rd_report_frame *oom_requested_by(const struct rd_report_oom
 	ssize_t h;
 
 	assert_non_null(ro->requested);
-	h = report_site_headline(ro->requested);
+	h = merge_site_headline(ro->requested);
 	assert_true(h >= 0);
 	return &ro->requested->frames[h];
 }
@@ -907,7 +907,7 @@ static void test_merge_oom(void **state)
 	int64_t live;
 
 	assert_int_equal(discover_path(&list, fixture("oom"), &err), 0);
-	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.partial, 1);
 	assert_int_equal(r.oom_dropped, 2);
 	/* by time, over the processes */
@@ -953,7 +953,7 @@ static void test_merge_oom(void **state)
 	assert_int_equal(ro->ntop, 2);
 	assert_string_equal(oom_top(ro, 0)->pool, "PyTorch caching allocator");
 	assert_int_equal(oom_top(ro, 0)->c.live_bytes, 12 * GiB);
-	f = &oom_top(ro, 0)->frames[report_site_headline(oom_top(ro, 0))];
+	f = &oom_top(ro, 0)->frames[merge_site_headline(oom_top(ro, 0))];
 	assert_int_equal(f->line, 42);
 
 	/* node9-500, event 2: a pinned request, pinned sites only */
@@ -969,7 +969,7 @@ static void test_merge_oom(void **state)
 	assert_int_equal(ro->ntop, 0);
 	assert_string_equal(oom_requested_by(ro)->function, "expand_pool");
 
-	report_clear(&r);
+	merge_clear(&r);
 	rd_process_list_clear(&list);
 }
 
@@ -1007,13 +1007,13 @@ static void test_oom_files(void **state)
 	assert_int_equal(list.n, 1);
 	assert_null(list.items[0]->oom[0].snapshot);
 	assert_non_null(list.items[0]->oom[1].snapshot);
-	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.nooms, 3);
 	assert_int_equal(r.ooms[0].ntop, 0);
 	/* the site is then the one of report.json */
 	assert_string_equal(oom_requested_by(&r.ooms[0])->function, "grow_buffer");
 	assert_int_equal(r.ooms[1].ntop, 1);
-	report_clear(&r);
+	merge_clear(&r);
 	rd_process_list_clear(&list);
 
 	/* no report.json; oom-9.json and oom-10.json (a copy of the
@@ -1100,7 +1100,7 @@ static void test_load_growth(void **state)
 	assert_int_equal(p->sites[0].c.live_bytes, 14 * MiB);
 
 	/* growing in any process makes the merged site growing */
-	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.partial, 2);
 	assert_int_equal(r.nsites, 5);
 	assert_true(site_by_key(&r, "cudaMalloc|trainer!leak_step;trainer!train_loop;trainer!main")
@@ -1118,7 +1118,7 @@ static void test_load_growth(void **state)
 	assert_false(
 		site_by_key(&r, "cudaMalloc|trainer!churn_step;trainer!train_loop;trainer!main")
 			->growing);
-	report_clear(&r);
+	merge_clear(&r);
 	rd_process_list_clear(&list);
 
 	/* a snapshot.json named directly, though older than oom-2.json; the
@@ -1258,13 +1258,13 @@ static void test_human_size(void **state)
 {
 	char buf[32];
 
-	assert_string_equal(report_human_size(0, buf, sizeof(buf)), "0 B");
-	assert_string_equal(report_human_size(1023, buf, sizeof(buf)), "1023 B");
-	assert_string_equal(report_human_size(1024, buf, sizeof(buf)), "1.0 KiB");
-	assert_string_equal(report_human_size(3 * MiB / 2, buf, sizeof(buf)), "1.5 MiB");
-	assert_string_equal(report_human_size(MiB - 1, buf, sizeof(buf)), "1.0 MiB");
-	assert_string_equal(report_human_size(5LL << 30, buf, sizeof(buf)), "5.0 GiB");
-	assert_string_equal(report_human_size(INT64_MAX, buf, sizeof(buf)), "8.0 EiB");
+	assert_string_equal(util_human_size(0, buf, sizeof(buf)), "0 B");
+	assert_string_equal(util_human_size(1023, buf, sizeof(buf)), "1023 B");
+	assert_string_equal(util_human_size(1024, buf, sizeof(buf)), "1.0 KiB");
+	assert_string_equal(util_human_size(3 * MiB / 2, buf, sizeof(buf)), "1.5 MiB");
+	assert_string_equal(util_human_size(MiB - 1, buf, sizeof(buf)), "1.0 MiB");
+	assert_string_equal(util_human_size(5LL << 30, buf, sizeof(buf)), "5.0 GiB");
+	assert_string_equal(util_human_size(INT64_MAX, buf, sizeof(buf)), "8.0 EiB");
 }
 
 static void test_demangle(void **state)
@@ -1406,14 +1406,14 @@ static void test_merge_lines(void **state)
 		s->frames[0].offset = (uintptr_t)(i ? ra2 : ra1) - lm->l_addr;
 	}
 	assert_int_equal(symbolizer_new(&sym), 0);
-	assert_int_equal(report_build(&r, &list, sym, &err), 0);
+	assert_int_equal(merge_build(&r, &list, sym, &err), 0);
 	assert_int_equal(r.nsites, 1);
 	assert_int_equal(r.sites[0]->c.allocations, 2);
 	assert_int_equal(r.sites[0]->processes, 1);
 	assert_string_equal(r.sites[0]->frames[0].function, "test_merge_lines");
 	assert_non_null(strstr(r.sites[0]->frames[0].file, "test_read.c"));
 	assert_int_equal(r.sites[0]->frames[0].line, 0);
-	report_clear(&r);
+	merge_clear(&r);
 	symbolizer_free(sym);
 	rd_process_free(p);
 }
@@ -1424,7 +1424,7 @@ static struct rd_report_spread spread_of(const int64_t *values, size_t n,
 {
 	struct rd_report_spread sp;
 
-	assert_int_equal(report_spread(values, n, metric, &sp), 0);
+	assert_int_equal(merge_spread(values, n, metric, &sp), 0);
 	return sp;
 }
 
@@ -1540,7 +1540,7 @@ static void test_merge_spread(void **state)
 	add_site(items[1], MiB, 2);
 	items[0]->leaked_bytes = items[0]->peak_bytes = 3 * MiB;
 	items[1]->leaked_bytes = items[1]->peak_bytes = 2 * MiB;
-	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.nsites, 1);
 	s = r.sites[0];
 	assert_int_equal(s->processes, 2);
@@ -1551,7 +1551,7 @@ static void test_merge_spread(void **state)
 	assert_int_equal(s->per_proc[REPORT_ALLOCATIONS][2], 0);
 	/* 3, 2, 0 MiB: the process without the site is 2 MiB from the
 	 * median, at least 1 MiB and half of it */
-	assert_int_equal(report_site_spread(&r, s, REPORT_LEAKED, &sp), 0);
+	assert_int_equal(merge_site_spread(&r, s, REPORT_LEAKED, &sp), 0);
 	assert_int_equal(sp.min, 0);
 	assert_int_equal(sp.median, 2 * MiB);
 	assert_int_equal(sp.max, 3 * MiB);
@@ -1565,19 +1565,19 @@ static void test_merge_spread(void **state)
 	assert_int_equal(r.spread[REPORT_LEAKED].outlier, 2);
 	/* named by rank, else by pid; one host */
 	assert_false(r.several_hosts);
-	assert_string_equal(report_process_name(&r, 1, name, sizeof(name)), "rank 5");
-	assert_string_equal(report_process_name(&r, 2, name, sizeof(name)), "pid 3");
-	report_clear(&r);
+	assert_string_equal(merge_process_name(&r, 1, name, sizeof(name)), "rank 5");
+	assert_string_equal(merge_process_name(&r, 2, name, sizeof(name)), "pid 3");
+	merge_clear(&r);
 
 	/* on two hosts the host is said, made printable */
 	free(items[2]->host);
 	items[2]->host = strdup("n\033"
 				"2");
-	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 	assert_true(r.several_hosts);
-	assert_string_equal(report_process_name(&r, 0, name, sizeof(name)), "rank 0 on h");
-	assert_string_equal(report_process_name(&r, 2, name, sizeof(name)), "pid 3 on n?2");
-	report_clear(&r);
+	assert_string_equal(merge_process_name(&r, 0, name, sizeof(name)), "rank 0 on h");
+	assert_string_equal(merge_process_name(&r, 2, name, sizeof(name)), "pid 3 on n?2");
+	merge_clear(&r);
 	for (int i = 0; i < 3; i++)
 		rd_process_free(items[i]);
 }
@@ -1595,7 +1595,7 @@ static void test_merge_ranks(void **state)
 	assert_int_equal(list.n, 4);
 	for (size_t i = 0; i < 4; i++)
 		assert_int_equal(list.items[i]->rank, (int64_t)i);
-	assert_int_equal(report_build(&r, &list, NULL, &err), 0);
+	assert_int_equal(merge_build(&r, &list, NULL, &err), 0);
 	assert_int_equal(r.nsites, 2);
 	a = r.sites[0];
 	b = r.sites[1];
@@ -1620,7 +1620,7 @@ static void test_merge_ranks(void **state)
 		assert_int_equal(b->spread[m].outlier, -1);
 	assert_int_equal(b->spread[REPORT_PEAK].median, 4 * MiB);
 	assert_int_equal(b->spread[REPORT_LEAKED].max, 0);
-	report_clear(&r);
+	merge_clear(&r);
 	rd_process_list_clear(&list);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of gpuspy_read, classify.c: what frames mean: noise, framework pools, the user's own code.
+ * Unit tests of gpuspy_read, classify.c: what frames mean: noise,
+ * framework pools, the user's own code.
  */
 #include "read_test.h"
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of gpuspy_read, load_process.c, load_torch.c and discover.c: loading the fixtures (report files, process and run directories, what a
+ * Unit tests of gpuspy_read, load_process.c, load_torch.c and discover.c:
+ * loading the fixtures (report files, process and run directories, what a
  * killed process left), the messages for bad files, Python frames, growth,
  * out-of-memory events and their post-mortems (oom-N.json).
  */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of gpuspy_read, merge.c: merging the fixtures into the numbers worked out by hand in
- * fixtures/README.md, site keys, Python frame placement, headlines, library
- * labels, framework pools, out-of-memory events, and processes side by
- * side: spreads, outliers and ranks.
+ * Unit tests of gpuspy_read, merge.c: merging the fixtures into the
+ * numbers worked out by hand in fixtures/README.md, site keys, Python
+ * frame placement, headlines, library labels, framework pools,
+ * out-of-memory events, and processes side by side: spreads, outliers and
+ * ranks.
  */
 #include "read_test.h"
 

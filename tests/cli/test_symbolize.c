@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of gpuspy_read, symbolize.c: demangling, and symbolizing an address of this very program.
+ * Unit tests of gpuspy_read, symbolize.c: demangling, and symbolizing an
+ * address of this very program.
  */
 #include "read_test.h"
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of gpuspy_read, util.c: sizes for people, path normalization, control characters.
+ * Unit tests of gpuspy_read, util.c: sizes for people, path
+ * normalization, control characters.
  */
 #include "read_test.h"
 

@@ -8,11 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "discover.h"
-#include "load.h"
-#include "merge.h"
 #include "print.h"
-#include "util.h"
 
 #define DEFAULT_TOP 10
 

@@ -32,9 +32,7 @@
 
 #include "cli.h"
 #include "discover.h"
-#include "load.h"
 #include "merge.h"
-#include "print.h"
 #include "util.h"
 
 #define DEFAULT_TOP 10 /* call sites per block when not on a terminal */

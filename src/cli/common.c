@@ -9,8 +9,6 @@
 
 #include "cli.h"
 #include "discover.h"
-#include "load.h"
-#include "merge.h"
 #include "util.h"
 
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,

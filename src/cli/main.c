@@ -5,10 +5,6 @@
 
 #include "config.h"
 #include "cli.h"
-#include "discover.h"
-#include "load.h"
-#include "merge.h"
-#include "util.h"
 
 static const char usage[] =
 	"Usage: gpuspy COMMAND [OPTIONS] [ARGS]\n"

@@ -24,8 +24,6 @@
 #include "config.h"
 #include "cli.h"
 #include "discover.h"
-#include "load.h"
-#include "merge.h"
 #include "util.h"
 
 /* gpuspy's own failure (fork, memory), as env(1) does, so that it is not

@@ -2,7 +2,7 @@
 /*
  * Text for people: the report (gpuspy report), the processes side by side
  * (gpuspy merge) and the difference of two runs (gpuspy diff).  Every
- * string from a file goes out through util_put_clean or is sanitized:
+ * string from a file goes out through cli_put_clean or is sanitized:
  * a report must not be able to drive the terminal.
  */
 #include <errno.h>

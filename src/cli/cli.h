@@ -4,6 +4,7 @@
 #define GPUSPY_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Exit statuses shared by the commands (gpuspy(1), EXIT STATUS). */
@@ -22,26 +23,28 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
-/* util.c: what every command does alike */
+/* common.c: what every command does alike */
 
-struct gs_error;
+struct rd_error;
 
 /* "gpuspy CMD: WHAT 'ARG' (see 'gpuspy CMD --help')" on stderr (ARG may
  * be NULL, and is printed with control characters replaced); EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *what, const char *arg);
 /* "gpuspy: " and ERR's message, or strerror(-E) when it has none. */
-void cli_print_error(const struct gs_error *err, int e);
+void cli_print_error(const struct rd_error *err, int e);
+/* Write S to OUT with control characters replaced by '?'. */
+void cli_put_clean(FILE *out, const char *s);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 
 /* common.c: `report` and `merge`: options, then every PATH loaded and
  * merged into L->rep.  Returns -1 to go on (print, then cli_report_done),
  * else the exit status to return at once. */
-#include "read.h"
+#include "merge.h"
 struct cli_loaded {
-	struct gs_process_list list;
+	struct rd_process_list list;
 	struct symbolizer *sym;
-	struct report rep;
+	struct rd_report rep;
 	bool json;
 	size_t top; /* 0: all */
 };
@@ -51,14 +54,14 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
  * output failed, free L; the exit status. */
 int cli_report_done(struct cli_loaded *l, int e);
 
-/* util.c: a process running under gpuspy, seen from outside */
+/* procfs.c: a process running under gpuspy, seen from outside */
 
 /* The value of NAME in /proc/PID/environ, or NULL. */
-char *util_proc_env(pid_t pid, const char *name);
+char *procfs_env(pid_t pid, const char *name);
 /* The process directory that process PID writes on this host, as the
  * library resolves it: its GPUSPY_OUTPUT_DIR (default gpuspy-out; a
  * relative one from its working directory) + "/<host>-<pid>".  Cut short
  * when it does not fit in SIZE bytes. */
-void util_process_dir(pid_t pid, char *dir, size_t size);
+void procfs_process_dir(pid_t pid, char *dir, size_t size);
 
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "read.h"
+#include "print.h"
 
 #define DEFAULT_TOP 10
 
@@ -32,8 +32,8 @@ int cmd_report(int argc, char **argv)
 	if (e >= 0)
 		return e;
 	if (l.json)
-		e = report_print_json(&l.rep, stdout, l.top);
+		e = json_print_report(&l.rep, stdout, l.top);
 	else
-		e = report_print_text(&l.rep, stdout, l.top);
+		e = text_print_report(&l.rep, stdout, l.top);
 	return cli_report_done(&l, e);
 }

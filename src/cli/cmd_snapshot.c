@@ -37,7 +37,7 @@ static int count_snapshots(const char *dir)
 
 static int signal_of(pid_t pid)
 {
-	char *v = util_proc_env(pid, "GPUSPY_SIGNAL");
+	char *v = procfs_env(pid, "GPUSPY_SIGNAL");
 	int sig = SIGUSR2;
 
 	if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0))
@@ -86,7 +86,7 @@ int cmd_snapshot(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	util_process_dir((pid_t)pid, dir, sizeof(dir));
+	procfs_process_dir((pid_t)pid, dir, sizeof(dir));
 	before = count_snapshots(dir);
 	if (before < 0) {
 		fprintf(stderr,

@@ -31,7 +31,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "read.h"
+#include "discover.h"
+#include "merge.h"
+#include "util.h"
 
 #define DEFAULT_TOP 10 /* call sites per block when not on a terminal */
 #define HISTORY	    20 /* refreshes a sparkline spans */
@@ -69,11 +71,11 @@ struct top {
 	bool keys;		/* stdin may still send keys */
 	struct symbolizer *sym; /* kept: it caches the modules it opened */
 	/* the view: the last load that worked */
-	struct gs_process_list list;
-	struct report rep;
+	struct rd_process_list list;
+	struct rd_report rep;
 	bool have;
 	bool gone;	     /* process PID has exited */
-	struct gs_error err; /* why the last refresh failed; "" when it worked */
+	struct rd_error err; /* why the last refresh failed; "" when it worked */
 	struct hist *hist;   /* one per site of the view, by key */
 	size_t nhist;
 	struct termios saved;
@@ -148,7 +150,7 @@ static void hist_free(struct hist *h, size_t n)
 }
 
 /* The history key of a PyTorch view line: apart from call sites' keys. */
-static char *torch_key(const struct report_tsite *s)
+static char *torch_key(const struct rd_report_tsite *s)
 {
 	char *k = malloc(strlen(s->key) + 7);
 
@@ -161,7 +163,7 @@ static char *torch_key(const struct report_tsite *s)
 
 /* One more sample for every site of R, and every line of its PyTorch
  * view: a new history, in which what is no longer reported is forgotten. */
-static int hist_update(struct top *t, const struct report *r)
+static int hist_update(struct top *t, const struct rd_report *r)
 {
 	size_t n = r->nsites + r->torch.nsites;
 	struct hist *nh = calloc(n + 1, sizeof(*nh));
@@ -170,7 +172,7 @@ static int hist_update(struct top *t, const struct report *r)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		bool site = i < r->nsites;
-		const struct report_tsite *ts = site ? NULL : r->torch.sites[i - r->nsites];
+		const struct rd_report_tsite *ts = site ? NULL : r->torch.sites[i - r->nsites];
 		char *key = site ? strdup(r->sites[i]->key) : torch_key(ts);
 		const struct hist *old = key ? hist_find(t, key) : NULL;
 		struct hist *h = &nh[i];
@@ -203,10 +205,10 @@ static int hist_update(struct top *t, const struct report *r)
  * that is not there yet (PID's directory before its first allocation), or
  * a directory without reports yet, is waited for: -ENOENT only when PATH
  * itself is missing and was named by the user. */
-static int refresh(struct top *t, struct gs_error *err)
+static int refresh(struct top *t, struct rd_error *err)
 {
-	struct gs_process_list list = { 0 };
-	struct report rep;
+	struct rd_process_list list = { 0 };
+	struct rd_report rep;
 	struct stat st;
 	int e;
 
@@ -214,9 +216,9 @@ static int refresh(struct top *t, struct gs_error *err)
 	if (t->pid > 0 && kill(t->pid, 0) < 0 && errno == ESRCH)
 		t->gone = true;
 	err->msg[0] = '\0';
-	e = load_path(&list, t->path, err);
+	e = discover_path(&list, t->path, err);
 	if (e < 0) {
-		process_list_clear(&list);
+		rd_process_list_clear(&list);
 		if (e == -ENOENT && !t->have &&
 		    (t->pid > 0 || (stat(t->path, &st) == 0 && S_ISDIR(st.st_mode)))) {
 			err->msg[0] = '\0';
@@ -224,21 +226,21 @@ static int refresh(struct top *t, struct gs_error *err)
 		}
 		return e;
 	}
-	e = report_build(&rep, &list, t->sym, err);
+	e = merge_build(&rep, &list, t->sym, err);
 	if (e < 0) {
-		process_list_clear(&list);
+		rd_process_list_clear(&list);
 		return e;
 	}
 	e = hist_update(t, &rep);
 	if (e < 0) {
-		gs_error_set(err, NULL, "out of memory");
-		report_clear(&rep);
-		process_list_clear(&list);
+		rd_error_set(err, NULL, "out of memory");
+		merge_clear(&rep);
+		rd_process_list_clear(&list);
 		return e;
 	}
 	if (t->have) {
-		report_clear(&t->rep);
-		process_list_clear(&t->list);
+		merge_clear(&t->rep);
+		rd_process_list_clear(&t->list);
 	}
 	t->rep = rep;
 	t->list = list;
@@ -255,8 +257,8 @@ static bool finished(const struct top *t)
 
 static int cmp_live(const void *pa, const void *pb)
 {
-	const struct report_site *a = *(struct report_site *const *)pa;
-	const struct report_site *b = *(struct report_site *const *)pb;
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
 
 	if (a->c.live_bytes != b->c.live_bytes)
 		return a->c.live_bytes > b->c.live_bytes ? -1 : 1;
@@ -265,7 +267,7 @@ static int cmp_live(const void *pa, const void *pb)
 
 static int cmp_device(const void *pa, const void *pb)
 {
-	const struct gs_device *a = pa, *b = pb;
+	const struct rd_device *a = pa, *b = pb;
 
 	return (a->device > b->device) - (a->device < b->device);
 }
@@ -273,24 +275,24 @@ static int cmp_device(const void *pa, const void *pb)
 /* The headline frame, shorter than the report's frame lines since a site
  * has one line here: "function (file:line)" for Python (the file's
  * basename, as in the site's key), "function (module)" for native code. */
-static void put_frame(FILE *out, const struct report_frame *f)
+static void put_frame(FILE *out, const struct rd_report_frame *f)
 {
 	if (f->python) {
-		util_put_clean(out, f->function ? f->function : "?");
+		cli_put_clean(out, f->function ? f->function : "?");
 		fputs(" (", out);
-		util_put_clean(out, f->file ? util_basename(f->file) : "?");
+		cli_put_clean(out, f->file ? util_basename(f->file) : "?");
 		if (f->line > 0)
 			fprintf(out, ":%" PRId64, f->line);
 		putc(')', out);
 	} else if (f->function) {
-		util_put_clean(out, f->function);
+		cli_put_clean(out, f->function);
 		if (f->module) {
 			fputs(" (", out);
-			util_put_clean(out, f->module);
+			cli_put_clean(out, f->module);
 			putc(')', out);
 		}
 	} else if (f->module) {
-		util_put_clean(out, f->module);
+		cli_put_clean(out, f->module);
 		fprintf(out, "+0x%" PRIx64, f->offset);
 	} else {
 		fprintf(out, "0x%" PRIx64, f->offset);
@@ -319,17 +321,17 @@ static void put_spark(FILE *out, const struct hist *h)
 	}
 }
 
-static void put_site(FILE *out, const struct top *t, const struct report_site *s)
+static void put_site(FILE *out, const struct top *t, const struct rd_report_site *s)
 {
-	ssize_t headline = report_site_headline(s);
+	ssize_t headline = merge_site_headline(s);
 	char a[32];
 
-	fprintf(out, "%10s %8" PRId64 "  ", report_human_size(s->c.live_bytes, a, sizeof(a)),
+	fprintf(out, "%10s %8" PRId64 "  ", util_human_size(s->c.live_bytes, a, sizeof(a)),
 		s->c.live_allocations);
 	put_spark(out, hist_find(t, s->key));
 	fprintf(out, "  %-7s  ", s->growing ? "GROWING" : "");
 	if (headline < 0) {
-		util_put_clean(out, s->api);
+		cli_put_clean(out, s->api);
 		fputs(" (no stack)", out);
 	} else {
 		put_frame(out, &s->frames[headline]);
@@ -345,23 +347,23 @@ static void put_site(FILE *out, const struct top *t, const struct report_site *s
  * the caching allocator's segments, which the call sites above are. */
 static void put_torch(FILE *out, const struct top *t, size_t max)
 {
-	const struct report_torch *v = &t->rep.torch;
+	const struct rd_report_torch *v = &t->rep.torch;
 	size_t shown = 0;
 	char a[32], b[32];
 
 	fprintf(out, "%s%10s %8s  %*s  %-7s  PYTORCH TENSORS (%s of a %s pool)\n",
 		t->tty ? "\n" : "", "LIVE", "BLOCKS", HISTORY, "", "",
-		report_human_size(v->live_bytes, a, sizeof(a)),
-		report_human_size(v->reserved_bytes, b, sizeof(b)));
+		util_human_size(v->live_bytes, a, sizeof(a)),
+		util_human_size(v->reserved_bytes, b, sizeof(b)));
 	for (size_t i = 0; i < v->nsites && (!max || shown < max); i++) {
-		const struct report_tsite *s = v->sites[i];
-		ssize_t h = report_tsite_headline(s);
+		const struct rd_report_tsite *s = v->sites[i];
+		ssize_t h = torch_merge_headline(s);
 		char *key;
 
 		if (s->live_bytes <= 0 && !s->growing)
 			continue;
 		shown++;
-		fprintf(out, "%10s %8" PRId64 "  ", report_human_size(s->live_bytes, a, sizeof(a)),
+		fprintf(out, "%10s %8" PRId64 "  ", util_human_size(s->live_bytes, a, sizeof(a)),
 			s->live_blocks);
 		key = torch_key(s);
 		put_spark(out, key ? hist_find(t, key) : NULL);
@@ -378,7 +380,7 @@ static void put_torch(FILE *out, const struct top *t, size_t max)
 /* Live GPU memory per device ordinal, summed over the processes. */
 static void put_devices(FILE *out, const struct top *t)
 {
-	struct gs_device *devs;
+	struct rd_device *devs;
 	size_t n = 0, max = 0;
 	char a[32];
 
@@ -390,7 +392,7 @@ static void put_devices(FILE *out, const struct top *t)
 		return;
 	}
 	for (size_t i = 0; i < t->rep.nprocs; i++) {
-		const struct gs_process *p = t->rep.procs[i];
+		const struct rd_process *p = t->rep.procs[i];
 
 		for (size_t j = 0; j < p->ndevices; j++) {
 			size_t k = 0;
@@ -410,7 +412,7 @@ static void put_devices(FILE *out, const struct top *t)
 			fputs("unknown device: ", out);
 		else
 			fprintf(out, "device %" PRId64 ": ", devs[k].device);
-		fprintf(out, "%s in %" PRId64, report_human_size(devs[k].live_bytes, a, sizeof(a)),
+		fprintf(out, "%s in %" PRId64, util_human_size(devs[k].live_bytes, a, sizeof(a)),
 			devs[k].live_allocations);
 	}
 	putc('\n', out);
@@ -421,9 +423,9 @@ static void put_devices(FILE *out, const struct top *t)
  * fits ROWS. */
 static void render(FILE *out, char **buf, size_t *len, const struct top *t, size_t rows)
 {
-	const struct report *r = &t->rep;
+	const struct rd_report *r = &t->rep;
 	int64_t live = 0, pinned = 0;
-	struct report_site **order;
+	struct rd_report_site **order;
 	size_t n = 0, shown, room = 0, used = 0;
 	char stamp[32], heading[16], a[32], b[32], c[32];
 	time_t now = time(NULL);
@@ -435,7 +437,7 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 		fprintf(out, "--- gpuspy top %s ---\n", stamp);
 	if (!t->have) {
 		fputs("waiting for ", out);
-		util_put_clean(out, t->path);
+		cli_put_clean(out, t->path);
 		if (t->gone)
 			fprintf(out, " (process %d has exited)", (int)t->pid);
 		putc('\n', out);
@@ -445,7 +447,7 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 			putc('\n', out);
 		return;
 	}
-	util_put_clean(out, t->path);
+	cli_put_clean(out, t->path);
 	fprintf(out, ": %zu %s, %zu running", r->nprocs, r->nprocs == 1 ? "process" : "processes",
 		r->partial);
 	if (t->gone && r->partial)
@@ -455,15 +457,15 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	if (t->err.msg[0])
 		fprintf(out, "not refreshed: %s\n", t->err.msg);
 	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct gs_process *p = r->procs[i];
+		const struct rd_process *p = r->procs[i];
 
-		live += p->kinds[GS_KIND_DEVICE].live_bytes + p->kinds[GS_KIND_MANAGED].live_bytes +
-			p->kinds[GS_KIND_VMM].live_bytes;
-		pinned += p->kinds[GS_KIND_PINNED].live_bytes;
+		live += p->kinds[RD_KIND_DEVICE].live_bytes + p->kinds[RD_KIND_MANAGED].live_bytes +
+			p->kinds[RD_KIND_VMM].live_bytes;
+		pinned += p->kinds[RD_KIND_PINNED].live_bytes;
 	}
-	fprintf(out, "live %s  peak %s  pinned host %s\n", report_human_size(live, a, sizeof(a)),
-		report_human_size(r->peak_bytes, b, sizeof(b)),
-		report_human_size(pinned, c, sizeof(c)));
+	fprintf(out, "live %s  peak %s  pinned host %s\n", util_human_size(live, a, sizeof(a)),
+		util_human_size(r->peak_bytes, b, sizeof(b)),
+		util_human_size(pinned, c, sizeof(c)));
 	put_devices(out, t);
 
 	/* sites that hold memory now, or held some within the sparkline's
@@ -665,7 +667,7 @@ int cmd_top(int argc, char **argv)
 		return usage_error("one PATH or PID only, not also", argv[optind + 1]);
 	t.pid = parse_pid(argv[optind]);
 	if (t.pid > 0) {
-		util_process_dir(t.pid, t.dir, sizeof(t.dir));
+		procfs_process_dir(t.pid, t.dir, sizeof(t.dir));
 		t.path = t.dir;
 	} else {
 		t.path = argv[optind];
@@ -720,7 +722,7 @@ int cmd_top(int argc, char **argv)
 			break;
 		e = refresh(&t, &t.err);
 		if (e < 0 && !t.err.msg[0])
-			gs_error_set(&t.err, NULL, "%s", strerror(-e));
+			rd_error_set(&t.err, NULL, "%s", strerror(-e));
 		e = 0;
 	}
 
@@ -735,8 +737,8 @@ int cmd_top(int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &unblocked, NULL);
 	hist_free(t.hist, t.nhist);
 	if (t.have) {
-		report_clear(&t.rep);
-		process_list_clear(&t.list);
+		merge_clear(&t.rep);
+		rd_process_list_clear(&t.list);
 	}
 	symbolizer_free(t.sym);
 	return status;

@@ -3,11 +3,13 @@
  * loading every PATH into one merged report before anything is printed. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-#include "read.h"
+#include "discover.h"
+#include "util.h"
 
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
 		     struct cli_loaded *l)
@@ -18,7 +20,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct gs_error err = { .msg = "" };
+	struct rd_error err = { .msg = "" };
 	bool top_given = false;
 	size_t top = default_top;
 	int c, e;
@@ -58,20 +60,20 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	/* Everything is loaded before anything is printed: one bad file
 	 * fails the whole command rather than yield a partial sum. */
 	for (int i = optind; i < argc; i++) {
-		e = load_path(&l->list, argv[i], &err);
+		e = discover_path(&l->list, argv[i], &err);
 		if (e < 0) {
 			cli_print_error(&err, e);
-			process_list_clear(&l->list);
+			rd_process_list_clear(&l->list);
 			return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 		}
 	}
 	e = symbolizer_new(&l->sym);
 	if (e == 0)
-		e = report_build(&l->rep, &l->list, l->sym, &err);
+		e = merge_build(&l->rep, &l->list, l->sym, &err);
 	if (e < 0) {
 		cli_print_error(&err, e);
 		symbolizer_free(l->sym);
-		process_list_clear(&l->list);
+		rd_process_list_clear(&l->list);
 		return e == -EOVERFLOW ? EXIT_USAGE : EXIT_FAILURE_OTHER;
 	}
 	return -1;
@@ -87,8 +89,55 @@ int cli_report_done(struct cli_loaded *l, int e)
 		fprintf(stderr, "gpuspy: cannot write the output: %s\n", strerror(-e));
 		status = EXIT_FAILURE_OTHER;
 	}
-	report_clear(&l->rep);
+	merge_clear(&l->rep);
 	symbolizer_free(l->sym);
-	process_list_clear(&l->list);
+	rd_process_list_clear(&l->list);
 	return status;
+}
+
+int cli_usage_error(const char *cmd, const char *what, const char *arg)
+{
+	fprintf(stderr, "gpuspy %s: ", cmd);
+	fputs(what, stderr);
+	if (arg) {
+		fputs(" '", stderr);
+		cli_put_clean(stderr, arg);
+		putc('\'', stderr);
+	}
+	fprintf(stderr, " (see 'gpuspy %s --help')\n", cmd);
+	return EXIT_USAGE;
+}
+
+void cli_print_error(const struct rd_error *err, int e)
+{
+	fputs("gpuspy: ", stderr);
+	/* the message was sanitized when it was made */
+	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
+	putc('\n', stderr);
+}
+
+int cli_parse_count(const char *s, size_t *out)
+{
+	int64_t v;
+
+	if (util_parse_count(s, &v) < 0 || (uint64_t)v > SIZE_MAX)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+void cli_put_clean(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f) {
+			putc('?', out);
+		} else if (util_is_c1(p)) {
+			putc('?', out);
+			p++;
+		} else {
+			putc(*p, out);
+		}
+	}
 }

@@ -5,7 +5,6 @@
 
 #include "config.h"
 #include "cli.h"
-#include "read.h"
 
 static const char usage[] =
 	"Usage: gpuspy COMMAND [OPTIONS] [ARGS]\n"
@@ -57,7 +56,7 @@ int main(int argc, char **argv)
 		if (strcmp(cmd, commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
 	fputs("gpuspy: unknown command '", stderr);
-	util_put_clean(stderr, cmd);
+	cli_put_clean(stderr, cmd);
 	fputs("' (try 'gpuspy --help')\n", stderr);
 	return EXIT_USAGE;
 }

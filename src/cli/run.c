@@ -23,7 +23,8 @@
 
 #include "config.h"
 #include "cli.h"
-#include "read.h"
+#include "discover.h"
+#include "util.h"
 
 /* gpuspy's own failure (fork, memory), as env(1) does, so that it is not
  * taken for a status of the command */
@@ -99,7 +100,7 @@ static char *find_library(void)
 		/* asked for explicitly: no silent fallback to another one */
 		if (!is_file(env)) {
 			fputs("gpuspy: GPUSPY_LIBRARY=", stderr);
-			util_put_clean(stderr, env);
+			cli_put_clean(stderr, env);
 			fputs(": no such file\n", stderr);
 			return NULL;
 		}
@@ -239,7 +240,7 @@ static int spawn(char **argv)
 		execvp(argv[0], argv);
 		r = errno;
 		fputs("gpuspy: ", stderr);
-		util_put_clean(stderr, argv[0]);
+		cli_put_clean(stderr, argv[0]);
 		fprintf(stderr, ": %s\n", strerror(r));
 		_exit(EXIT_EXEC_FAILED);
 	}
@@ -303,7 +304,7 @@ int cmd_run(int argc, char **argv)
 		fputs("gpuspy: the library path contains a space or a colon, which "
 		      "LD_PRELOAD cannot hold: ",
 		      stderr);
-		util_put_clean(stderr, lib);
+		cli_put_clean(stderr, lib);
 		putc('\n', stderr);
 		free(lib);
 		return EXIT_USAGE;
@@ -318,7 +319,7 @@ int cmd_run(int argc, char **argv)
 	if (!outdir) {
 		r = errno;
 		fputs("gpuspy: cannot make '", stderr);
-		util_put_clean(stderr, outopt);
+		cli_put_clean(stderr, outopt);
 		fprintf(stderr, "' absolute: %s\n", strerror(r));
 		free(lib);
 		return EXIT_RUN_FAILED;
@@ -333,11 +334,11 @@ int cmd_run(int argc, char **argv)
 
 	status = spawn(argv + optind);
 
-	if (load_dir_has_reports(outdir)) {
+	if (discover_has_reports(outdir)) {
 		fputs("gpuspy: run directory ", stderr);
-		util_put_clean(stderr, outdir);
+		cli_put_clean(stderr, outdir);
 		fputs(" \u2014 see: gpuspy report ", stderr);
-		util_put_clean(stderr, outdir);
+		cli_put_clean(stderr, outdir);
 		putc('\n', stderr);
 	}
 out:

@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "read.h"
+#include "classify.h"
+#include "merge.h"
+#include "util.h"
 
 enum fn_match {
 	FN_ANY,	    /* whatever the function, named or not */
@@ -31,7 +33,7 @@ enum fn_match {
  * its function matches NAMES as FN says.  Alternatives are separated by
  * '|'. */
 struct noise_rule {
-	enum noise why;
+	enum rd_noise why;
 	const char *module;
 	const char *dir;
 	bool main_exe;
@@ -242,7 +244,7 @@ static bool rule_matches(const struct noise_rule *r, const char *path, bool main
 			     function);
 }
 
-enum noise classify_noise(const char *path, bool main_exe, const char *function)
+enum rd_noise classify_noise(const char *path, bool main_exe, const char *function)
 {
 	for (size_t i = 0; i < sizeof(noise_rules) / sizeof(noise_rules[0]); i++)
 		if (rule_matches(&noise_rules[i], path, main_exe, function))
@@ -255,14 +257,14 @@ bool classify_python_module(const char *module)
 	return module && match_alts(module, "libpython|python3", FN_PREFIX);
 }
 
-const char *classify_site_library(const struct report_frame *frames, size_t nframes)
+const char *classify_site_library(const struct rd_report_frame *frames, size_t nframes)
 {
 	bool cuda = false;
 
 	/* the innermost library frame decides: a cuBLAS call that NCCL
 	 * made is cuBLAS's memory */
 	for (size_t i = 0; i < nframes; i++) {
-		const struct report_frame *f = &frames[i];
+		const struct rd_report_frame *f = &frames[i];
 
 		if (f->python || f->noise != NOISE_NONE || !f->module)
 			continue;
@@ -275,7 +277,7 @@ const char *classify_site_library(const struct report_frame *frames, size_t nfra
 	 * aside): memory they took for themselves, a context or the
 	 * runtime's own state, which no line of the program asked for. */
 	for (size_t i = 0; i < nframes; i++) {
-		const struct report_frame *f = &frames[i];
+		const struct rd_report_frame *f = &frames[i];
 
 		if (f->python)
 			return NULL;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Small string and path helpers shared by the readers and the commands,
- * and what the commands learn of a process from /proc. */
+/* Small string and path helpers shared by the readers and the commands. */
 #include <fcntl.h>
 #include <limits.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,12 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "read.h"
+#include "model.h"
+#include "util.h"
 
-/* A C1 control is U+0080..U+009F, in UTF-8 0xC2 0x80..0x9F; some terminals
- * act on them (0x9B is CSI), so they are as dangerous as C0 ones. */
-static bool is_c1(const unsigned char *p)
+bool util_is_c1(const unsigned char *p)
 {
 	return p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
 }
@@ -29,7 +27,7 @@ void util_sanitize(char *s)
 	for (; *p; p++) {
 		if (*p < 0x20 || *p == 0x7f) {
 			*p = '?';
-		} else if (is_c1(p)) {
+		} else if (util_is_c1(p)) {
 			p[0] = '?';
 			p[1] = '?';
 			p++;
@@ -37,23 +35,7 @@ void util_sanitize(char *s)
 	}
 }
 
-void util_put_clean(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f) {
-			putc('?', out);
-		} else if (is_c1(p)) {
-			putc('?', out);
-			p++;
-		} else {
-			putc(*p, out);
-		}
-	}
-}
-
-void gs_error_set(struct gs_error *err, const char *file, const char *fmt, ...)
+void rd_error_set(struct rd_error *err, const char *file, const char *fmt, ...)
 {
 	va_list ap;
 	int n = 0;
@@ -129,64 +111,6 @@ void util_path_normalize(char *path, bool dotdot)
 	out[len] = '\0';
 }
 
-char *util_proc_env(pid_t pid, const char *name)
-{
-	char path[64], *buf = NULL, *val = NULL;
-	size_t len = 0, cap = 0, nlen = strlen(name);
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			char *b = realloc(buf, cap = len + 65536);
-
-			if (!b)
-				break;
-			buf = b;
-		}
-		n = read(fd, buf + len, 4096);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	for (size_t i = 0; buf && i < len; i += strlen(buf + i) + 1) {
-		buf[len] = '\0';
-		if (strncmp(buf + i, name, nlen) == 0 && buf[i + nlen] == '=') {
-			val = strdup(buf + i + nlen + 1);
-			break;
-		}
-	}
-	free(buf);
-	return val;
-}
-
-void util_process_dir(pid_t pid, char *dir, size_t size)
-{
-	char host[256], cwd_link[64], cwd[PATH_MAX], *out;
-	ssize_t n;
-
-	/* Its run directory, as the library resolved it: relative to its
-	 * working directory. */
-	snprintf(cwd_link, sizeof(cwd_link), "/proc/%d/cwd", (int)pid);
-	n = readlink(cwd_link, cwd, sizeof(cwd) - 1);
-	cwd[n > 0 ? n : 0] = '\0';
-	out = util_proc_env(pid, "GPUSPY_OUTPUT_DIR");
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	if (out && out[0] == '/')
-		snprintf(dir, size, "%s/%s-%d", out, host, (int)pid);
-	else
-		snprintf(dir, size, "%s/%s/%s-%d", cwd, out && *out ? out : "gpuspy-out", host,
-			 (int)pid);
-	free(out);
-}
-
 int util_parse_count(const char *s, int64_t *out)
 {
 	int64_t x = 0;
@@ -243,37 +167,6 @@ int util_parse_size(const char *s, int64_t *out)
 	return 0;
 }
 
-int cli_usage_error(const char *cmd, const char *what, const char *arg)
-{
-	fprintf(stderr, "gpuspy %s: ", cmd);
-	fputs(what, stderr);
-	if (arg) {
-		fputs(" '", stderr);
-		util_put_clean(stderr, arg);
-		putc('\'', stderr);
-	}
-	fprintf(stderr, " (see 'gpuspy %s --help')\n", cmd);
-	return EXIT_USAGE;
-}
-
-void cli_print_error(const struct gs_error *err, int e)
-{
-	fputs("gpuspy: ", stderr);
-	/* the message was sanitized when it was made */
-	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
-	putc('\n', stderr);
-}
-
-int cli_parse_count(const char *s, size_t *out)
-{
-	int64_t v;
-
-	if (util_parse_count(s, &v) < 0 || (uint64_t)v > SIZE_MAX)
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
 const char *util_basename(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -290,4 +183,39 @@ void util_add_sat(int64_t *a, int64_t b)
 {
 	if (__builtin_add_overflow(*a, b, a))
 		*a = b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* The directory of FILE ("." when it names none); NULL on out-of-memory. */
+char *util_dir_of(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+
+	if (!slash)
+		return strdup(".");
+	if (slash == file)
+		return strdup("/");
+	return strndup(file, slash - file);
+}
+
+const char *util_human_size(int64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1024 && bytes > -1024) {
+		snprintf(buf, size, "%" PRId64 " B", bytes);
+		return buf;
+	}
+	while (u < 5 && (v >= 1024.0 || v <= -1024.0)) {
+		v /= 1024.0;
+		u++;
+	}
+	/* 1023.96 KiB would print as "1024.0 KiB"; say "1.0 MiB" instead */
+	if (u < 5 && (v >= 1023.95 || v <= -1023.95)) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
 }

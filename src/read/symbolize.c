@@ -21,7 +21,8 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
-#include "read.h"
+#include "symbolize.h"
+#include "util.h"
 
 #ifdef GPUSPY_HAVE_CXA_DEMANGLE
 /* libstdc++'s, declared here so that the CLI stays a C program. */

@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JSON for programs: "gpuspy-report/1", "gpuspy-merge/1" and
+ * "gpuspy-diff/1" (docs/format.md).  jansson keeps insertion order: the
+ * keys come out as documented, the same every time.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "diff.h"
+#include "merge.h"
+#include "print.h"
+#include "util.h"
+
+#define FORMAT_REPORT "gpuspy-report/1"
+#define FORMAT_MERGE  "gpuspy-merge/1"
+#define FORMAT_DIFF   "gpuspy-diff/1"
+
+/* gpuspy report */
+
+static json_t *counts_json(const char *k1, int64_t v1, const char *k2, int64_t v2)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, k1, json_integer(v1));
+	if (k2)
+		json_object_set_new(o, k2, json_integer(v2));
+	return o;
+}
+
+static json_t *frame_json(const struct rd_report_frame *f)
+{
+	json_t *o = json_object();
+
+	/* fields that are unknown are left out, per docs/format.md */
+	if (f->function)
+		json_object_set_new(o, "function", json_string(f->function));
+	if (f->module)
+		json_object_set_new(o, "module", json_string(f->module));
+	if (f->file)
+		json_object_set_new(o, "file", json_string(f->file));
+	if (f->file && f->line > 0)
+		json_object_set_new(o, "line", json_integer(f->line));
+	json_object_set_new(o, "kind", json_string(f->python ? "python" : "native"));
+	if (!f->python)
+		json_object_set_new(o, "offset", json_integer((json_int_t)f->offset));
+	if (f->build_id)
+		json_object_set_new(o, "build_id", json_string(f->build_id));
+	if (f->noise != NOISE_NONE)
+		json_object_set_new(o, "noise", json_true());
+	return o;
+}
+
+json_t *json_frame_object(const struct rd_report_frame *f)
+{
+	return frame_json(f);
+}
+
+json_t *json_spread_object(const struct rd_report_spread *sp)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "min", json_integer(sp->min));
+	json_object_set_new(o, "median", json_integer(sp->median));
+	json_object_set_new(o, "max", json_integer(sp->max));
+	if (sp->outlier >= 0)
+		json_object_set_new(o, "outlier", json_integer(sp->outlier));
+	return o;
+}
+
+/* {"leaked": SPREAD, "peak": SPREAD, "allocations": SPREAD} */
+json_t *json_spreads_object(const struct rd_report_spread *sp)
+{
+	json_t *o = json_object();
+
+	for (int m = 0; m < REPORT_METRICS; m++)
+		json_object_set_new(o, merge_metric_name(m), json_spread_object(&sp[m]));
+	return o;
+}
+
+static json_t *site_json(const struct rd_report *r, const struct rd_report_site *s)
+{
+	json_t *o = json_object();
+	json_t *frames = json_array();
+	ssize_t headline = merge_site_headline(s);
+
+	json_object_set_new(o, "key", json_string(s->key));
+	json_object_set_new(o, "kind", json_string(rd_kind_name(s->kind)));
+	json_object_set_new(o, "api", json_string(s->api));
+	if (s->library)
+		json_object_set_new(o, "library", json_string(s->library));
+	if (s->pool)
+		json_object_set_new(o, "pool", json_string(s->pool));
+	json_object_set_new(o, "processes", json_integer(s->processes));
+	json_object_set_new(o, "leaked_bytes", json_integer(s->c.live_bytes));
+	json_object_set_new(o, "leaked_allocations", json_integer(s->c.live_allocations));
+	json_object_set_new(o, "peak_bytes", json_integer(s->c.peak_bytes));
+	json_object_set_new(o, "at_peak_bytes", json_integer(s->at_peak_bytes));
+	json_object_set_new(o, "growing", json_boolean(s->growing));
+	json_object_set_new(o, "allocated_bytes", json_integer(s->c.allocated_bytes));
+	json_object_set_new(o, "allocations", json_integer(s->c.allocations));
+	json_object_set_new(o, "freed_bytes", json_integer(s->c.freed_bytes));
+	json_object_set_new(o, "frees", json_integer(s->c.frees));
+	/* with one process there is nothing to spread */
+	if (r->nprocs > 1)
+		json_object_set_new(o, "spread", json_spreads_object(s->spread));
+	if (headline >= 0)
+		json_object_set_new(o, "headline", frame_json(&s->frames[headline]));
+	for (size_t i = 0; i < s->nframes; i++)
+		json_array_append_new(frames, frame_json(&s->frames[i]));
+	json_object_set_new(o, "frames", frames);
+	return o;
+}
+
+static json_t *process_json(const struct rd_process *p)
+{
+	json_t *o = json_object();
+	json_t *cmd = json_array();
+
+	json_object_set_new(o, "path", json_string(p->path));
+	json_object_set_new(o, "host", json_string(p->host));
+	json_object_set_new(o, "pid", json_integer(p->pid));
+	if (p->rank >= 0)
+		json_object_set_new(o, "rank", json_integer(p->rank));
+	for (size_t i = 0; i < p->ncommand; i++)
+		json_array_append_new(cmd, json_string(p->command[i]));
+	json_object_set_new(o, "command", cmd);
+	json_object_set_new(o, "complete", json_boolean(p->complete));
+	json_object_set_new(
+		o, "leaked",
+		counts_json("bytes", p->leaked_bytes, "allocations", p->leaked_allocations));
+	json_object_set_new(o, "peak", counts_json("bytes", p->peak_bytes, NULL, 0));
+	if (p->partial) {
+		json_object_set_new(o, "partial", json_true());
+		json_object_set_new(o, "report", json_string(p->file));
+	}
+	if (p->outside.present) {
+		json_t *gpus = json_array();
+
+		for (size_t i = 0; i < p->outside.ngpus; i++) {
+			const struct rd_outside_gpu *g = &p->outside.gpus[i];
+			json_t *gj = json_object(), *procs = json_array();
+
+			json_object_set_new(gj, "index", json_integer(g->index));
+			json_object_set_new(gj, "total_bytes", json_integer(g->total_bytes));
+			json_object_set_new(gj, "used_bytes", json_integer(g->used_bytes));
+			for (size_t k = 0; k < g->nprocs; k++)
+				json_array_append_new(procs, counts_json("pid", g->procs[k].pid,
+									 "used_bytes",
+									 g->procs[k].used_bytes));
+			json_object_set_new(gj, "processes", procs);
+			json_array_append_new(gpus, gj);
+		}
+		json_object_set_new(o, "outside", gpus);
+	}
+	if (p->python.present) {
+		json_t *py = json_object();
+
+		json_object_set_new(py, "version", json_string(p->python.version));
+		json_object_set_new(py, "supported", json_boolean(p->python.supported));
+		if (p->python.note)
+			json_object_set_new(py, "note", json_string(p->python.note));
+		json_object_set_new(o, "python", py);
+	}
+	return o;
+}
+
+static json_t *oom_site_json(const struct rd_report_site *s)
+{
+	json_t *o = json_object();
+	ssize_t headline = merge_site_headline(s);
+
+	json_object_set_new(o, "key", json_string(s->key));
+	if (s->library)
+		json_object_set_new(o, "library", json_string(s->library));
+	if (s->pool)
+		json_object_set_new(o, "pool", json_string(s->pool));
+	json_object_set_new(o, "live_bytes", json_integer(s->c.live_bytes));
+	if (headline >= 0)
+		json_object_set_new(o, "headline", frame_json(&s->frames[headline]));
+	return o;
+}
+
+static json_t *oom_json(const struct rd_report_oom *ro)
+{
+	const struct rd_oom *ev = ro->ev;
+	json_t *o = json_object();
+	json_t *top = json_array();
+	ssize_t headline = ro->requested ? merge_site_headline(ro->requested) : -1;
+
+	json_object_set_new(o, "process", json_string(ro->proc->path));
+	json_object_set_new(o, "pid", json_integer(ro->proc->pid));
+	json_object_set_new(o, "number", json_integer(ev->number));
+	json_object_set_new(o, "time", json_real(ev->time));
+	json_object_set_new(o, "api", json_string(ev->api));
+	json_object_set_new(o, "kind", json_string(rd_kind_name(ev->kind)));
+	json_object_set_new(o, "requested_bytes", json_integer(ev->requested_bytes));
+	json_object_set_new(o, "device", json_integer(ev->device));
+	json_object_set_new(o, "live_bytes", json_integer(ev->live_bytes));
+	json_object_set_new(o, "free_bytes", json_integer(ev->free_bytes));
+	json_object_set_new(o, "total_bytes", json_integer(ev->total_bytes));
+	if (ro->untracked_bytes >= 0)
+		json_object_set_new(o, "untracked_bytes", json_integer(ro->untracked_bytes));
+	if (headline >= 0)
+		json_object_set_new(o, "requested_by",
+				    frame_json(&ro->requested->frames[headline]));
+	for (size_t i = 0; i < ro->ntop; i++)
+		json_array_append_new(top, oom_site_json(ro->top[i]));
+	json_object_set_new(o, "top_sites", top);
+	return o;
+}
+
+int json_print_report(const struct rd_report *r, FILE *out, size_t top)
+{
+	json_t *root = json_object();
+	json_t *procs = json_array();
+	json_t *sites = json_array();
+	json_t *ooms = json_array();
+	json_t *pinned;
+	size_t n = top && top < r->nsites ? top : r->nsites;
+	int e = 0;
+
+	if (!root || !procs || !sites || !ooms) {
+		e = -ENOMEM;
+		goto out;
+	}
+	/* jansson keeps insertion order: the keys come out as in
+	 * docs/format.md, the same every time */
+	json_object_set_new(root, "format", json_string(FORMAT_REPORT));
+	for (size_t i = 0; i < r->nprocs; i++)
+		json_array_append_new(procs, process_json(r->procs[i]));
+	json_object_set(root, "processes", procs);
+	json_object_set_new(
+		root, "leaked",
+		counts_json("bytes", r->leaked_bytes, "allocations", r->leaked_allocations));
+	json_object_set_new(root, "peak", counts_json("bytes", r->peak_bytes, NULL, 0));
+	if (r->nprocs > 1)
+		json_object_set_new(root, "spread", json_spreads_object(r->spread));
+	if (r->at_peak) {
+		json_t *ap = counts_json("bytes", r->at_peak_bytes, NULL, 0);
+		json_t *devs = json_array();
+
+		for (size_t i = 0; i < r->at_peak_ndevices; i++)
+			json_array_append_new(
+				devs, counts_json("device", r->at_peak_devices[i].device,
+						  "live_bytes", r->at_peak_devices[i].live_bytes));
+		json_object_set_new(ap, "devices", devs);
+		json_object_set_new(root, "at_peak", ap);
+	}
+	pinned = counts_json("leaked_bytes", r->pinned_leaked_bytes, "leaked_allocations",
+			     r->pinned_leaked_allocations);
+	json_object_set_new(pinned, "peak_bytes", json_integer(r->pinned_peak_bytes));
+	json_object_set_new(root, "pinned", pinned);
+	json_object_set_new(root, "untracked_frees", json_integer(r->untracked_frees));
+	for (size_t i = 0; i < r->nooms; i++)
+		json_array_append_new(ooms, oom_json(&r->ooms[i]));
+	json_object_set(root, "oom", ooms);
+	json_object_set_new(root, "oom_dropped", json_integer(r->oom_dropped));
+	if (r->torch.present)
+		json_object_set_new(root, "torch", json_torch_object(&r->torch, top));
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(sites, site_json(r, r->sites[i]));
+	json_object_set(root, "sites", sites);
+	/* a part that could not be allocated is simply missing: check the
+	 * arrays kept the count they should have */
+	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
+	    json_array_size(ooms) != r->nooms ||
+	    json_object_size(root) !=
+		    9 + (size_t)r->at_peak + (r->nprocs > 1) + (size_t)r->torch.present) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (json_dumpf(root, out, JSON_INDENT(2)) < 0 || putc('\n', out) == EOF)
+		e = -EIO;
+out:
+	json_decref(procs);
+	json_decref(sites);
+	json_decref(ooms);
+	json_decref(root);
+	return e;
+}
+
+json_t *json_torch_object(const struct rd_report_torch *t, size_t top)
+{
+	json_t *o, *sites;
+	size_t shown = 0;
+
+	if (!t->present)
+		return NULL;
+	o = json_object();
+	sites = json_array();
+	if (!o || !sites) {
+		json_decref(o);
+		json_decref(sites);
+		return NULL;
+	}
+	json_object_set_new(o, "processes", json_integer((json_int_t)t->processes));
+	json_object_set_new(o, "final", json_boolean(t->final));
+	json_object_set_new(o, "reserved_bytes", json_integer(t->reserved_bytes));
+	json_object_set_new(o, "allocated_bytes", json_integer(t->allocated_bytes));
+	for (size_t i = 0; i < t->nsites && (!top || shown < top); i++) {
+		const struct rd_report_tsite *s = t->sites[i];
+		ssize_t h = torch_merge_headline(s);
+		json_t *j = json_object(), *frames = json_array();
+
+		shown++;
+		json_object_set_new(j, "key", json_string(s->key));
+		json_object_set_new(j, "processes", json_integer(s->processes));
+		json_object_set_new(j, "live_bytes", json_integer(s->live_bytes));
+		json_object_set_new(j, "live_blocks", json_integer(s->live_blocks));
+		json_object_set_new(j, "peak_bytes", json_integer(s->peak_bytes));
+		json_object_set_new(j, "growing", json_boolean(s->growing));
+		if (h >= 0)
+			json_object_set_new(j, "headline", json_frame_object(&s->frames[h]));
+		for (size_t k = 0; k < s->nframes; k++)
+			json_array_append_new(frames, json_frame_object(&s->frames[k]));
+		json_object_set_new(j, "frames", frames);
+		json_array_append_new(sites, j);
+	}
+	json_object_set_new(o, "sites", sites);
+	return o;
+}
+
+/* gpuspy merge */
+
+static json_t *merge_values_json(const int64_t *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(v[i]));
+	return a;
+}
+
+static json_t *merge_process_json(const struct rd_report *r, size_t i)
+{
+	const struct rd_process *p = r->procs[i];
+	json_t *o = json_object();
+
+	json_object_set_new(o, "index", json_integer(i));
+	json_object_set_new(o, "path", json_string(p->path));
+	json_object_set_new(o, "host", json_string(p->host));
+	json_object_set_new(o, "pid", json_integer(p->pid));
+	if (p->rank >= 0)
+		json_object_set_new(o, "rank", json_integer(p->rank));
+	json_object_set_new(o, "complete", json_boolean(p->complete));
+	if (p->partial) {
+		json_object_set_new(o, "partial", json_true());
+		json_object_set_new(o, "report", json_string(p->file));
+	}
+	for (int m = 0; m < REPORT_METRICS; m++)
+		json_object_set_new(o, merge_metric_name(m), json_integer(r->totals[m][i]));
+	return o;
+}
+
+static json_t *merge_site_json(const struct rd_report *r, const struct rd_report_site *s)
+{
+	json_t *o = json_object();
+	ssize_t headline = merge_site_headline(s);
+
+	json_object_set_new(o, "key", json_string(s->key));
+	json_object_set_new(o, "api", json_string(s->api));
+	json_object_set_new(o, "kind", json_string(rd_kind_name(s->kind)));
+	if (s->library)
+		json_object_set_new(o, "library", json_string(s->library));
+	if (s->pool)
+		json_object_set_new(o, "pool", json_string(s->pool));
+	json_object_set_new(o, "processes", json_integer(s->processes));
+	if (headline >= 0)
+		json_object_set_new(o, "headline", json_frame_object(&s->frames[headline]));
+	for (int m = 0; m < REPORT_METRICS; m++)
+		json_object_set_new(o, merge_metric_name(m),
+				    merge_values_json(s->per_proc[m], r->nprocs));
+	json_object_set_new(o, "spread", json_spreads_object(s->spread));
+	return o;
+}
+
+int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,
+		     size_t top)
+{
+	json_t *root = json_object();
+	json_t *procs = json_array();
+	json_t *sites = json_array();
+	size_t n = top && top < r->nsites ? top : r->nsites;
+	int e = 0;
+
+	if (!root || !procs || !sites) {
+		e = -ENOMEM;
+		goto out;
+	}
+	/* jansson keeps insertion order: the keys come out as in
+	 * docs/format.md, the same every time */
+	json_object_set_new(root, "format", json_string(FORMAT_MERGE));
+	for (size_t i = 0; i < r->nprocs; i++)
+		json_array_append_new(procs, merge_process_json(r, i));
+	json_object_set(root, "processes", procs);
+	json_object_set_new(root, "spread", json_spreads_object(r->spread));
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(sites, merge_site_json(r, order[i]));
+	json_object_set(root, "sites", sites);
+	/* a part that could not be allocated is simply missing: check the
+	 * arrays kept the count they should have */
+	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
+	    json_object_size(root) != 4) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (json_dumpf(root, out, JSON_INDENT(2)) < 0 || putc('\n', out) == EOF)
+		e = -EIO;
+out:
+	json_decref(procs);
+	json_decref(sites);
+	json_decref(root);
+	return e;
+}
+
+/* gpuspy diff */
+
+static json_t *pair_json(int64_t o, int64_t n)
+{
+	return json_pack("{sIsIsI}", "old", (json_int_t)o, "new", (json_int_t)n, "delta",
+			 (json_int_t)diff_sub_sat(n, o));
+}
+
+int json_print_diff(const struct diff *d, const struct diff_setting_row *set, size_t nset,
+		    const struct diff_total *tot, size_t ntot, FILE *out)
+{
+	const struct rd_report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
+	json_t *root = json_object(), *sides = json_object(), *settings = json_array();
+	json_t *totals = json_object(), *devs = json_array(), *sites = json_array();
+	int e = 0;
+
+	if (!root || !sides || !settings || !totals || !devs || !sites) {
+		e = -ENOMEM;
+		goto out;
+	}
+	json_object_set_new(root, "format", json_string(FORMAT_DIFF));
+	for (int k = 0; k < 2; k++) {
+		const struct diff_side *s = &d->side[k];
+		json_t *paths = json_array(), *one;
+
+		for (size_t i = 0; paths && i < s->npaths; i++)
+			json_array_append_new(paths, json_string(s->paths[i]));
+		one = json_pack("{sosI}", "paths", paths, "processes", (json_int_t)s->list.n);
+		if (one && d->at_label)
+			json_object_set_new(one, "marked_processes",
+					    json_integer((json_int_t)s->marked));
+		json_object_set_new(root, k ? "new" : "old", one);
+	}
+	for (size_t i = 0; i < nset; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(set[i].name));
+		for (int k = 0; k < 2; k++)
+			json_object_set_new(o, k ? "new" : "old",
+					    set[i].v[k].value ?
+						    (set[i].v[k].distinct > 1 ?
+							     json_string("(several values)") :
+							     json_string(set[i].v[k].value)) :
+						    json_null());
+		json_object_set_new(o, "differs", json_boolean(set[i].differs));
+		json_array_append_new(settings, o);
+	}
+	json_object_set(root, "settings", settings);
+	json_object_set_new(root, "threshold", json_integer(d->threshold));
+	if (d->at_label)
+		json_object_set_new(root, "at", json_string(d->at_label));
+	json_object_set_new(totals, "leaked", pair_json(ro->leaked_bytes, rn->leaked_bytes));
+	json_object_set_new(totals, "peak", pair_json(ro->peak_bytes, rn->peak_bytes));
+	{
+		int64_t a[2] = { 0, 0 };
+
+		for (int k = 0; k < 2; k++) {
+			const struct rd_report *r = &d->side[k].rep;
+
+			for (size_t i = 0; i < r->nsites; i++)
+				util_add_sat(&a[k], r->sites[i]->c.allocations);
+		}
+		json_object_set_new(totals, "allocations", pair_json(a[0], a[1]));
+	}
+	if (d->at_label)
+		json_object_set_new(totals, "at",
+				    pair_json(d->side[0].at_total, d->side[1].at_total));
+	for (size_t i = 0; i < ntot; i++)
+		json_array_append_new(
+			devs,
+			json_pack("{sIsssI sIsI}", "device", (json_int_t)tot[i].device, "what",
+				  strcmp(tot[i].name, "at peak") == 0 ? "at_peak" : "live_at_exit",
+				  "old", (json_int_t)tot[i].v[0], "new", (json_int_t)tot[i].v[1],
+				  "delta", (json_int_t)diff_sub_sat(tot[i].v[1], tot[i].v[0])));
+	json_object_set(totals, "devices", devs);
+	json_object_set(root, "totals", totals);
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct diff_row *w = &d->rows[i];
+		const struct rd_report_site *s = diff_row_site(w);
+		const struct rd_report_site *o = w->site[0], *n = w->site[1];
+		ssize_t h = merge_site_headline(s);
+		json_t *j = json_object();
+
+		json_object_set_new(j, "key", json_string(w->key));
+		json_object_set_new(j, "status", json_string(diff_status_name(w->status)));
+		json_object_set_new(j, "api", json_string(s->api));
+		json_object_set_new(j, "kind", json_string(rd_kind_name(s->kind)));
+		if (h >= 0)
+			json_object_set_new(j, "headline", json_frame_object(&s->frames[h]));
+		if (s->library)
+			json_object_set_new(j, "library", json_string(s->library));
+		if (s->pool)
+			json_object_set_new(j, "pool", json_string(s->pool));
+		json_object_set_new(j, "leaked",
+				    pair_json(o ? o->c.live_bytes : 0, n ? n->c.live_bytes : 0));
+		json_object_set_new(j, "peak",
+				    pair_json(o ? o->c.peak_bytes : 0, n ? n->c.peak_bytes : 0));
+		json_object_set_new(j, "allocations",
+				    pair_json(o ? o->c.allocations : 0, n ? n->c.allocations : 0));
+		if (d->at_label)
+			json_object_set_new(j, "at", pair_json(w->at[0], w->at[1]));
+		json_array_append_new(sites, j);
+	}
+	json_object_set(root, "sites", sites);
+	if (d->torch) {
+		json_t *ts = json_array();
+
+		for (size_t i = 0; ts && i < d->ntrows; i++) {
+			const struct diff_trow *w = &d->trows[i];
+			const struct rd_report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
+			ssize_t h = torch_merge_headline(t);
+			json_t *j = json_object();
+
+			json_object_set_new(j, "key", json_string(w->key));
+			json_object_set_new(j, "status", json_string(diff_status_name(w->status)));
+			if (h >= 0)
+				json_object_set_new(j, "headline",
+						    json_frame_object(&t->frames[h]));
+			json_object_set_new(j, "live", pair_json(w->live[0], w->live[1]));
+			json_object_set_new(j, "peak", pair_json(w->peak[0], w->peak[1]));
+			json_array_append_new(ts, j);
+		}
+		json_object_set_new(root, "torch_sites", ts);
+	}
+	if (d->fail_limit >= 0)
+		json_object_set_new(root, "fail_on_growth",
+				    json_pack("{sIsbsI}", "limit", (json_int_t)d->fail_limit,
+					      "failed", d->failed > 0, "sites",
+					      (json_int_t)d->failed));
+	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || putc('\n', out) < 0)
+		e = -EIO;
+out:
+	json_decref(sites);
+	json_decref(devs);
+	json_decref(totals);
+	json_decref(settings);
+	json_decref(sides);
+	json_decref(root);
+	return e;
+}

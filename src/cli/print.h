@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The printers of gpuspy(1), one file per output format: text.c for
+ * people, json.c for programs (docs/format.md).  Each takes a model of
+ * gpuspy_read (src/read) and writes it; a new format is a new file here.
+ * Functions that write return 0, -ENOMEM or -EIO.
+ */
+#ifndef GPUSPY_CLI_PRINT_H
+#define GPUSPY_CLI_PRINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diff.h"
+#include "merge.h"
+
+struct json_t;
+
+/* gpuspy report.  TOP limits every list; 0 means all. */
+int text_print_report(const struct rd_report *r, FILE *out, size_t top);
+int json_print_report(const struct rd_report *r, FILE *out, size_t top);
+
+/* gpuspy merge: R's sites in ORDER (merge_by_spread); TOP as above. */
+int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,
+		     size_t top);
+int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,
+		     size_t top);
+
+/* gpuspy diff: D matched (diff_match, diff_match_torch), with its
+ * settings and device totals; text lists TOP sites (0: all) that changed
+ * by at least D->threshold. */
+int text_print_diff(const struct diff *d, const struct diff_setting_row *set, size_t nset,
+		    const struct diff_total *tot, size_t ntot, size_t top, FILE *out);
+int json_print_diff(const struct diff *d, const struct diff_setting_row *set, size_t nset,
+		    const struct diff_total *tot, size_t ntot, FILE *out);
+
+/* "function (module) file:line" and a newline, as the text report prints
+ * a frame. */
+void text_print_frame(FILE *out, const struct rd_report_frame *f);
+
+/* "min A, median B, max C", then "; outlier: NAME (V)" when there is one
+ * (V: its value in VALUES, indexed like R->procs); no newline. */
+void text_print_spread(FILE *out, const struct rd_report *r, enum rd_report_metric metric,
+		       const struct rd_report_spread *sp, const int64_t *values);
+
+/* The PyTorch view: the lines of the summary, and its own section. */
+void text_print_torch_summary(FILE *out, const struct rd_report_torch *t);
+void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top);
+
+/* A frame as "gpuspy-report/1" writes it; NULL on out-of-memory. */
+struct json_t *json_frame_object(const struct rd_report_frame *f);
+
+/* {"min", "median", "max", "outlier"} ("outlier" absent when none); NULL
+ * on out-of-memory. */
+struct json_t *json_spread_object(const struct rd_report_spread *sp);
+/* {"leaked": SPREAD, "peak": SPREAD, "allocations": SPREAD} */
+struct json_t *json_spreads_object(const struct rd_report_spread *sp);
+
+/* "torch" of gpuspy-report/1; NULL when no process has the view. */
+struct json_t *json_torch_object(const struct rd_report_torch *t, size_t top);
+
+#endif

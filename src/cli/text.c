@@ -1,0 +1,1378 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Text for people: the report (gpuspy report), the processes side by side
+ * (gpuspy merge) and the difference of two runs (gpuspy diff).  Every
+ * string from a file goes out through cli_put_clean or is sanitized:
+ * a report must not be able to drive the terminal.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diff.h"
+#include "merge.h"
+#include "print.h"
+#include "util.h"
+
+/* gpuspy report */
+
+void text_print_spread(FILE *out, const struct rd_report *r, enum rd_report_metric metric,
+		       const struct rd_report_spread *sp, const int64_t *values)
+{
+	char a[32], b[32], c[32], name[REPORT_NAME_SIZE];
+
+	fprintf(out, "min %s, median %s, max %s", merge_metric_value(metric, sp->min, a, sizeof(a)),
+		merge_metric_value(metric, sp->median, b, sizeof(b)),
+		merge_metric_value(metric, sp->max, c, sizeof(c)));
+	if (sp->outlier >= 0)
+		fprintf(out, "; outlier: %s (%s)",
+			merge_process_name(r, sp->outlier, name, sizeof(name)),
+			merge_metric_value(metric, values[sp->outlier], a, sizeof(a)));
+}
+
+static const char *plural(int64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* One frame on one line: "function (module) file:line" for native code,
+ * "function (python) file:line" for Python. */
+static void print_frame(FILE *out, const struct rd_report_frame *f)
+{
+	if (f->function) {
+		cli_put_clean(out, f->function);
+		if (f->python) {
+			fputs(" (python)", out);
+		} else if (f->module) {
+			fputs(" (", out);
+			cli_put_clean(out, f->module);
+			putc(')', out);
+		}
+	} else if (f->module) {
+		cli_put_clean(out, f->module);
+		fprintf(out, "+0x%" PRIx64, f->offset);
+	} else {
+		fprintf(out, "0x%" PRIx64, f->offset);
+	}
+	if (f->file) {
+		putc(' ', out);
+		cli_put_clean(out, f->file);
+		if (f->line > 0)
+			fprintf(out, ":%" PRId64, f->line);
+	}
+	putc('\n', out);
+}
+
+void text_print_frame(FILE *out, const struct rd_report_frame *f)
+{
+	print_frame(out, f);
+}
+
+static void print_folded(FILE *out, size_t *folded)
+{
+	/* \u2026 is an ellipsis */
+	if (*folded)
+		fprintf(out, "    \u2026 %zu %s folded\n", *folded,
+			*folded == 1 ? "frame" : "frames");
+	*folded = 0;
+}
+
+/* The headline, then the stack with its noise folded: a run of noise
+ * frames is one line saying how many there were (the JSON keeps them). */
+static void print_frames(FILE *out, const struct rd_report_site *s)
+{
+	ssize_t headline = merge_site_headline(s);
+	size_t folded = 0;
+
+	if (s->nframes == 0) {
+		fputs("    (no stack)\n", out);
+		return;
+	}
+	fputs("  at ", out);
+	print_frame(out, &s->frames[headline]);
+	for (size_t i = 0; i < s->nframes; i++) {
+		const struct rd_report_frame *f = &s->frames[i];
+		/* what runs main (__libc_start_main, _start) is the same for
+		 * every site and tells nothing; the JSON keeps it */
+		bool last = !f->python && f->function && strcmp(f->function, "main") == 0;
+
+		if (f->noise != NOISE_NONE) {
+			folded++;
+		} else {
+			print_folded(out, &folded);
+			fputs("    ", out);
+			print_frame(out, f);
+		}
+		if (last)
+			break;
+	}
+	print_folded(out, &folded);
+}
+
+static void print_site_origin(FILE *out, const struct rd_report_site *s)
+{
+	fputs("by ", out);
+	cli_put_clean(out, s->api);
+	fprintf(out, " (%s)", rd_kind_name(s->kind));
+	if (s->processes > 1)
+		fprintf(out, " in %" PRId64 " processes", s->processes);
+	if (s->library)
+		fprintf(out, " [library memory: %s]", s->library);
+	if (s->pool)
+		fprintf(out, " [pool segment: %s]", s->pool);
+	if (s->growing)
+		fputs(" [growing]", out);
+}
+
+enum section { SEC_GROWING, SEC_LEAKED, SEC_PINNED, SEC_AT_PEAK, SEC_PEAK, SEC_CALLS };
+
+static bool in_section(enum section sec, const struct rd_report_site *s)
+{
+	switch (sec) {
+	case SEC_GROWING:
+		return s->growing;
+	case SEC_LEAKED:
+		return s->kind != RD_KIND_PINNED && s->c.live_bytes > 0;
+	case SEC_PINNED:
+		return s->kind == RD_KIND_PINNED && s->c.live_bytes > 0;
+	case SEC_AT_PEAK:
+		return s->at_peak_bytes > 0;
+	case SEC_PEAK:
+		return s->c.peak_bytes > 0;
+	case SEC_CALLS:
+		return s->c.allocations > 0;
+	}
+	return false;
+}
+
+static int cmp_peak(const void *pa, const void *pb)
+{
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
+
+	if (a->c.peak_bytes != b->c.peak_bytes)
+		return a->c.peak_bytes > b->c.peak_bytes ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+static int cmp_at_peak(const void *pa, const void *pb)
+{
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
+
+	if (a->at_peak_bytes != b->at_peak_bytes)
+		return a->at_peak_bytes > b->at_peak_bytes ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+/* "at the peak: X live (within 1% of the peak), device 0: Y, ...". */
+static void print_at_peak_line(FILE *out, const struct rd_report *r)
+{
+	char a[32];
+
+	fprintf(out, "  at the peak: %s live (%s), ",
+		util_human_size(r->at_peak_bytes, a, sizeof(a)),
+		r->nprocs > 1 ? "sum over processes, each within 1% of its peak" :
+				"within 1% of the peak");
+	for (size_t i = 0; i < r->at_peak_ndevices; i++) {
+		const struct rd_peak_device *d = &r->at_peak_devices[i];
+
+		if (i)
+			fputs(", ", out);
+		if (d->device >= 0)
+			fprintf(out, "device %" PRId64 ": ", d->device);
+		else
+			fputs("unknown device: ", out);
+		fputs(util_human_size(d->live_bytes, a, sizeof(a)), out);
+	}
+	if (r->at_peak_ndevices == 0)
+		fputs("no device", out);
+	putc('\n', out);
+}
+
+static int cmp_calls(const void *pa, const void *pb)
+{
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
+
+	if (a->c.allocations != b->c.allocations)
+		return a->c.allocations > b->c.allocations ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+/* With several processes, how the section's figure of S is spread over
+ * them: one process far from the others (a rank that leaks, a worker that
+ * peaks) is what to look at first. */
+static void print_site_spread(FILE *out, const struct rd_report *r, enum section sec,
+			      const struct rd_report_site *s)
+{
+	enum rd_report_metric m;
+
+	if (r->nprocs < 2)
+		return;
+	switch (sec) {
+	case SEC_LEAKED:
+	case SEC_PINNED:
+		m = REPORT_LEAKED;
+		break;
+	case SEC_PEAK:
+		m = REPORT_PEAK;
+		break;
+	case SEC_CALLS:
+		m = REPORT_ALLOCATIONS;
+		break;
+	default:
+		return;
+	}
+	fprintf(out, "    across %zu processes: ", r->nprocs);
+	text_print_spread(out, r, m, &s->spread[m], s->per_proc[m]);
+	putc('\n', out);
+}
+
+static void print_section(FILE *out, const struct rd_report *r, enum section sec, const char *title,
+			  struct rd_report_site **order, size_t top)
+{
+	size_t total = 0, shown = 0;
+	char a[32], b[32];
+
+	for (size_t i = 0; i < r->nsites; i++)
+		total += in_section(sec, order[i]);
+	if ((sec == SEC_PINNED || sec == SEC_GROWING) && total == 0)
+		return;
+	if (sec == SEC_AT_PEAK && !r->at_peak)
+		return;
+	fprintf(out, "\n%s", title);
+	if (top && total > top)
+		fprintf(out, " (top %zu of %zu call sites)", top, total);
+	fputs("\n", out);
+	if (sec == SEC_AT_PEAK)
+		print_at_peak_line(out, r);
+	if (total == 0) {
+		fputs(sec == SEC_LEAKED ? "  nothing leaked\n" : "  none\n", out);
+		return;
+	}
+	for (size_t i = 0; i < r->nsites && (!top || shown < top); i++) {
+		const struct rd_report_site *s = order[i];
+
+		if (!in_section(sec, s))
+			continue;
+		shown++;
+		switch (sec) {
+		case SEC_GROWING:
+			fprintf(out, "%s live in %" PRId64 " %s, ",
+				util_human_size(s->c.live_bytes, a, sizeof(a)),
+				s->c.live_allocations,
+				plural(s->c.live_allocations, "allocation", "allocations"));
+			break;
+		case SEC_LEAKED:
+		case SEC_PINNED:
+			fprintf(out, "%s leaked in %" PRId64 " %s, ",
+				util_human_size(s->c.live_bytes, a, sizeof(a)),
+				s->c.live_allocations,
+				plural(s->c.live_allocations, "allocation", "allocations"));
+			break;
+		case SEC_AT_PEAK:
+			fprintf(out, "%s live at the peak, %s peak, ",
+				util_human_size(s->at_peak_bytes, a, sizeof(a)),
+				util_human_size(s->c.peak_bytes, b, sizeof(b)));
+			break;
+		case SEC_PEAK:
+			fprintf(out, "%s peak, %s allocated in %" PRId64 " %s, ",
+				util_human_size(s->c.peak_bytes, a, sizeof(a)),
+				util_human_size(s->c.allocated_bytes, b, sizeof(b)),
+				s->c.allocations,
+				plural(s->c.allocations, "allocation", "allocations"));
+			break;
+		case SEC_CALLS:
+			fprintf(out, "%" PRId64 " %s of %s in total, %s peak, ", s->c.allocations,
+				plural(s->c.allocations, "allocation", "allocations"),
+				util_human_size(s->c.allocated_bytes, a, sizeof(a)),
+				util_human_size(s->c.peak_bytes, b, sizeof(b)));
+			break;
+		}
+		print_site_origin(out, s);
+		putc('\n', out);
+		print_site_spread(out, r, sec, s);
+		print_frames(out, s);
+	}
+}
+
+static void print_process(FILE *out, const struct rd_process *p)
+{
+	char a[32], b[32];
+
+	fputs("  ", out);
+	cli_put_clean(out, p->path);
+	fprintf(out, ": pid %" PRId64 " on ", p->pid);
+	cli_put_clean(out, p->host);
+	/* what the spread lines name the process by */
+	if (p->rank >= 0)
+		fprintf(out, ", rank %" PRId64, p->rank);
+	fprintf(out, ", leaked %s in %" PRId64 ", peak %s%s\n",
+		util_human_size(p->leaked_bytes, a, sizeof(a)), p->leaked_allocations,
+		util_human_size(p->peak_bytes, b, sizeof(b)), p->complete ? "" : " (incomplete)");
+	if (p->ncommand > 0) {
+		fputs("    $", out);
+		for (size_t i = 0; i < p->ncommand; i++) {
+			putc(' ', out);
+			cli_put_clean(out, p->command[i]);
+		}
+		putc('\n', out);
+	}
+	if (p->partial) {
+		/* a directory's report.json is read first: when it was not,
+		 * there was none */
+		fputs("    partial: ", out);
+		if (strcmp(p->path, p->file) != 0)
+			fputs("no report.json (the process did not exit normally); read ", out);
+		cli_put_clean(out, util_basename(p->file));
+		if (p->event.number > 0) {
+			fprintf(out,
+				", the state at out-of-memory event %" PRId64 ", not at exit\n",
+				p->event.number);
+		} else {
+			if (!p->snapshot.present)
+				fputs(", the state at that snapshot", out);
+			else if (p->snapshot.periodic)
+				fputs(", the state at its last periodic snapshot", out);
+			else
+				fprintf(out, ", the state at on-demand snapshot %" PRId64,
+					p->snapshot.number);
+			if (p->snapshot.label) {
+				fputs(" \"", out);
+				cli_put_clean(out, p->snapshot.label);
+				putc('"', out);
+			}
+			if (p->start_time >= 0 && p->end_time >= p->start_time)
+				fprintf(out, ", %.1f s after it started",
+					p->end_time - p->start_time);
+			fputs(", not at exit\n", out);
+		}
+	}
+	/* Inside (what gpuspy tracked) beside outside (what NVML, like
+	 * nvidia-smi, says each process holds). */
+	for (size_t i = 0; i < p->outside.ngpus; i++) {
+		const struct rd_outside_gpu *g = &p->outside.gpus[i];
+
+		fprintf(out, "    GPU %" PRId64 " (NVML): %s of %s used", g->index,
+			util_human_size(g->used_bytes, a, sizeof(a)),
+			util_human_size(g->total_bytes, b, sizeof(b)));
+		for (size_t k = 0; k < g->nprocs; k++) {
+			const struct rd_outside_proc *q = &g->procs[k];
+
+			fprintf(out, "%s pid %" PRId64 " %s", k ? "," : ";", q->pid,
+				util_human_size(q->used_bytes, a, sizeof(a)));
+			if (q->pid == p->pid)
+				fprintf(out,
+					" (this process: gpuspy tracked %s, the rest is its "
+					"context and memory gpuspy did not see)",
+					util_human_size(p->leaked_bytes, b, sizeof(b)));
+		}
+		putc('\n', out);
+	}
+	if (p->python.present) {
+		fputs("    Python ", out);
+		cli_put_clean(out, p->python.version);
+		if (!p->python.supported) {
+			fputs(": no Python frames", out);
+			if (p->python.note) {
+				fputs(" (", out);
+				cli_put_clean(out, p->python.note);
+				putc(')', out);
+			}
+		}
+		putc('\n', out);
+	}
+}
+
+/* Leaked memory that libraries hold (a cuBLAS workspace, an NCCL
+ * communicator, the CUDA context) apart from what the program's own code
+ * leaked: the first is usually meant to live as long as the process. */
+static void print_library_summary(FILE *out, const struct rd_report *r)
+{
+	const char *labels[16];
+	size_t nlabels = 0;
+	int64_t lib_bytes = 0, lib_allocs = 0, user_bytes = 0, user_allocs = 0;
+	char a[32];
+
+	for (size_t i = 0; i < r->nsites; i++) {
+		const struct rd_report_site *s = r->sites[i];
+		size_t k;
+
+		if (s->kind == RD_KIND_PINNED || s->c.live_bytes == 0)
+			continue;
+		if (!s->library) {
+			util_add_sat(&user_bytes, s->c.live_bytes);
+			util_add_sat(&user_allocs, s->c.live_allocations);
+			continue;
+		}
+		util_add_sat(&lib_bytes, s->c.live_bytes);
+		util_add_sat(&lib_allocs, s->c.live_allocations);
+		for (k = 0; k < nlabels; k++)
+			if (strcmp(labels[k], s->library) == 0)
+				break;
+		if (k == nlabels && nlabels < sizeof(labels) / sizeof(labels[0]))
+			labels[nlabels++] = s->library;
+	}
+	if (lib_bytes == 0)
+		return;
+	fprintf(out, "    user code:      %s in %" PRId64 " %s\n",
+		util_human_size(user_bytes, a, sizeof(a)), user_allocs,
+		plural(user_allocs, "allocation", "allocations"));
+	fputs("    library memory (", out);
+	for (size_t k = 0; k < nlabels; k++)
+		fprintf(out, "%s%s", k ? ", " : "", labels[k]);
+	fprintf(out, "): %s in %" PRId64 " %s\n", util_human_size(lib_bytes, a, sizeof(a)),
+		lib_allocs, plural(lib_allocs, "allocation", "allocations"));
+}
+
+/* Which pools' sites the sections show (their first TOP sites each):
+ * SEEN[i] for classify_pool_label(i). */
+static void mark_pools(const struct rd_report *r, enum section sec, struct rd_report_site **order,
+		       size_t top, bool *seen, size_t nseen)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < r->nsites && (!top || shown < top); i++) {
+		const struct rd_report_site *s = order[i];
+
+		if (!in_section(sec, s))
+			continue;
+		shown++;
+		for (size_t k = 0; s->pool && k < nseen; k++)
+			if (classify_pool_label(k) == s->pool)
+				seen[k] = true;
+	}
+}
+
+/* One line per pool whose segments the report shows: what its sites are,
+ * and how to get one site per tensor where the framework can. */
+static void print_pool_hints(FILE *out, const struct rd_report *r,
+			     struct rd_report_site **by_at_peak, struct rd_report_site **by_peak,
+			     struct rd_report_site **by_calls, size_t top)
+{
+	bool seen[8] = { false };
+	size_t n = 0;
+	bool first = true;
+
+	while (n < sizeof(seen) / sizeof(seen[0]) && classify_pool_label(n))
+		n++;
+	mark_pools(r, SEC_GROWING, r->sites, top, seen, n);
+	mark_pools(r, SEC_LEAKED, r->sites, top, seen, n);
+	mark_pools(r, SEC_PINNED, r->sites, top, seen, n);
+	if (r->at_peak)
+		mark_pools(r, SEC_AT_PEAK, by_at_peak, top, seen, n);
+	mark_pools(r, SEC_PEAK, by_peak, top, seen, n);
+	mark_pools(r, SEC_CALLS, by_calls, top, seen, n);
+	for (size_t k = 0; k < n; k++) {
+		if (!seen[k])
+			continue;
+		fprintf(out, "  %-18s%s: %s\n", first ? "pool segments:" : "",
+			classify_pool_label(k), classify_pool_hint(classify_pool_label(k)));
+		first = false;
+	}
+}
+
+/* A site as "SIZE by API at HEADLINE", with its labels. */
+static void print_oom_site(FILE *out, const struct rd_report_site *s)
+{
+	ssize_t headline = merge_site_headline(s);
+	char a[32];
+
+	fprintf(out, "    %s by ", util_human_size(s->c.live_bytes, a, sizeof(a)));
+	cli_put_clean(out, s->api);
+	if (s->library)
+		fprintf(out, " [library memory: %s]", s->library);
+	if (s->pool)
+		fprintf(out, " [pool segment: %s]", s->pool);
+	if (headline < 0) {
+		fputs(" (no stack)\n", out);
+		return;
+	}
+	fputs(" at ", out);
+	print_frame(out, &s->frames[headline]);
+}
+
+/* One event: what failed and what the device held, who asked, and what
+ * was live at that moment. */
+static void print_oom(FILE *out, const struct rd_report *r, const struct rd_report_oom *ro,
+		      size_t top)
+{
+	const struct rd_oom *ev = ro->ev;
+	const struct rd_process *p = ro->proc;
+	size_t n = top && top < ro->ntop ? top : ro->ntop;
+	ssize_t headline;
+	char a[32], b[32], c[32];
+
+	if (r->nprocs > 1) {
+		cli_put_clean(out, p->path);
+		putc(' ', out);
+	}
+	if (p->start_time >= 0 && ev->time >= p->start_time)
+		fprintf(out, "+%.1f s", ev->time - p->start_time);
+	else
+		fprintf(out, "event %" PRId64, ev->number);
+	fputs(": ", out);
+	cli_put_clean(out, ev->api);
+	fprintf(out, " of %s", util_human_size(ev->requested_bytes, a, sizeof(a)));
+	if (ev->kind == RD_KIND_PINNED)
+		fputs(" of pinned host memory", out);
+	else if (ev->device >= 0)
+		fprintf(out, " on device %" PRId64, ev->device);
+	else
+		fputs(" on an unknown device", out);
+	fprintf(out, " failed: tracked live %s", util_human_size(ev->live_bytes, a, sizeof(a)));
+	if (ro->untracked_bytes >= 0)
+		fprintf(out, ", device free %s of %s, not seen by gpuspy %s\n",
+			util_human_size(ev->free_bytes, a, sizeof(a)),
+			util_human_size(ev->total_bytes, b, sizeof(b)),
+			util_human_size(ro->untracked_bytes, c, sizeof(c)));
+	else
+		fputs(", device free and total unknown\n", out);
+
+	headline = ro->requested ? merge_site_headline(ro->requested) : -1;
+	fputs("  requested by ", out);
+	if (headline >= 0)
+		print_frame(out, &ro->requested->frames[headline]);
+	else
+		fputs("(no stack)\n", out);
+
+	if (!ev->file) {
+		fputs("  (no post-mortem file: what was live then is unknown)\n", out);
+		return;
+	}
+	if (!ev->snapshot) {
+		fputs("  (", out);
+		cli_put_clean(out, ev->file);
+		fputs(" is gone: what was live then is unknown)\n", out);
+		return;
+	}
+	fprintf(out, "  largest live %s at that moment:%s\n",
+		ev->kind == RD_KIND_PINNED ? "pinned host memory" : "on the GPU",
+		n == 0 ? " none" : "");
+	for (size_t i = 0; i < n; i++)
+		print_oom_site(out, ro->top[i]);
+}
+
+static void print_ooms(FILE *out, const struct rd_report *r, size_t top)
+{
+	if (r->nooms == 0 && r->oom_dropped == 0)
+		return;
+	fputs("\nOUT OF MEMORY\n", out);
+	for (size_t i = 0; i < r->nooms; i++)
+		print_oom(out, r, &r->ooms[i], top);
+	if (r->oom_dropped > 0)
+		fprintf(out, "\u2026 and %" PRId64 " more %s, counted but not recorded\n",
+			r->oom_dropped, plural(r->oom_dropped, "event", "events"));
+}
+
+int text_print_report(const struct rd_report *r, FILE *out, size_t top)
+{
+	struct rd_report_site **by_at_peak = NULL, **by_peak = NULL, **by_calls = NULL;
+	char a[32], b[32];
+
+	if (r->nsites > 0) {
+		by_at_peak = malloc(r->nsites * sizeof(*by_at_peak));
+		by_peak = malloc(r->nsites * sizeof(*by_peak));
+		by_calls = malloc(r->nsites * sizeof(*by_calls));
+		if (!by_at_peak || !by_peak || !by_calls) {
+			free(by_at_peak);
+			free(by_peak);
+			free(by_calls);
+			return -ENOMEM;
+		}
+		memcpy(by_at_peak, r->sites, r->nsites * sizeof(*by_at_peak));
+		memcpy(by_peak, r->sites, r->nsites * sizeof(*by_peak));
+		memcpy(by_calls, r->sites, r->nsites * sizeof(*by_calls));
+	}
+	if (r->nsites > 1) {
+		qsort(by_at_peak, r->nsites, sizeof(*by_at_peak), cmp_at_peak);
+		qsort(by_peak, r->nsites, sizeof(*by_peak), cmp_peak);
+		qsort(by_calls, r->nsites, sizeof(*by_calls), cmp_calls);
+	}
+
+	fprintf(out, "gpuspy report: %zu %s, %zu call %s\n", r->nprocs,
+		plural(r->nprocs, "process", "processes"), r->nsites,
+		plural(r->nsites, "site", "sites"));
+
+	fputs("\nSUMMARY\n", out);
+	fprintf(out,
+		"  leaked at exit:   %s in %" PRId64 " %s (%" PRId64
+		" bytes of device, managed and VMM memory)\n",
+		util_human_size(r->leaked_bytes, a, sizeof(a)), r->leaked_allocations,
+		plural(r->leaked_allocations, "allocation", "allocations"), r->leaked_bytes);
+	print_library_summary(out, r);
+	fprintf(out, "  peak:             %s%s\n", util_human_size(r->peak_bytes, a, sizeof(a)),
+		r->nprocs > 1 ? " (sum of each process's peak)" : "");
+	if (r->nprocs > 1) {
+		fputs("  per process:      leaked ", out);
+		text_print_spread(out, r, REPORT_LEAKED, &r->spread[REPORT_LEAKED],
+				  r->totals[REPORT_LEAKED]);
+		fputs("\n                    peak ", out);
+		text_print_spread(out, r, REPORT_PEAK, &r->spread[REPORT_PEAK],
+				  r->totals[REPORT_PEAK]);
+		putc('\n', out);
+	}
+	fprintf(out, "  pinned host:      %s leaked in %" PRId64 " %s, peak %s\n",
+		util_human_size(r->pinned_leaked_bytes, a, sizeof(a)), r->pinned_leaked_allocations,
+		plural(r->pinned_leaked_allocations, "allocation", "allocations"),
+		util_human_size(r->pinned_peak_bytes, b, sizeof(b)));
+	fprintf(out, "  untracked frees:  %" PRId64 "\n", r->untracked_frees);
+	if (r->incomplete)
+		fprintf(out,
+			"  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",
+			r->incomplete, plural(r->incomplete, "process", "processes"),
+			plural(r->incomplete, "its", "their"));
+	{
+		size_t growing = 0;
+
+		for (size_t i = 0; i < r->nsites; i++)
+			growing += r->sites[i]->growing;
+		if (growing)
+			fprintf(out,
+				"  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",
+				growing, plural(growing, "site", "sites"), growing == 1 ? "s" : "");
+	}
+	if (r->partial)
+		fprintf(out,
+			"  warning: %zu %s read from a snapshot or an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
+			r->partial, plural(r->partial, "process is", "processes are"),
+			plural(r->partial, "its", "their"));
+	print_pool_hints(out, r, by_at_peak, by_peak, by_calls, top);
+	text_print_torch_summary(out, &r->torch);
+
+	print_ooms(out, r, top);
+	/* by live bytes: what a growing site holds now */
+	print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", r->sites, top);
+	text_print_torch(out, &r->torch, top);
+
+	fputs("\nPROCESSES\n", out);
+	for (size_t i = 0; i < r->nprocs; i++)
+		print_process(out, r->procs[i]);
+
+	print_section(out, r, SEC_LEAKED, "LEAKED AT EXIT", r->sites, top);
+	print_section(out, r, SEC_PINNED, "PINNED HOST MEMORY LEAKED AT EXIT", r->sites, top);
+	print_section(out, r, SEC_AT_PEAK, "LIVE AT PEAK", by_at_peak, top);
+	print_section(out, r, SEC_PEAK, "PEAK CONSUMERS", by_peak, top);
+	print_section(out, r, SEC_CALLS, "MOST ALLOCATIONS", by_calls, top);
+	free(by_at_peak);
+	free(by_peak);
+	free(by_calls);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* Listed: what holds memory now, or kept growing. */
+static bool listed(const struct rd_report_tsite *s)
+{
+	return s->live_bytes > 0 || s->growing;
+}
+
+static void put_headline(FILE *out, const struct rd_report_tsite *s)
+{
+	ssize_t h = torch_merge_headline(s);
+	const struct rd_report_frame *f;
+
+	if (h < 0) {
+		fputs("(allocated before gpuspy's PyTorch view started: no stack)", out);
+		return;
+	}
+	f = &s->frames[h];
+	cli_put_clean(out, f->function);
+	fputs(" (", out);
+	cli_put_clean(out, util_basename(f->file));
+	fprintf(out, ":%" PRId64 ")", f->line);
+}
+
+void text_print_torch_summary(FILE *out, const struct rd_report_torch *t)
+{
+	char a[32], b[32];
+
+	if (!t->present)
+		return;
+	fprintf(out, "  PyTorch tensors:  %s in %" PRId64 " %s of a %s pool",
+		util_human_size(t->live_bytes, a, sizeof(a)), t->live_blocks,
+		t->live_blocks == 1 ? "block" : "blocks",
+		util_human_size(t->reserved_bytes, b, sizeof(b)));
+	/* the largest holder with a stack: blocks from before the view
+	 * started name no line */
+	for (size_t i = 0; i < t->nsites && listed(t->sites[i]); i++) {
+		if (!t->sites[i]->nframes)
+			continue;
+		fputs("; most by ", out);
+		put_headline(out, t->sites[i]);
+		if (t->sites[i]->growing)
+			fputs(", growing", out);
+		break;
+	}
+	fputs(" (see PYTORCH TENSORS)\n", out);
+}
+
+void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
+{
+	char a[32], b[32];
+	size_t shown = 0, n = 0;
+
+	if (!t->present)
+		return;
+	for (size_t i = 0; i < t->nsites; i++)
+		n += listed(t->sites[i]);
+	fprintf(out,
+		"\nPYTORCH TENSORS (live blocks of PyTorch's caching allocator, by the "
+		"Python line that allocated them; %s)\n",
+		t->final ? "at exit" : "last sample of a running or killed process");
+	fprintf(out, "  pool: %s reserved, %s in live blocks",
+		util_human_size(t->reserved_bytes, a, sizeof(a)),
+		util_human_size(t->allocated_bytes, b, sizeof(b)));
+	if (t->processes > 1)
+		fprintf(out, ", over %zu processes", t->processes);
+	putc('\n', out);
+	for (size_t i = 0; i < t->nsites && (!top || shown < top); i++) {
+		const struct rd_report_tsite *s = t->sites[i];
+		ssize_t h = torch_merge_headline(s);
+
+		if (!listed(s))
+			continue;
+		shown++;
+		fprintf(out, "%s live in %" PRId64 " %s (peak %s)%s\n",
+			util_human_size(s->live_bytes, a, sizeof(a)), s->live_blocks,
+			s->live_blocks == 1 ? "block" : "blocks",
+			util_human_size(s->peak_bytes, b, sizeof(b)),
+			s->growing ? ", GROWING" : "");
+		if (h < 0) {
+			fputs("  ", out);
+			put_headline(out, s);
+			putc('\n', out);
+			continue;
+		}
+		fputs("  at ", out);
+		text_print_frame(out, &s->frames[h]);
+		for (size_t k = (size_t)h + 1; k < s->nframes; k++) {
+			if (!s->frames[k].user)
+				continue;
+			fputs("    ", out);
+			text_print_frame(out, &s->frames[k]);
+		}
+	}
+	if (shown < n)
+		fprintf(out, "  \u2026 %zu more (--top 0 shows all)\n", n - shown);
+	if (!n)
+		fputs("  none\n", out);
+}
+
+/* gpuspy merge.  Beyond MAX_COLUMNS processes a site's figures are summed
+ * up as min, median and max: a column each would not fit a terminal. */
+#define MAX_COLUMNS 8
+
+/* A table of strings, printed with its columns aligned: each cell is
+ * formatted once, so that the widths are known before the first line. */
+#define TABLE_MAX_COLUMNS 16
+
+struct table {
+	size_t nrows, ncols;
+	char **cells;	   /* nrows * ncols; NULL is an empty cell */
+	const char *align; /* per column: 'l' or 'r' */
+};
+
+static int table_init(struct table *t, size_t nrows, size_t ncols, const char *align)
+{
+	t->nrows = nrows;
+	t->ncols = ncols;
+	t->align = align;
+	t->cells = NULL;
+	if (ncols > TABLE_MAX_COLUMNS)
+		return -EINVAL;
+	t->cells = calloc(nrows * ncols + 1, sizeof(*t->cells));
+	return t->cells ? 0 : -ENOMEM;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; t->cells && i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+}
+
+static int table_set(struct table *t, size_t row, size_t col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int table_set(struct table *t, size_t row, size_t col, const char *fmt, ...)
+{
+	char **cell = &t->cells[row * t->ncols + col];
+	va_list ap;
+	int n;
+
+	free(*cell);
+	va_start(ap, fmt);
+	n = vasprintf(cell, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		*cell = NULL;
+		return -ENOMEM;
+	}
+	/* host names and the like come from the files */
+	util_sanitize(*cell);
+	return 0;
+}
+
+/* Each row indented by INDENT, columns two spaces apart, no trailing
+ * blanks. */
+static void table_print(FILE *out, const struct table *t, const char *indent)
+{
+	size_t width[TABLE_MAX_COLUMNS] = { 0 };
+
+	for (size_t r = 0; r < t->nrows; r++)
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			size_t n = s ? strlen(s) : 0;
+
+			if (n > width[c])
+				width[c] = n;
+		}
+	for (size_t r = 0; r < t->nrows; r++) {
+		size_t last = t->ncols;
+		size_t pending = 0; /* blanks owed before the next cell */
+
+		/* the row ends after its last non-empty cell */
+		while (last > 0 && !t->cells[r * t->ncols + last - 1])
+			last--;
+		fputs(indent, out);
+		for (size_t c = 0; c < last; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			size_t n = s ? strlen(s) : 0;
+
+			if (c > 0)
+				pending += 2;
+			if (t->align[c] == 'r')
+				pending += width[c] - n;
+			if (n > 0) {
+				fprintf(out, "%*s%s", (int)pending, "", s);
+				pending = 0;
+			}
+			if (t->align[c] != 'r')
+				pending += width[c] - n;
+		}
+		putc('\n', out);
+	}
+}
+
+static const char *merge_process_state(const struct rd_process *p)
+{
+	if (p->partial)
+		return p->complete ? "partial" : "partial, incomplete";
+	return p->complete ? "complete" : "incomplete";
+}
+
+/* "leaked, peak": the metrics of which process I is the outlier of
+ * SPREAD; "" when none. */
+static const char *merge_outlier_of(const struct rd_report_spread *spread, size_t i, char *buf,
+				    size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int m = 0; m < REPORT_METRICS; m++)
+		if (spread[m].outlier == (ssize_t)i)
+			n += snprintf(buf + n, size - n, "%s%s", n ? ", " : "",
+				      merge_metric_name(m));
+	return buf;
+}
+
+static int merge_print_processes(FILE *out, const struct rd_report *r)
+{
+	static const char *const header[] = {
+		"#",	  "process", "host",	    "pid",    "rank",
+		"leaked", "peak",    "allocations", "report", "outlier of",
+	};
+	struct table t;
+	char a[32], name[REPORT_NAME_SIZE];
+	int e;
+
+	e = table_init(&t, r->nprocs + 1, 10, "rllrrrrrll");
+	for (size_t c = 0; e == 0 && c < 10; c++)
+		e = table_set(&t, 0, c, "%s", header[c]);
+	for (size_t i = 0; e == 0 && i < r->nprocs; i++) {
+		const struct rd_process *p = r->procs[i];
+		size_t row = i + 1;
+
+		e = table_set(&t, row, 0, "%zu", i);
+		if (e == 0)
+			e = table_set(&t, row, 1, "%s",
+				      merge_process_name(r, i, name, sizeof(name)));
+		if (e == 0)
+			e = table_set(&t, row, 2, "%s", p->host);
+		if (e == 0)
+			e = table_set(&t, row, 3, "%" PRId64, p->pid);
+		if (e == 0)
+			e = p->rank >= 0 ? table_set(&t, row, 4, "%" PRId64, p->rank) :
+					   table_set(&t, row, 4, "-");
+		for (int m = 0; e == 0 && m < REPORT_METRICS; m++)
+			e = table_set(&t, row, 5 + m, "%s",
+				      merge_metric_value(m, r->totals[m][i], a, sizeof(a)));
+		if (e == 0)
+			e = table_set(&t, row, 8, "%s", merge_process_state(p));
+		if (e == 0 && *merge_outlier_of(r->spread, i, name, sizeof(name)))
+			e = table_set(&t, row, 9, "%s", name);
+	}
+	if (e == 0) {
+		fputs("\nPROCESSES\n", out);
+		table_print(out, &t, "  ");
+		for (int m = 0; m < REPORT_METRICS; m++) {
+			fprintf(out, "  %-13s", merge_metric_name(m));
+			text_print_spread(out, r, m, &r->spread[m], r->totals[m]);
+			putc('\n', out);
+		}
+		/* of two, each is as far from their median as the other */
+		if (r->nprocs < 3)
+			fputs("  (an outlier is named among 3 processes or more)\n", out);
+	}
+	table_free(&t);
+	return e;
+}
+
+/* The site's first line: its spreads, api, kind, in how many processes,
+ * its labels. */
+static void merge_print_site_line(FILE *out, const struct rd_report *r,
+				  const struct rd_report_site *s)
+{
+	char a[32], b[32];
+
+	fprintf(out, "leaked spread %s, peak spread %s, by ",
+		util_human_size(merge_spread_width(s, REPORT_LEAKED), a, sizeof(a)),
+		util_human_size(merge_spread_width(s, REPORT_PEAK), b, sizeof(b)));
+	cli_put_clean(out, s->api);
+	fprintf(out, " (%s) in %" PRId64 " of %zu %s", rd_kind_name(s->kind), s->processes,
+		r->nprocs, r->nprocs == 1 ? "process" : "processes");
+	if (s->library)
+		fprintf(out, " [library memory: %s]", s->library);
+	if (s->pool)
+		fprintf(out, " [pool segment: %s]", s->pool);
+	if (s->growing)
+		fputs(" [growing]", out);
+	putc('\n', out);
+}
+
+/* What each process gave site S: a column per process when they fit,
+ * else min, median and max; then the outliers. */
+static int merge_print_site(FILE *out, const struct rd_report *r, const struct rd_report_site *s)
+{
+	ssize_t headline = merge_site_headline(s);
+	char a[32], name[REPORT_NAME_SIZE];
+	bool columns = r->nprocs <= MAX_COLUMNS;
+	bool any = false;
+	int e = 0;
+
+	merge_print_site_line(out, r, s);
+	if (headline >= 0) {
+		fputs("  at ", out);
+		text_print_frame(out, &s->frames[headline]);
+	} else {
+		fputs("  (no stack)\n", out);
+	}
+	if (columns) {
+		struct table t;
+		char align[MAX_COLUMNS + 2] = "l";
+
+		memset(align + 1, 'r', r->nprocs);
+		align[r->nprocs + 1] = '\0';
+		e = table_init(&t, REPORT_METRICS + 1, r->nprocs + 1, align);
+		for (size_t i = 0; e == 0 && i < r->nprocs; i++)
+			e = table_set(&t, 0, i + 1, "%s",
+				      merge_process_name(r, i, name, sizeof(name)));
+		for (int m = 0; e == 0 && m < REPORT_METRICS; m++) {
+			e = table_set(&t, m + 1, 0, "%s", merge_metric_name(m));
+			for (size_t i = 0; e == 0 && i < r->nprocs; i++)
+				e = table_set(
+					&t, m + 1, i + 1, "%s",
+					merge_metric_value(m, s->per_proc[m][i], a, sizeof(a)));
+		}
+		if (e == 0)
+			table_print(out, &t, "  ");
+		table_free(&t);
+		if (e < 0)
+			return e;
+	} else {
+		for (int m = 0; m < REPORT_METRICS; m++) {
+			/* the outliers follow, on a line of their own */
+			struct rd_report_spread sp = s->spread[m];
+
+			sp.outlier = -1;
+			fprintf(out, "  %-13s", merge_metric_name(m));
+			text_print_spread(out, r, m, &sp, s->per_proc[m]);
+			putc('\n', out);
+		}
+	}
+	for (int m = 0; m < REPORT_METRICS; m++) {
+		ssize_t o = s->spread[m].outlier;
+
+		if (o < 0)
+			continue;
+		fprintf(out, "%s%s %s (%s)", any ? ", " : "  outlier: ", merge_metric_name(m),
+			merge_process_name(r, o, name, sizeof(name)),
+			merge_metric_value(m, s->per_proc[m][o], a, sizeof(a)));
+		any = true;
+	}
+	fputs(any ? "\n" : "  outlier: none\n", out);
+	return 0;
+}
+
+int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,
+		     size_t top)
+{
+	size_t n = top && top < r->nsites ? top : r->nsites;
+	int e;
+
+	fprintf(out, "gpuspy merge: %zu %s, %zu call %s\n", r->nprocs,
+		r->nprocs == 1 ? "process" : "processes", r->nsites,
+		r->nsites == 1 ? "site" : "sites");
+	e = merge_print_processes(out, r);
+	if (e < 0)
+		return e;
+	fputs("\nCALL SITES BY SPREAD", out);
+	if (n < r->nsites)
+		fprintf(out, " (top %zu of %zu call sites)", n, r->nsites);
+	fputs("\n", out);
+	if (r->nsites == 0)
+		fputs("  none\n", out);
+	for (size_t i = 0; i < n && e == 0; i++)
+		e = merge_print_site(out, r, order[i]);
+	if (e < 0)
+		return e;
+	return ferror(out) ? -EIO : 0;
+}
+
+/* gpuspy diff */
+
+/* "+1.0 MiB", "-512 B", "0" */
+static const char *signed_size(int64_t v, char *buf, size_t len)
+{
+	char h[32];
+
+	if (v == 0)
+		return "0";
+	util_human_size(diff_abs_sat(v), h, sizeof(h));
+	snprintf(buf, len, "%c%s", v > 0 ? '+' : '-', h);
+	return buf;
+}
+
+static void print_value(FILE *out, const struct diff_setting *v, int width)
+{
+	char buf[64];
+	const char *s = !v->value ? "-" : v->distinct > 1 ? "(several values)" : v->value;
+	size_t n = strlen(s);
+
+	/* long values (a command line) are cut: the JSON has them whole */
+	if (width > 0 && n > (size_t)width) {
+		snprintf(buf, sizeof(buf), "%.*s\u2026", width - 1 < 60 ? width - 1 : 60, s);
+		s = buf;
+	}
+	cli_put_clean(out, s);
+	if (width > 0)
+		for (int pad = width - (int)(n > (size_t)width ? (size_t)width : n); pad > 0; pad--)
+			putc(' ', out);
+}
+
+static void print_headline(FILE *out, const struct rd_report_site *s)
+{
+	ssize_t h = merge_site_headline(s);
+	const struct rd_report_frame *f;
+
+	if (h < 0) {
+		fputs("(no stack)", out);
+	} else {
+		f = &s->frames[h];
+		cli_put_clean(out, f->function ? f->function : "?");
+		if (f->file) {
+			fputs(" (", out);
+			cli_put_clean(out, f->file);
+			if (f->line > 0)
+				fprintf(out, ":%" PRId64, f->line);
+			putc(')', out);
+		} else if (f->module) {
+			fputs(" (", out);
+			cli_put_clean(out, f->module);
+			putc(')', out);
+		}
+	}
+	if (s->library)
+		fprintf(out, " [library: %s]", s->library);
+	if (s->pool)
+		fprintf(out, " [pool segment: %s]", s->pool);
+}
+
+/* A function name, cut to fit a line: C++ template names run to pages. */
+static void put_name(FILE *out, const char *name)
+{
+	char buf[72];
+
+	if (strlen(name) < sizeof(buf)) {
+		cli_put_clean(out, name);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*s\u2026", (int)sizeof(buf) - 4, name);
+	cli_put_clean(out, buf);
+}
+
+/* The innermost frame under the headline that is not noise, a Python one
+ * (the library function the user called) before any native one; -1. */
+static ssize_t via_frame(const struct rd_report_site *s, ssize_t h)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (ssize_t i = 0; i < h; i++) {
+			const struct rd_report_frame *f = &s->frames[i];
+
+			if (f->noise == NOISE_NONE && f->function && (pass == 1 || f->python))
+				return i;
+		}
+	return -1;
+}
+
+/* Where a site differs from its neighbours with the same headline (the
+ * innermost frame that is not noise, when it is not the headline), then
+ * the headline's callers that are the user's: up to three, in one line. */
+static void print_callers(FILE *out, const struct rd_report_site *s)
+{
+	ssize_t h = merge_site_headline(s), v;
+	int shown = 0;
+
+	if (h < 0)
+		return;
+	v = via_frame(s, h);
+	if (v >= 0) {
+		const struct rd_report_frame *f = &s->frames[v];
+
+		fputs("      via ", out);
+		put_name(out, f->function);
+		if (f->file) {
+			const char *b = strrchr(f->file, '/');
+
+			fputs(" (", out);
+			cli_put_clean(out, b ? b + 1 : f->file);
+			if (f->line > 0)
+				fprintf(out, ":%" PRId64, f->line);
+			putc(')', out);
+		} else if (f->module) {
+			fputs(" (", out);
+			cli_put_clean(out, f->module);
+			putc(')', out);
+		}
+		putc('\n', out);
+	}
+	for (size_t i = (size_t)h + 1; i < s->nframes && shown < 3; i++) {
+		const struct rd_report_frame *f = &s->frames[i];
+
+		if (f->noise != NOISE_NONE || !f->function || (f->python && !f->user))
+			continue;
+		fputs(shown ? " \u2190 " : "      called from ", out);
+		put_name(out, f->function);
+		shown++;
+		if (!f->python && strcmp(f->function, "main") == 0)
+			break;
+	}
+	if (shown)
+		putc('\n', out);
+}
+
+static void print_change(FILE *out, const char *what, int64_t o, int64_t n, bool bytes)
+{
+	char a[32], b[32], c[40];
+
+	if (bytes)
+		fprintf(out, "%s %s \u2192 %s (%s)", what, util_human_size(o, a, sizeof(a)),
+			util_human_size(n, b, sizeof(b)),
+			signed_size(diff_sub_sat(n, o), c, sizeof(c)));
+	else
+		fprintf(out, "%s %" PRId64 " \u2192 %" PRId64 " (%+" PRId64 ")", what, o, n,
+			diff_sub_sat(n, o));
+}
+
+static void print_total(FILE *out, const char *name, int64_t o, int64_t n)
+{
+	char a[32], b[32], c[40];
+
+	fprintf(out, "  %-24s %12s %12s %14s\n", name, util_human_size(o, a, sizeof(a)),
+		util_human_size(n, b, sizeof(b)), signed_size(diff_sub_sat(n, o), c, sizeof(c)));
+}
+
+/* The PyTorch views' lines that changed by the threshold or more. */
+static void print_torch(FILE *out, const struct diff *d, size_t top)
+{
+	size_t shown = 0, hidden = 0;
+	char a[32], b[40];
+
+	fprintf(out, "\nPYTORCH TENSORS CHANGED (live blocks at exit by Python line; %s or more)\n",
+		util_human_size(d->threshold, a, sizeof(a)));
+	for (size_t i = 0; i < d->ntrows; i++) {
+		const struct diff_trow *w = &d->trows[i];
+		const struct rd_report_tsite *t = w->site[1] ? w->site[1] : w->site[0];
+		int64_t delta = diff_sub_sat(w->live[1], w->live[0]);
+		ssize_t h = torch_merge_headline(t);
+
+		if (w->status == DIFF_SAME || diff_abs_sat(delta) < d->threshold || delta == 0 ||
+		    (top && shown >= top)) {
+			hidden += w->status != DIFF_SAME;
+			continue;
+		}
+		shown++;
+		fprintf(out, "\n%-9s %s  ",
+			w->status == DIFF_NEW	   ? "NEW" :
+			w->status == DIFF_VANISHED ? "VANISHED" :
+						     "CHANGED",
+			signed_size(delta, b, sizeof(b)));
+		if (h < 0) {
+			fputs("(allocated before the PyTorch view started)", out);
+		} else {
+			const struct rd_report_frame *f = &t->frames[h];
+
+			put_name(out, f->function);
+			fputs(" (", out);
+			cli_put_clean(out, f->file);
+			fprintf(out, ":%" PRId64 ")", f->line);
+		}
+		fputs("\n      ", out);
+		print_change(out, "live", w->live[0], w->live[1], true);
+		fputs(", ", out);
+		print_change(out, "peak in the samples", w->peak[0], w->peak[1], true);
+		putc('\n', out);
+	}
+	if (!shown)
+		fputs("  none\n", out);
+	if (hidden)
+		fprintf(out, "\n%zu other %s changed less or %s beyond --top\n", hidden,
+			hidden == 1 ? "line" : "lines", hidden == 1 ? "is" : "are");
+}
+
+int text_print_diff(const struct diff *d, const struct diff_setting_row *set, size_t nset,
+		    const struct diff_total *tot, size_t ntot, size_t top, FILE *out)
+{
+	const struct rd_report *ro = &d->side[0].rep, *rn = &d->side[1].rep;
+	size_t shown = 0, hidden = 0, listed = 0;
+	char a[32], b[40];
+
+	fputs("gpuspy diff:", out);
+	for (int k = 0; k < 2; k++) {
+		const struct diff_side *s = &d->side[k];
+
+		fprintf(out, "%s %s ", k ? "  \u2192 " : "", s->name);
+		for (size_t i = 0; i < s->npaths; i++) {
+			if (i)
+				fputs(", ", out);
+			cli_put_clean(out, s->paths[i]);
+		}
+		fprintf(out, " (%zu %s)", s->list.n, s->list.n == 1 ? "process" : "processes");
+	}
+	putc('\n', out);
+
+	fprintf(out, "\nSETTINGS%*s%-32s %s\n", 27 - 8, "", "OLD", "NEW");
+	for (size_t i = 0; i < nset; i++) {
+		fprintf(out, "%c ", set[i].differs ? '*' : ' ');
+		print_value(out, &(struct diff_setting){ .value = set[i].name, .distinct = 1 }, 24);
+		putc(' ', out);
+		print_value(out, &set[i].v[0], 32);
+		putc(' ', out);
+		print_value(out, &set[i].v[1], 0);
+		putc('\n', out);
+	}
+	if (nset)
+		fputs("  (* differs)\n", out);
+
+	fprintf(out, "\nTOTALS%*s%12s %12s %14s\n", 26 - 6, "", "OLD", "NEW", "CHANGE");
+	print_total(out, "leaked at exit", ro->leaked_bytes, rn->leaked_bytes);
+	print_total(out, "peak", ro->peak_bytes, rn->peak_bytes);
+	if (d->at_label) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "live at \"%.40s\"", d->at_label);
+		util_sanitize(name);
+		print_total(out, name, d->side[0].at_total, d->side[1].at_total);
+	}
+	for (size_t i = 0; i < ntot; i++) {
+		char name[64];
+
+		if (tot[i].device < 0)
+			snprintf(name, sizeof(name), "unknown device, %s", tot[i].name);
+		else
+			snprintf(name, sizeof(name), "device %" PRId64 ", %s", tot[i].device,
+				 tot[i].name);
+		print_total(out, name, tot[i].v[0], tot[i].v[1]);
+	}
+
+	fprintf(out, "\nCHANGED CALL SITES (by size of change; %s %s or more",
+		d->at_label ? "live at the mark changed by" : "leaked or peak changed by",
+		util_human_size(d->threshold, a, sizeof(a)));
+	fputs(")\n", out);
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct diff_row *w = &d->rows[i];
+		const struct rd_report_site *s = diff_row_site(w);
+		const struct rd_report_site *o = w->site[0], *n = w->site[1];
+
+		if (w->status == DIFF_SAME || w->size < d->threshold ||
+		    (w->size == 0 && w->status == DIFF_CHANGED)) {
+			hidden += w->status != DIFF_SAME;
+			continue;
+		}
+		if (top && listed >= top) {
+			hidden++;
+			continue;
+		}
+		listed++;
+		shown++;
+		fprintf(out, "\n%-9s %s  ",
+			w->status == DIFF_NEW	   ? "NEW" :
+			w->status == DIFF_VANISHED ? "VANISHED" :
+						     "CHANGED",
+			signed_size(d->at_label ?
+					    w->d_at :
+					    (diff_abs_sat(w->d_leaked) >= diff_abs_sat(w->d_peak) ?
+						     w->d_leaked :
+						     w->d_peak),
+				    b, sizeof(b)));
+		print_headline(out, s);
+		fputs("\n     ", out);
+		{
+			/* only what either side has: a new site's "leaked 0 B ->
+			 * 0 B" would be noise */
+			const int64_t v[4][2] = {
+				{ w->at[0], w->at[1] },
+				{ o ? o->c.live_bytes : 0, n ? n->c.live_bytes : 0 },
+				{ o ? o->c.peak_bytes : 0, n ? n->c.peak_bytes : 0 },
+				{ o ? o->c.allocations : 0, n ? n->c.allocations : 0 },
+			};
+			static const char *const what[4] = { "at the mark", "leaked", "peak",
+							     "allocations" };
+			bool first = true;
+
+			for (int m = d->at_label ? 0 : 1; m < 4; m++) {
+				if (!v[m][0] && !v[m][1])
+					continue;
+				fputs(first ? " " : ", ", out);
+				print_change(out, what[m], v[m][0], v[m][1], m < 3);
+				first = false;
+			}
+		}
+		fprintf(out, "\n      by %s (%s)\n", s->api, rd_kind_name(s->kind));
+		print_callers(out, s);
+	}
+	if (!shown)
+		fputs("  none\n", out);
+	if (hidden) {
+		fprintf(out, "\n%zu other %s changed less or %s beyond --top", hidden,
+			hidden == 1 ? "site" : "sites", hidden == 1 ? "is" : "are");
+		fputs(" (all are in --format json)\n", out);
+	}
+	if (d->torch)
+		print_torch(out, d, top);
+	if (d->fail_limit >= 0) {
+		util_human_size(d->fail_limit, a, sizeof(a));
+		if (d->failed)
+			fprintf(out, "\nFAIL: %zu %s grew by more than %s (--fail-on-growth)\n",
+				d->failed, d->failed == 1 ? "site" : "sites", a);
+		else
+			fprintf(out, "\nOK: no site grew by more than %s\n", a);
+	}
+	return ferror(out) ? -EIO : 0;
+}

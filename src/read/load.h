@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* The loaders: one file of each schema into the model (docs/format.md). */
+#ifndef GPUSPY_READ_LOAD_H
+#define GPUSPY_READ_LOAD_H
+
+#include "model.h"
+
+/* Read and validate one report.json, oom-N.json or snapshot; DISPLAY_PATH becomes
+ * the process's "path".  The oom entries' snapshots are not read (see
+ * load_snapshots).  -EINVAL (bad content), -errno (cannot read), -ENOMEM. */
+int load_process_file(const char *file, const char *display_path, struct rd_process **out,
+		      struct rd_error *err);
+
+/* Read, for each of P's oom entries that names a file, that oom-N.json
+ * from the directory of P's report, when it is there: it must be a valid
+ * report of that very event. */
+int load_snapshots(struct rd_process *p, struct rd_error *err);
+
+/* torch.json beside P's report into P->torch, when it is there. */
+int load_torch(struct rd_process *p, struct rd_error *err);
+
+/* Whether NAME is "oom-N.json"; N in *N. */
+bool load_oom_file_name(const char *name, int64_t *n);
+
+#endif

@@ -1,0 +1,951 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading "gpuspy-process/1" reports (docs/format.md): report.json,
+ * oom-N.json and snapshots, with the validation kit of validate.c.  Keys
+ * this version does not know are ignored, as the format allows.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "load.h"
+#include "util.h"
+#include "validate.h"
+
+#define FORMAT_PROCESS "gpuspy-process/1"
+
+/* A kind's or a site's counters, and the relations any correct tracker
+ * keeps between them: what is live or was freed was allocated first, and
+ * the high-water mark lies between what is live and all that was
+ * allocated.  A file that breaks them is corrupt, and its sums would lie. */
+static int get_counters(const struct vctx *v, json_t *obj, struct rd_counters *c)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} fields[] = {
+		{ "live_bytes", offsetof(struct rd_counters, live_bytes) },
+		{ "live_allocations", offsetof(struct rd_counters, live_allocations) },
+		{ "peak_bytes", offsetof(struct rd_counters, peak_bytes) },
+		{ "allocated_bytes", offsetof(struct rd_counters, allocated_bytes) },
+		{ "allocations", offsetof(struct rd_counters, allocations) },
+		{ "freed_bytes", offsetof(struct rd_counters, freed_bytes) },
+		{ "frees", offsetof(struct rd_counters, frees) },
+	};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		int r = validate_count(v, obj, fields[i].key,
+				       (int64_t *)((char *)c + fields[i].off));
+		if (r < 0)
+			return r;
+	}
+	if (c->live_allocations > c->allocations)
+		return validate_bad(v, "live_allocations",
+				    "%" PRId64 " exceeds allocations (%" PRId64 ")",
+				    c->live_allocations, c->allocations);
+	if (c->frees > c->allocations)
+		return validate_bad(v, "frees", "%" PRId64 " exceeds allocations (%" PRId64 ")",
+				    c->frees, c->allocations);
+	if (c->live_bytes > c->peak_bytes)
+		return validate_bad(v, "live_bytes", "%" PRId64 " exceeds peak_bytes (%" PRId64 ")",
+				    c->live_bytes, c->peak_bytes);
+	if (c->peak_bytes > c->allocated_bytes)
+		return validate_bad(v, "peak_bytes",
+				    "%" PRId64 " exceeds allocated_bytes (%" PRId64 ")",
+				    c->peak_bytes, c->allocated_bytes);
+	if (c->freed_bytes > c->allocated_bytes)
+		return validate_bad(v, "freed_bytes",
+				    "%" PRId64 " exceeds allocated_bytes (%" PRId64 ")",
+				    c->freed_bytes, c->allocated_bytes);
+	return 0;
+}
+
+static bool is_hex(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+		      (*s >= 'A' && *s <= 'F')))
+			return false;
+	return true;
+}
+
+static int load_command(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	json_t *arr, *val;
+	size_t i;
+	int r = validate_member(v, root, "command", true, JSON_ARRAY, &arr);
+
+	if (r < 0)
+		return r;
+	p->command = calloc(json_array_size(arr) + 1, sizeof(*p->command));
+	if (!p->command)
+		return -ENOMEM;
+	json_array_foreach(arr, i, val)
+	{
+		if (!json_is_string(val))
+			return validate_bad(v, NULL, "command[%zu]: expected a string, got %s", i,
+					    validate_type_name(val));
+		p->command[i] = strdup(json_string_value(val));
+		if (!p->command[i])
+			return -ENOMEM;
+		p->ncommand = i + 1;
+	}
+	return 0;
+}
+
+/* Optional keys, most read only to be checked (depth is kept): a report
+ * whose optional parts are of the wrong type was not written by a correct
+ * gpuspy, and nothing it says can be trusted. */
+static int check_optional(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	json_t *j, *val;
+	const char *name;
+	size_t i;
+	int64_t x;
+	int r;
+
+	if ((r = validate_member(v, root, "gpuspy_version", false, JSON_STRING, &j)) < 0 ||
+	    (r = validate_int(v, root, "ppid", false, 0, INT32_MAX, &x)) < 0 ||
+	    (r = validate_int(v, root, "depth", false, 0, 1 << 20, &p->depth)) < 0 ||
+	    (r = validate_time(v, root, "start_time", false, &p->start_time)) < 0 ||
+	    (r = validate_time(v, root, "end_time", false, &p->end_time)) < 0 ||
+	    (r = validate_counts_object(v, root, "doors")) < 0 ||
+	    (r = validate_counts_object(v, root, "vmm_address_space")) < 0)
+		return r;
+
+	if ((r = validate_member(v, root, "environment", false, JSON_OBJECT, &j)) < 0)
+		return r;
+	if (j) {
+		json_object_foreach(j, name, val)
+		{
+			if (!json_is_string(val))
+				return validate_bad(v, "environment",
+						    "%s: expected a string, got %s", name,
+						    validate_type_name(val));
+		}
+	}
+
+	if ((r = validate_member(v, root, "devices", false, JSON_ARRAY, &j)) < 0)
+		return r;
+	if (j) {
+		/* kept for 'gpuspy top' (its per-device line) */
+		p->devices = calloc(json_array_size(j) + 1, sizeof(*p->devices));
+		if (!p->devices)
+			return -ENOMEM;
+		json_array_foreach(j, i, val)
+		{
+			struct rd_device *d = &p->devices[i];
+			char where[64];
+			struct vctx sub = *v;
+
+			if ((r = validate_element(&sub, val, where, sizeof(where), "devices[%zu]",
+						  i)) < 0)
+				return r;
+			if ((r = validate_int(&sub, val, "device", true, -1, INT32_MAX,
+					      &d->device)) < 0 ||
+			    (r = validate_count(&sub, val, "live_bytes", &d->live_bytes)) < 0 ||
+			    (r = validate_count(&sub, val, "live_allocations",
+						&d->live_allocations)) < 0)
+				return r;
+			p->ndevices = i + 1;
+		}
+	}
+	return 0;
+}
+
+/* The interpreter the process ran, when it ran one. */
+static int load_python(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct vctx sub = *v;
+	json_t *obj, *j;
+	int r = validate_member(v, root, "python", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	sub.where = "python";
+	if ((r = validate_str(&sub, obj, "version", true, false, &p->python.version)) < 0 ||
+	    (r = validate_member(&sub, obj, "supported", true, JSON_TRUE, &j)) < 0)
+		return r;
+	p->python.supported = json_is_true(j);
+	if ((r = validate_str(&sub, obj, "note", false, false, &p->python.note)) < 0)
+		return r;
+	p->python.present = true;
+	return 0;
+}
+
+static int load_kinds(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	json_t *kinds, *k;
+	int r = validate_member(v, root, "kinds", true, JSON_OBJECT, &kinds);
+
+	if (r < 0)
+		return r;
+	for (int i = 0; i < RD_KIND_COUNT; i++) {
+		char where[32];
+		struct vctx sub = *v;
+
+		snprintf(where, sizeof(where), "kinds.%s", rd_kind_name(i));
+		sub.where = "kinds";
+		r = validate_member(&sub, kinds, rd_kind_name(i), true, JSON_OBJECT, &k);
+		if (r < 0)
+			return r;
+		sub.where = where;
+		r = get_counters(&sub, k, &p->kinds[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int load_modules(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	json_t *arr, *m;
+	size_t i;
+	int r = validate_member(v, root, "modules", true, JSON_ARRAY, &arr);
+
+	if (r < 0)
+		return r;
+	p->modules = calloc(json_array_size(arr) + 1, sizeof(*p->modules));
+	if (!p->modules)
+		return -ENOMEM;
+	json_array_foreach(arr, i, m)
+	{
+		struct rd_module *mod = &p->modules[i];
+		char where[48];
+		struct vctx sub = *v;
+		int64_t base;
+
+		if ((r = validate_element(&sub, m, where, sizeof(where), "modules[%zu]", i)) < 0)
+			return r;
+		/* counted before the members are read, so that process_free
+		 * sees every string that was copied */
+		p->nmodules = i + 1;
+		if ((r = validate_str(&sub, m, "path", true, true, &mod->path)) < 0 ||
+		    (r = validate_str(&sub, m, "build_id", true, false, &mod->build_id)) < 0 ||
+		    (r = validate_int(&sub, m, "base", true, 0, INT64_MAX, &base)) < 0)
+			return r;
+		if (!is_hex(mod->build_id))
+			return validate_bad(&sub, "build_id", "not a hexadecimal string");
+		for (char *c = mod->build_id; *c; c++)
+			if (*c >= 'A' && *c <= 'F')
+				*c += 'a' - 'A';
+		mod->base = (uint64_t)base;
+	}
+	return 0;
+}
+
+static int load_frames(const struct vctx *v, json_t *site, struct rd_process *p, struct rd_site *s)
+{
+	json_t *arr, *f;
+	size_t i;
+	int r = validate_member(v, site, "frames", true, JSON_ARRAY, &arr);
+
+	if (r < 0)
+		return r;
+	s->frames = calloc(json_array_size(arr) + 1, sizeof(*s->frames));
+	if (!s->frames)
+		return -ENOMEM;
+	json_array_foreach(arr, i, f)
+	{
+		struct rd_frame *fr = &s->frames[i];
+		char where[96];
+		struct vctx sub = *v;
+		int64_t offset;
+
+		if ((r = validate_element(&sub, f, where, sizeof(where), "%s.frames[%zu]", v->where,
+					  i)) < 0)
+			return r;
+		s->nframes = i + 1;
+		r = validate_int(&sub, f, "module", true, INT64_MIN, INT64_MAX, &fr->module);
+		if (r < 0)
+			return r;
+		if (fr->module < -1 || fr->module >= (int64_t)p->nmodules)
+			return validate_bad(&sub, "module",
+					    "index %" PRId64 " out of range (%zu modules)",
+					    fr->module, p->nmodules);
+		if ((r = validate_int(&sub, f, "offset", true, 0, INT64_MAX, &offset)) < 0 ||
+		    (r = validate_str(&sub, f, "symbol", false, false, &fr->symbol)) < 0)
+			return r;
+		fr->offset = (uint64_t)offset;
+	}
+	return 0;
+}
+
+/* A site's Python frames, innermost first: optional, since a thread that
+ * ran no Python has none. */
+static int load_python_frames(const struct vctx *v, json_t *site, struct rd_site *s)
+{
+	json_t *arr, *f;
+	size_t i;
+	int r = validate_member(v, site, "python", false, JSON_ARRAY, &arr);
+
+	if (r < 0 || !arr)
+		return r;
+	s->python = calloc(json_array_size(arr) + 1, sizeof(*s->python));
+	if (!s->python)
+		return -ENOMEM;
+	json_array_foreach(arr, i, f)
+	{
+		struct rd_pyframe *py = &s->python[i];
+		char where[96];
+		struct vctx sub = *v;
+
+		if ((r = validate_element(&sub, f, where, sizeof(where), "%s.python[%zu]", v->where,
+					  i)) < 0)
+			return r;
+		s->npython = i + 1;
+		if ((r = validate_str(&sub, f, "file", true, false, &py->file)) < 0 ||
+		    (r = validate_str(&sub, f, "function", true, false, &py->function)) < 0 ||
+		    (r = validate_int(&sub, f, "line", true, 0, INT32_MAX, &py->line)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int load_sites(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	json_t *growing;
+	json_t *arr, *js;
+	size_t i;
+	int r = validate_member(v, root, "sites", true, JSON_ARRAY, &arr);
+
+	if (r < 0)
+		return r;
+	p->sites = calloc(json_array_size(arr) + 1, sizeof(*p->sites));
+	if (!p->sites)
+		return -ENOMEM;
+	json_array_foreach(arr, i, js)
+	{
+		struct rd_site *s = &p->sites[i];
+		char where[48];
+		struct vctx sub = *v;
+		char *kind = NULL;
+		json_t *door;
+		int64_t x;
+		int k;
+
+		if ((r = validate_element(&sub, js, where, sizeof(where), "sites[%zu]", i)) < 0)
+			return r;
+		p->nsites = i + 1;
+		s->id = -1;
+		r = validate_str(&sub, js, "kind", true, true, &kind);
+		if (r < 0)
+			return r;
+		for (k = 0; k < RD_KIND_COUNT; k++)
+			if (strcmp(kind, rd_kind_name(k)) == 0)
+				break;
+		if (k == RD_KIND_COUNT) {
+			r = validate_bad(&sub, "kind", "unknown kind \"%.64s\"", kind);
+			free(kind);
+			return r;
+		}
+		free(kind);
+		s->kind = k;
+		if ((r = validate_str(&sub, js, "api", true, true, &s->api)) < 0 ||
+		    (r = validate_member(&sub, js, "door", false, JSON_STRING, &door)) < 0 ||
+		    (r = validate_int(&sub, js, "id", false, 0, INT64_MAX, &s->id)) < 0 ||
+		    (r = validate_int(&sub, js, "first_seq", false, 0, INT64_MAX, &x)) < 0 ||
+		    (r = get_counters(&sub, js, &s->c)) < 0 ||
+		    (r = load_frames(&sub, js, p, s)) < 0 ||
+		    (r = load_python_frames(&sub, js, s)) < 0 ||
+		    (r = validate_member(&sub, js, "growing", false, JSON_TRUE, &growing)) < 0)
+			return r;
+		s->growing = growing && json_is_true(growing);
+	}
+	return 0;
+}
+
+/* "at_peak": optional; each of its sites must be one of the report's,
+ * so it is read after them. */
+/* "outside": optional; present in snapshots and post-mortems. */
+static int load_outside(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct rd_outside *o = &p->outside;
+	struct vctx sub = *v;
+	json_t *obj, *gpus, *g, *procs, *pj;
+	size_t i, k;
+	int r = validate_member(v, root, "outside", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	sub.where = "outside";
+	if ((r = validate_member(&sub, obj, "devices", true, JSON_ARRAY, &gpus)) < 0)
+		return r;
+	o->gpus = calloc(json_array_size(gpus) + 1, sizeof(*o->gpus));
+	if (!o->gpus)
+		return -ENOMEM;
+	o->present = true;
+	json_array_foreach(gpus, i, g)
+	{
+		struct rd_outside_gpu *gpu = &o->gpus[i];
+		char where[48];
+
+		if ((r = validate_element(&sub, g, where, sizeof(where), "outside.devices[%zu]",
+					  i)) < 0)
+			return r;
+		if ((r = validate_int(&sub, g, "index", true, 0, INT32_MAX, &gpu->index)) < 0 ||
+		    (r = validate_count(&sub, g, "total_bytes", &gpu->total_bytes)) < 0 ||
+		    (r = validate_count(&sub, g, "used_bytes", &gpu->used_bytes)) < 0 ||
+		    (r = validate_member(&sub, g, "processes", true, JSON_ARRAY, &procs)) < 0)
+			return r;
+		o->ngpus = i + 1;
+		gpu->procs = calloc(json_array_size(procs) + 1, sizeof(*gpu->procs));
+		if (!gpu->procs)
+			return -ENOMEM;
+		json_array_foreach(procs, k, pj)
+		{
+			char w2[96];
+
+			if ((r = validate_element(&sub, pj, w2, sizeof(w2),
+						  "outside.devices[%zu].processes[%zu]", i, k)) < 0)
+				return r;
+			if ((r = validate_int(&sub, pj, "pid", true, 0, INT32_MAX,
+					      &gpu->procs[k].pid)) < 0 ||
+			    (r = validate_count(&sub, pj, "used_bytes",
+						&gpu->procs[k].used_bytes)) < 0)
+				return r;
+			gpu->nprocs = k + 1;
+		}
+	}
+	return 0;
+}
+
+/* A list of {"site": ID, "live_bytes": N} (at_peak.sites, marks[].sites)
+ * into *OUT: each ID must be one of P's sites, read before.  WHERE names
+ * the list in messages ("at_peak.sites"). */
+static int load_site_bytes(const struct vctx *v, const struct rd_process *p, json_t *arr,
+			   const char *where, struct rd_peak_site **out, size_t *n)
+{
+	struct vctx sub = *v;
+	json_t *j;
+	size_t i;
+	int r;
+
+	*out = calloc(json_array_size(arr) + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	json_array_foreach(arr, i, j)
+	{
+		struct rd_peak_site *ps = &(*out)[i];
+		char at[96];
+		size_t k;
+
+		if ((r = validate_element(&sub, j, at, sizeof(at), "%s[%zu]", where, i)) < 0)
+			return r;
+		if ((r = validate_int(&sub, j, "site", true, 0, INT64_MAX, &ps->site)) < 0 ||
+		    (r = validate_count(&sub, j, "live_bytes", &ps->live_bytes)) < 0)
+			return r;
+		for (k = 0; k < p->nsites; k++)
+			if (p->sites[k].id == ps->site)
+				break;
+		if (k == p->nsites)
+			return validate_bad(&sub, "site",
+					    "%" PRId64 " is the id of none of the sites", ps->site);
+		ps->index = k;
+		*n = i + 1;
+	}
+	return 0;
+}
+
+static int load_at_peak(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct rd_at_peak *ap = &p->at_peak;
+	struct vctx sub = *v;
+	json_t *obj, *devs, *sites, *j;
+	size_t i;
+	int r = validate_member(v, root, "at_peak", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	sub.where = "at_peak";
+	if ((r = validate_count(&sub, obj, "bytes", &ap->bytes)) < 0 ||
+	    (r = validate_time(&sub, obj, "time", true, &ap->time)) < 0 ||
+	    (r = validate_member(&sub, obj, "devices", true, JSON_ARRAY, &devs)) < 0 ||
+	    (r = validate_member(&sub, obj, "sites", true, JSON_ARRAY, &sites)) < 0)
+		return r;
+	ap->devices = calloc(json_array_size(devs) + 1, sizeof(*ap->devices));
+	if (!ap->devices)
+		return -ENOMEM;
+	json_array_foreach(devs, i, j)
+	{
+		struct rd_peak_device *d = &ap->devices[i];
+		char where[48];
+
+		if ((r = validate_element(&sub, j, where, sizeof(where), "at_peak.devices[%zu]",
+					  i)) < 0)
+			return r;
+		if ((r = validate_int(&sub, j, "device", true, -1, INT32_MAX, &d->device)) < 0 ||
+		    (r = validate_count(&sub, j, "live_bytes", &d->live_bytes)) < 0)
+			return r;
+		ap->ndevices = i + 1;
+	}
+	if ((r = load_site_bytes(v, p, sites, "at_peak.sites", &ap->sites, &ap->nsites)) < 0)
+		return r;
+	ap->present = true;
+	return 0;
+}
+
+/* A decimal rank, as torchrun and mpirun set it; -1 for anything else. */
+static int64_t parse_rank(const char *s)
+{
+	int64_t x = 0;
+
+	if (!*s || strlen(s) > 9)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		x = x * 10 + (*s - '0');
+	}
+	return x;
+}
+
+/* What the run was: "gpuspy_version", "environment" (checked to be all
+ * strings by check_optional), "cuda", all optional. */
+static int load_settings(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct vctx sub = *v;
+	json_t *obj, *val, *devs;
+	const char *name;
+	int64_t local_rank = -1;
+	size_t i;
+	int r;
+
+	p->rank = -1;
+	if ((r = validate_str(v, root, "gpuspy_version", false, false, &p->version)) < 0 ||
+	    (r = validate_member(v, root, "environment", false, JSON_OBJECT, &obj)) < 0)
+		return r;
+	if (obj) {
+		p->env = calloc(json_object_size(obj) + 1, sizeof(*p->env));
+		if (!p->env)
+			return -ENOMEM;
+		json_object_foreach(obj, name, val)
+		{
+			struct rd_env *e = &p->env[p->nenv];
+
+			e->name = strdup(name);
+			e->value = strdup(json_string_value(val));
+			p->nenv++;
+			if (!e->name || !e->value)
+				return -ENOMEM;
+			if (strcmp(name, "RANK") == 0)
+				p->rank = parse_rank(e->value);
+			else if (strcmp(name, "LOCAL_RANK") == 0)
+				local_rank = parse_rank(e->value);
+		}
+	}
+	if (p->rank < 0)
+		p->rank = local_rank;
+
+	if ((r = validate_member(v, root, "cuda", false, JSON_OBJECT, &obj)) < 0 || !obj)
+		return r;
+	sub.where = "cuda";
+	if ((r = validate_int(&sub, obj, "driver_version", true, 0, INT32_MAX,
+			      &p->driver_version)) < 0 ||
+	    (r = validate_member(&sub, obj, "devices", true, JSON_ARRAY, &devs)) < 0)
+		return r;
+	p->gpus = calloc(json_array_size(devs) + 1, sizeof(*p->gpus));
+	if (!p->gpus)
+		return -ENOMEM;
+	json_array_foreach(devs, i, val)
+	{
+		struct rd_gpu *g = &p->gpus[i];
+		char where[48];
+
+		if ((r = validate_element(&sub, val, where, sizeof(where), "cuda.devices[%zu]",
+					  i)) < 0)
+			return r;
+		p->ngpus = i + 1;
+		if ((r = validate_int(&sub, val, "device", true, 0, INT32_MAX, &g->device)) < 0 ||
+		    (r = validate_str(&sub, val, "name", true, false, &g->name)) < 0 ||
+		    (r = validate_int(&sub, val, "total_bytes", true, -1, INT64_MAX,
+				      &g->total_bytes)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* "marks" and "mark", optional; each mark's sites must be the report's. */
+static int load_marks(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct vctx sub = *v;
+	json_t *arr, *m, *sites, *j;
+	size_t i;
+	int r;
+
+	if ((r = validate_member(v, root, "mark", false, JSON_STRING, &j)) < 0 ||
+	    (r = validate_member(v, root, "marks", false, JSON_ARRAY, &arr)) < 0 || !arr)
+		return r;
+	p->marks = calloc(json_array_size(arr) + 1, sizeof(*p->marks));
+	if (!p->marks)
+		return -ENOMEM;
+	json_array_foreach(arr, i, m)
+	{
+		struct rd_mark *mk = &p->marks[i];
+		char where[32], list[48];
+
+		if ((r = validate_element(&sub, m, where, sizeof(where), "marks[%zu]", i)) < 0)
+			return r;
+		p->nmarks = i + 1;
+		if ((r = validate_time(&sub, m, "time", true, &mk->time)) < 0 ||
+		    (r = validate_str(&sub, m, "label", true, false, &mk->label)) < 0 ||
+		    (r = validate_int(&sub, m, "live_bytes", false, 0, INT64_MAX,
+				      &mk->live_bytes)) < 0 ||
+		    (r = validate_member(&sub, m, "sites", false, JSON_ARRAY, &sites)) < 0)
+			return r;
+		if (!sites)
+			continue; /* a mark of a gpuspy before 0.2: label and time */
+		snprintf(list, sizeof(list), "marks[%zu].sites", i);
+		if ((r = load_site_bytes(v, p, sites, list, &mk->sites, &mk->nsites)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Whether NAME is "oom-N.json" (N decimal digits, at most 9 of them: a
+ * process writes 16 at most); *N gets N. */
+bool load_oom_file_name(const char *name, int64_t *n)
+{
+	const char *d = name + 4;
+	int64_t x = 0;
+	size_t len = 0;
+
+	if (strncmp(name, "oom-", 4) != 0)
+		return false;
+	for (; *d >= '0' && *d <= '9'; d++, len++) {
+		if (len == 9)
+			return false;
+		x = x * 10 + (*d - '0');
+	}
+	if (len == 0 || strcmp(d, ".json") != 0)
+		return false;
+	*n = x;
+	return true;
+}
+
+/* One out-of-memory event: an entry of "oom" (WITH_FILE: it may name its
+ * oom-N.json) or the "event" of an oom-N.json.  Its site is checked
+ * against the report's sites by check_oom_site, once they are read. */
+static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file, struct rd_oom *o)
+{
+	char *type = NULL, *kind = NULL;
+	int64_t n;
+	int r, k;
+
+	if (!json_is_object(obj))
+		return validate_bad(v, NULL, "expected an object, got %s", validate_type_name(obj));
+	if ((r = validate_str(v, obj, "type", true, false, &type)) < 0)
+		return r;
+	if (strcmp(type, "oom") != 0) {
+		r = validate_bad(v, "type", "unknown event type \"%.64s\" (expected \"oom\")",
+				 type);
+		free(type);
+		return r;
+	}
+	free(type);
+	if ((r = validate_int(v, obj, "number", true, 1, INT64_MAX, &o->number)) < 0 ||
+	    (r = validate_time(v, obj, "time", true, &o->time)) < 0 ||
+	    (r = validate_str(v, obj, "api", true, true, &o->api)) < 0 ||
+	    (r = validate_str(v, obj, "kind", true, true, &kind)) < 0)
+		return r;
+	for (k = 0; k < RD_KIND_COUNT; k++)
+		if (strcmp(kind, rd_kind_name(k)) == 0)
+			break;
+	if (k == RD_KIND_COUNT) {
+		r = validate_bad(v, "kind", "unknown kind \"%.64s\"", kind);
+		free(kind);
+		return r;
+	}
+	free(kind);
+	o->kind = k;
+	if ((r = validate_count(v, obj, "requested_bytes", &o->requested_bytes)) < 0 ||
+	    (r = validate_int(v, obj, "device", true, -1, INT32_MAX, &o->device)) < 0 ||
+	    (r = validate_count(v, obj, "live_bytes", &o->live_bytes)) < 0 ||
+	    (r = validate_int(v, obj, "free_bytes", true, -1, INT64_MAX, &o->free_bytes)) < 0 ||
+	    (r = validate_int(v, obj, "total_bytes", true, -1, INT64_MAX, &o->total_bytes)) < 0 ||
+	    (r = validate_int(v, obj, "site", true, 0, INT64_MAX, &o->site)) < 0)
+		return r;
+	if (!with_file)
+		return 0;
+	if ((r = validate_str(v, obj, "file", false, false, &o->file)) < 0)
+		return r;
+	/* the name is joined to the process's directory: nothing else, no
+	 * "../", may come in */
+	if (o->file && !load_oom_file_name(o->file, &n))
+		return validate_bad(v, "file", "\"%.64s\" is not a name oom-N.json", o->file);
+	return 0;
+}
+
+static int check_oom_site(const struct vctx *v, const struct rd_process *p, const struct rd_oom *o)
+{
+	for (size_t i = 0; i < p->nsites; i++)
+		if (p->sites[i].id == o->site)
+			return 0;
+	return validate_bad(v, "site", "%" PRId64 " is the id of none of the sites", o->site);
+}
+
+/* "snapshot", optional: a periodic snapshot (snapshot.json: samples and
+ * interval_us) or an on-demand one (snapshot-N.json: number, label), the
+ * state of that moment.  Read after "event": a post-mortem is not one. */
+static int load_snapshot(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct rd_snapshot *sn = &p->snapshot;
+	struct vctx sub = *v;
+	json_t *obj;
+	int r = validate_member(v, root, "snapshot", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	if (p->event.number > 0)
+		return validate_bad(v, "snapshot",
+				    "present beside \"event\" (a report is an "
+				    "out-of-memory post-mortem or a snapshot, not both)");
+	sub.where = "snapshot";
+	sn->periodic = json_object_get(obj, "samples") || json_object_get(obj, "interval_us");
+	if (sn->periodic) {
+		if ((r = validate_count(&sub, obj, "samples", &sn->samples)) < 0 ||
+		    (r = validate_count(&sub, obj, "interval_us", &sn->interval_us)) < 0)
+			return r;
+	} else if ((r = validate_int(&sub, obj, "number", true, 1, INT64_MAX, &sn->number)) < 0 ||
+		   (r = validate_str(&sub, obj, "label", false, false, &sn->label)) < 0) {
+		return r;
+	}
+	sn->present = true;
+	p->partial = true;
+	return 0;
+}
+
+/* "oom", "oom_dropped", and the "event" of an oom-N.json: all optional. */
+static int load_oom(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct vctx sub = *v;
+	json_t *arr, *j;
+	size_t i;
+	int r;
+
+	if ((r = validate_int(v, root, "oom_dropped", false, 0, INT64_MAX, &p->oom_dropped)) < 0 ||
+	    (r = validate_member(v, root, "event", false, JSON_OBJECT, &j)) < 0)
+		return r;
+	if (j) {
+		sub.where = "event";
+		if ((r = load_oom_event(&sub, j, false, &p->event)) < 0 ||
+		    (r = check_oom_site(&sub, p, &p->event)) < 0)
+			return r;
+		p->partial = true;
+	}
+	if ((r = load_snapshot(v, root, p)) < 0)
+		return r;
+	if ((r = validate_member(v, root, "oom", false, JSON_ARRAY, &arr)) < 0 || !arr)
+		return r;
+	p->oom = calloc(json_array_size(arr) + 1, sizeof(*p->oom));
+	if (!p->oom)
+		return -ENOMEM;
+	json_array_foreach(arr, i, j)
+	{
+		char where[32];
+
+		snprintf(where, sizeof(where), "oom[%zu]", i);
+		sub.where = where;
+		p->noom = i + 1;
+		if ((r = load_oom_event(&sub, j, true, &p->oom[i])) < 0 ||
+		    (r = check_oom_site(&sub, p, &p->oom[i])) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct vctx sub = *v;
+	json_t *j, *obj;
+	int r;
+
+	if (!json_is_object(root))
+		return validate_bad(v, NULL, "not a gpuspy report (the top level is %s)",
+				    validate_type_name(root));
+	j = json_object_get(root, "format");
+	if (!j)
+		return validate_bad(v, NULL, "not a gpuspy report (no \"format\")");
+	if (!json_is_string(j))
+		return validate_bad(v, "format", "expected a string, got %s",
+				    validate_type_name(j));
+	if (strcmp(json_string_value(j), FORMAT_PROCESS) != 0)
+		return validate_bad(
+			v, NULL,
+			"unsupported format \"%.64s\" (this gpuspy reads \"" FORMAT_PROCESS "\")",
+			json_string_value(j));
+
+	if ((r = validate_str(v, root, "host", true, false, &p->host)) < 0 ||
+	    (r = validate_int(v, root, "pid", true, 1, INT32_MAX, &p->pid)) < 0 ||
+	    (r = validate_str(v, root, "exe", false, false, &p->exe)) < 0 ||
+	    (r = load_python(v, root, p)) < 0 || (r = load_command(v, root, p)) < 0 ||
+	    (r = validate_member(v, root, "complete", true, JSON_TRUE, &j)) < 0)
+		return r;
+	p->complete = json_is_true(j);
+
+	if ((r = validate_member(v, root, "leaked", true, JSON_OBJECT, &obj)) < 0)
+		return r;
+	sub.where = "leaked";
+	if ((r = validate_count(&sub, obj, "bytes", &p->leaked_bytes)) < 0 ||
+	    (r = validate_count(&sub, obj, "allocations", &p->leaked_allocations)) < 0)
+		return r;
+	if ((r = validate_member(v, root, "peak", true, JSON_OBJECT, &obj)) < 0)
+		return r;
+	sub.where = "peak";
+	if ((r = validate_count(&sub, obj, "bytes", &p->peak_bytes)) < 0)
+		return r;
+	/* what is live at exit was live at the peak's moment or less */
+	if (p->leaked_bytes > p->peak_bytes)
+		return validate_bad(v, "leaked.bytes",
+				    "%" PRId64 " exceeds peak.bytes (%" PRId64 ")", p->leaked_bytes,
+				    p->peak_bytes);
+
+	if ((r = load_kinds(v, root, p)) < 0 ||
+	    (r = validate_count(v, root, "untracked_frees", &p->untracked_frees)) < 0 ||
+	    (r = check_optional(v, root, p)) < 0 || (r = load_modules(v, root, p)) < 0 ||
+	    (r = load_sites(v, root, p)) < 0 || (r = load_at_peak(v, root, p)) < 0 ||
+	    (r = load_settings(v, root, p)) < 0 || (r = load_marks(v, root, p)) < 0 ||
+	    (r = load_outside(v, root, p)) < 0 || (r = load_oom(v, root, p)) < 0)
+		return r;
+	return 0;
+}
+
+int load_process_file(const char *file, const char *display_path, struct rd_process **out,
+		      struct rd_error *err)
+{
+	struct vctx v = { .file = file, .err = err };
+	struct rd_process *p = NULL;
+	json_error_t jerr;
+	json_t *root = NULL;
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	*out = NULL;
+	r = validate_read_file(file, &buf, &len, &st, err);
+	if (r < 0)
+		return r;
+	if (len == 0) {
+		rd_error_set(err, file,
+			     "empty file (the process may have been killed "
+			     "while gpuspy wrote it)");
+		r = -EINVAL;
+		goto out;
+	}
+	/* duplicate keys would make "which value counts" a guess */
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		rd_error_set(err, file, "invalid JSON at line %d, column %d: %s", jerr.line,
+			     jerr.column, jerr.text);
+		r = -EINVAL;
+		goto out;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		r = -ENOMEM;
+		goto out;
+	}
+	p->depth = -1;
+	p->start_time = -1;
+	p->end_time = -1;
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
+	p->file = strdup(file);
+	p->path = strdup(display_path ? display_path : file);
+	if (!p->file || !p->path) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = load_root(&v, root, p);
+	if (r == -ENOMEM)
+		rd_error_set(err, file, "out of memory");
+	if (r < 0)
+		goto out;
+	*out = p;
+	p = NULL;
+out:
+	rd_process_free(p);
+	json_decref(root);
+	free(buf);
+	return r;
+}
+
+/* Whether SNAP, read from FILE, is the post-mortem of P's event O. */
+static int check_snapshot(const struct rd_process *p, const struct rd_oom *o,
+			  const struct rd_process *snap, const char *file, struct rd_error *err)
+{
+	if (!snap->partial) {
+		rd_error_set(err, file,
+			     "event: missing, but %s names this file as the "
+			     "post-mortem of out-of-memory event %" PRId64,
+			     p->file, o->number);
+		return -EINVAL;
+	}
+	if (snap->event.number != o->number) {
+		rd_error_set(err, file,
+			     "event.number: %" PRId64 ", but %s names this file "
+			     "for out-of-memory event %" PRId64,
+			     snap->event.number, p->file, o->number);
+		return -EINVAL;
+	}
+	if (snap->pid != p->pid || strcmp(snap->host, p->host) != 0) {
+		rd_error_set(err, file,
+			     "the report of another process (pid %" PRId64 ") than %s (pid %" PRId64
+			     ")",
+			     snap->pid, p->file, p->pid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int load_snapshots(struct rd_process *p, struct rd_error *err)
+{
+	char *dir = NULL;
+	int r = 0;
+
+	for (size_t i = 0; i < p->noom && r == 0; i++) {
+		struct rd_oom *o = &p->oom[i];
+		struct rd_process *snap = NULL;
+		struct stat st;
+		char *file;
+
+		if (!o->file || o->snapshot)
+			continue;
+		if (!dir && !(dir = util_dir_of(p->file)))
+			return -ENOMEM;
+		file = util_path_join(dir, o->file);
+		if (!file) {
+			r = -ENOMEM;
+			break;
+		}
+		if (stat(file, &st) < 0) {
+			/* removed since, or never written whole: the event
+			 * stays, without the state of its moment */
+			if (errno != ENOENT && errno != ENOTDIR) {
+				r = -errno;
+				rd_error_set(err, file, "%s", strerror(-r));
+			}
+		} else if (st.st_dev == p->dev && st.st_ino == p->ino) {
+			/* the process's report is this post-mortem */
+			r = check_snapshot(p, o, p, file, err);
+			if (r == 0)
+				o->snapshot = p;
+		} else {
+			r = load_process_file(file, file, &snap, err);
+			if (r == 0)
+				r = check_snapshot(p, o, snap, file, err);
+			if (r == 0)
+				o->snapshot = snap;
+			else
+				rd_process_free(snap);
+		}
+		free(file);
+	}
+	free(dir);
+	return r;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/* The model of what was read: names of its kinds, and freeing it. */
+#include <stdlib.h>
+
+#include "model.h"
+
+static const char *const kind_names[RD_KIND_COUNT] = {
+	[RD_KIND_DEVICE] = "device",
+	[RD_KIND_MANAGED] = "managed",
+	[RD_KIND_VMM] = "vmm",
+	[RD_KIND_PINNED] = "pinned",
+};
+
+const char *rd_kind_name(enum rd_kind kind)
+{
+	return kind < RD_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+static void oom_clear(const struct rd_process *p, struct rd_oom *o)
+{
+	free(o->api);
+	free(o->file);
+	if (o->snapshot != p)
+		rd_process_free(o->snapshot);
+}
+
+void rd_process_free(struct rd_process *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->noom; i++)
+		oom_clear(p, &p->oom[i]);
+	free(p->oom);
+	oom_clear(p, &p->event);
+	free(p->path);
+	free(p->file);
+	free(p->host);
+	free(p->exe);
+	free(p->python.version);
+	free(p->python.note);
+	free(p->snapshot.label);
+	for (size_t i = 0; i < p->ncommand; i++)
+		free(p->command[i]);
+	free(p->command);
+	for (size_t i = 0; i < p->nmodules; i++) {
+		free(p->modules[i].path);
+		free(p->modules[i].build_id);
+	}
+	free(p->modules);
+	for (size_t i = 0; i < p->nsites; i++) {
+		struct rd_site *s = &p->sites[i];
+
+		free(s->api);
+		for (size_t j = 0; j < s->nframes; j++)
+			free(s->frames[j].symbol);
+		free(s->frames);
+		for (size_t j = 0; j < s->npython; j++) {
+			free(s->python[j].file);
+			free(s->python[j].function);
+		}
+		free(s->python);
+	}
+	free(p->sites);
+	for (size_t i = 0; i < p->outside.ngpus; i++)
+		free(p->outside.gpus[i].procs);
+	free(p->outside.gpus);
+	free(p->at_peak.devices);
+	free(p->at_peak.sites);
+	free(p->devices);
+	free(p->version);
+	for (size_t i = 0; i < p->nenv; i++) {
+		free(p->env[i].name);
+		free(p->env[i].value);
+	}
+	free(p->env);
+	for (size_t i = 0; i < p->ngpus; i++)
+		free(p->gpus[i].name);
+	free(p->gpus);
+	for (size_t i = 0; i < p->nmarks; i++) {
+		free(p->marks[i].label);
+		free(p->marks[i].sites);
+	}
+	free(p->marks);
+	for (size_t i = 0; i < p->torch.nsites; i++) {
+		for (size_t j = 0; j < p->torch.sites[i].nframes; j++) {
+			free(p->torch.sites[i].frames[j].file);
+			free(p->torch.sites[i].frames[j].function);
+		}
+		free(p->torch.sites[i].frames);
+	}
+	free(p->torch.sites);
+	free(p->torch.devices);
+	free(p);
+}
+
+void rd_process_list_clear(struct rd_process_list *list)
+{
+	for (size_t i = 0; i < list->n; i++)
+		rd_process_free(list->items[i]);
+	free(list->items);
+	list->items = NULL;
+	list->n = list->cap = 0;
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The model of what libgpuspy wrote, as gpuspy_read holds it.
+ *
+ * Loading is strict: a report is either fully valid "gpuspy-process/1" or
+ * refused with one message that names the file.  Everything after loading
+ * (symbolizing, merging, printing) may then trust this model, and never
+ * has to check a type again.
+ *
+ * Functions return 0 or -errno; those that can fail on input fill a
+ * struct rd_error with a single line "FILE: what is wrong".
+ */
+#ifndef GPUSPY_READ_MODEL_H
+#define GPUSPY_READ_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One line, without the "gpuspy: " prefix and without a newline; control
+ * characters from file names or file contents are replaced by '?', so that
+ * printing it can never produce a second line. */
+struct rd_error {
+	char msg[1024];
+};
+
+void rd_error_set(struct rd_error *err, const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The memory kinds of a report, in the order of "kinds". */
+enum rd_kind {
+	RD_KIND_DEVICE,
+	RD_KIND_MANAGED,
+	RD_KIND_VMM,
+	RD_KIND_PINNED,
+	RD_KIND_COUNT,
+};
+
+const char *rd_kind_name(enum rd_kind kind);
+
+struct rd_counters {
+	int64_t live_bytes;
+	int64_t live_allocations;
+	int64_t peak_bytes;
+	int64_t allocated_bytes;
+	int64_t allocations;
+	int64_t freed_bytes;
+	int64_t frees;
+};
+
+struct rd_module {
+	char *path;
+	char *build_id; /* lower-case hex, "" when the module has none */
+	uint64_t base;
+};
+
+struct rd_frame {
+	int64_t module;	 /* index into modules, or -1 */
+	uint64_t offset; /* from the module's base; absolute when module is -1 */
+	char *symbol;	 /* as the process named it, or NULL */
+};
+
+/* A Python frame of the allocating thread, as the process recorded it. */
+struct rd_pyframe {
+	char *file;
+	char *function;
+	int64_t line; /* 0 when unknown */
+};
+
+struct rd_site {
+	int64_t id; /* sites[].id; -1 when the report gave none */
+	enum rd_kind kind;
+	char *api;
+	struct rd_counters c;
+	struct rd_frame *frames;
+	size_t nframes;
+	struct rd_pyframe *python; /* innermost first; NULL when none */
+	size_t npython;
+	bool growing; /* its live bytes keep rising (docs/format.md) */
+};
+
+/* The process's "python" object: present when an interpreter was found. */
+struct rd_python {
+	bool present;
+	bool supported;
+	char *version;
+	char *note; /* NULL when absent */
+};
+
+struct rd_process;
+
+/* An allocation that failed for want of memory (docs/format.md, "oom-N.json"):
+ * an entry of a report's "oom", or an oom-N.json's own "event". */
+struct rd_oom {
+	int64_t number; /* 1, 2, ... in the process */
+	double time;	/* seconds since the epoch */
+	char *api;
+	enum rd_kind kind;
+	int64_t requested_bytes;
+	int64_t device;	     /* -1: unknown */
+	int64_t live_bytes;  /* GPU memory gpuspy tracked as live */
+	int64_t free_bytes;  /* -1: unknown */
+	int64_t total_bytes; /* -1: unknown */
+	int64_t site;	     /* a sites[].id of the report that holds it */
+	char *file;	     /* "oom-N.json", NULL when none was written */
+	/* The oom-N.json FILE, read from the process's directory when it is
+	 * there (discover_path; NULL otherwise, and always NULL for an "event"):
+	 * the report of that moment.  It may be the process itself, when the
+	 * process's report is that very file. */
+	struct rd_process *snapshot;
+};
+
+/* GPU memory of one device ordinal (-1: unknown) in "at_peak". */
+struct rd_peak_device {
+	int64_t device;
+	int64_t live_bytes;
+};
+
+/* A site's live memory in "at_peak". */
+struct rd_peak_site {
+	int64_t site; /* a sites[].id of the report */
+	size_t index; /* that site's index in the process's sites */
+	int64_t live_bytes;
+};
+
+/* The process's "at_peak" (docs/format.md, "What was live at the peak"):
+ * the last copy of the live GPU memory, per device and per site, taken
+ * within 1% of the peak. */
+/* The "outside" view of a snapshot or post-mortem: what NVML said each GPU
+ * and each process on it used (docs/format.md). */
+struct rd_outside_proc {
+	int64_t pid;
+	int64_t used_bytes;
+};
+struct rd_outside_gpu {
+	int64_t index;
+	int64_t total_bytes, used_bytes;
+	struct rd_outside_proc *procs;
+	size_t nprocs;
+};
+struct rd_outside {
+	struct rd_outside_gpu *gpus;
+	size_t ngpus;
+	bool present;
+};
+
+/* The "snapshot" of a snapshot.json (PERIODIC: samples, interval_us) or
+ * of an on-demand snapshot-N.json (number, label). */
+struct rd_snapshot {
+	bool present;
+	bool periodic;
+	int64_t samples;     /* periodic: the samples taken so far */
+	int64_t interval_us; /* periodic: GPUSPY_INTERVAL */
+	int64_t number;	     /* on demand: N of snapshot-N.json */
+	char *label;	     /* on demand: NULL when none */
+};
+
+struct rd_at_peak {
+	bool present;
+	int64_t bytes;
+	double time; /* seconds since the epoch */
+	struct rd_peak_device *devices;
+	size_t ndevices;
+	struct rd_peak_site *sites;
+	size_t nsites;
+};
+
+/* "marks": gpuspy_mark() calls, oldest first, each with what every site
+ * held live at that moment (sites reuse rd_peak_site: id, index, bytes). */
+struct rd_mark {
+	double time;
+	char *label;
+	int64_t live_bytes; /* GPU memory: device + managed + vmm */
+	struct rd_peak_site *sites;
+	size_t nsites;
+};
+
+/* Live GPU memory of one device ordinal (-1: unknown) in "devices":
+ * device, managed and vmm memory at the report's moment. */
+struct rd_device {
+	int64_t device;
+	int64_t live_bytes;
+	int64_t live_allocations;
+};
+
+/* One entry of "environment", or of "cuda.devices". */
+struct rd_env {
+	char *name;
+	char *value;
+};
+struct rd_gpu {
+	int64_t device;
+	char *name;
+	int64_t total_bytes; /* -1: unknown */
+};
+
+/* torch.json, the PyTorch view (docs/format.md, "gpuspy-torch/1"): the live
+ * blocks of PyTorch's caching allocator by the Python stack that allocated
+ * them, as last sampled. */
+struct rd_torch_site {
+	struct rd_pyframe *frames; /* innermost first; none: allocated before
+					 * the view started */
+	size_t nframes;
+	int64_t live_bytes;
+	int64_t live_blocks;
+	int64_t peak_bytes; /* the most seen in a sample */
+	bool growing;
+};
+struct rd_torch_device {
+	int64_t device;
+	int64_t reserved_bytes;	 /* the pool's segments */
+	int64_t allocated_bytes; /* in live blocks */
+};
+struct rd_torch {
+	bool present;
+	bool final; /* sampled at the program's exit */
+	double time;
+	int64_t samples;
+	struct rd_torch_device *devices;
+	size_t ndevices;
+	struct rd_torch_site *sites;
+	size_t nsites;
+};
+
+struct rd_process {
+	char *path; /* the process directory, or the file when given one */
+	char *file; /* the file read: report.json, oom-N.json, snapshot.json, ... */
+	char *host;
+	int64_t pid;
+	char *exe;     /* the main executable's path, or NULL */
+	int64_t depth; /* native frames taken per site; -1 when not said */
+	char **command;
+	size_t ncommand;
+	bool complete;
+	int64_t leaked_bytes;
+	int64_t leaked_allocations;
+	int64_t peak_bytes;
+	struct rd_counters kinds[RD_KIND_COUNT];
+	int64_t untracked_frees;
+	double start_time; /* -1 when not said */
+	double end_time;   /* -1 when not said; a snapshot's: its moment */
+	struct rd_python python;
+	/* out-of-memory events so far, in the order of the report */
+	struct rd_oom *oom;
+	size_t noom;
+	int64_t oom_dropped;
+	/* An oom-N.json carries the event it was written for: then the
+	 * report is PARTIAL, the state at that event rather than at exit. */
+	bool partial;
+	struct rd_oom event;
+	/* A snapshot carries "snapshot" (docs/format.md, "Over time"): then
+	 * the report is PARTIAL too, the state at that moment. */
+	struct rd_snapshot snapshot;
+	struct rd_module *modules;
+	size_t nmodules;
+	struct rd_site *sites;
+	size_t nsites;
+	struct rd_at_peak at_peak;
+	struct rd_outside outside;
+	struct rd_device *devices; /* "devices", in file order; none when absent */
+	size_t ndevices;
+	/* what the run was: settings a diff puts side by side */
+	char *version;	    /* gpuspy_version; NULL when not said */
+	struct rd_env *env; /* "environment", in file order */
+	size_t nenv;
+	int64_t rank;		/* RANK, else LOCAL_RANK, from "environment"; -1: none */
+	int64_t driver_version; /* "cuda.driver_version"; 0: unknown */
+	struct rd_gpu *gpus;	/* "cuda.devices" */
+	size_t ngpus;
+	struct rd_mark *marks;
+	size_t nmarks;
+	struct rd_torch torch; /* from torch.json beside the report */
+	/* device and inode of the report read, so that a process named twice
+	 * (a run directory and one of its process directories) counts once */
+	dev_t dev;
+	ino_t ino;
+};
+
+struct rd_process_list {
+	struct rd_process **items;
+	size_t n;
+	size_t cap;
+};
+
+void rd_process_free(struct rd_process *p);
+void rd_process_list_clear(struct rd_process_list *list);
+
+#endif

@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* The public API of include/gpuspy.h, live when the library is preloaded. */
+/*
+ * The public API of include/gpuspy.h, live when the library is preloaded.
+ * A forked child that went silent (lifecycle.c) writes nothing and keeps
+ * nothing: every entry point is then a no-op.
+ */
 #include "gpuspy.h"
 #include "gpuspy_int.h"
 
 GS_EXPORT int gpuspy_mark(const char *label)
 {
+	if (atomic_load(&gs_state.silent))
+		return 0;
 	report_mark(label);
 	return 0;
 }
 
 GS_EXPORT int gpuspy_snapshot(const char *label)
 {
+	if (atomic_load(&gs_state.silent))
+		return -1;
 	if (!atomic_load(&gs_state.active) || !atomic_load(&gs_state.tracking))
 		return -1; /* nothing allocated yet, or gpuspy is off */
 	return report_write_labelled(label && *label ? label : "snapshot");

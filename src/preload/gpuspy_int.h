@@ -24,6 +24,8 @@ extern __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
 #define uthash_nonfatal_oom(obj) (gs_hash_oom = 1)
 #include <uthash.h>
 
+#include "locks.h"
+
 #define GS_EXPORT      __attribute__((visibility("default")))
 #define GS_TLS	       __thread __attribute__((tls_model("initial-exec")))
 #define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -250,7 +252,6 @@ void peak_note(long long live);
 const struct gs_peak_snap *peak_snapshot(void);
 void peak_lock(void);
 void peak_unlock(void);
-void peak_reset_lock(void);
 
 /* ---- unwind.c: raw stacks and the modules they fall in ---- */
 struct gs_frame {
@@ -270,9 +271,6 @@ void unwind_init(void);
 void unwind_warm(void);
 void unwind_select(const char *name);
 const char *unwind_name(void);
-void unwind_lock(void);
-void unwind_unlock(void);
-void unwind_reset_lock(void);
 /* Registry access for the report; the registry only grows. */
 unsigned unwind_module_count(void);
 const struct gs_module *unwind_module(unsigned i);
@@ -311,9 +309,6 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 			    unsigned pydepth);
 struct gs_site *site_list(void);
 unsigned site_count(void);
-void sites_lock_all(void);
-void sites_unlock_all(void);
-void sites_reset_locks(void);
 
 /* ---- table.c: live allocations keyed by (space, address or handle) ---- */
 struct gs_alloc {
@@ -332,9 +327,6 @@ struct gs_alloc *table_insert(struct gs_alloc *a, int *err);
 struct gs_alloc *table_remove(enum gs_space space, uint64_t addr);
 /* Change the key of a live entry (VMM release-while-mapped). */
 int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64_t naddr);
-void table_lock_all(void);
-void table_unlock_all(void);
-void table_reset_locks(void);
 
 /* ---- vmm.c: physical handles, their mappings, reserved address space ---- */
 void vmm_on_map(uint64_t va, uint64_t size, uint64_t handle);
@@ -343,9 +335,6 @@ void vmm_on_unmap(uint64_t va, uint64_t size);
 struct gs_alloc *vmm_release_begin(uint64_t handle, bool *deferred, uint64_t *orphan_key);
 void vmm_release_end(uint64_t handle, struct gs_alloc *a, bool deferred, uint64_t orphan_key,
 		     bool ok);
-void vmm_lock(void);
-void vmm_unlock(void);
-void vmm_reset_lock(void);
 
 /* ---- driver binding (hooks_driver.c) ---- */
 int driver_current_device(void);

@@ -81,7 +81,7 @@ void nvml_write(FILE *f)
 			"\"processes\": [",
 			first ? "" : ",", i, m.total, m.used);
 		first = false;
-		/* Called with report_lock held: procs[] is not shared. */
+		/* Called with gs_events_lock held: procs[] is not shared. */
 		if (running_processes && running_processes(gpus[i], &np, procs) == 0)
 			for (unsigned j = 0; j < np && j < MAX_PROCS; j++)
 				fprintf(f, "%s{\"pid\": %u, \"used_bytes\": %llu}", j ? ", " : "",

@@ -221,7 +221,7 @@ static void write_site(FILE *f, struct gs_site *s)
 	fputc('}', f);
 }
 
-/* What one report file describes: taken under report_lock. */
+/* What one report file describes: taken under gs_events_lock. */
 struct snapshot {
 	struct gs_site **sites; /* sorted by live bytes */
 	unsigned n;
@@ -235,15 +235,14 @@ struct snapshot {
 
 /*
  * Out-of-memory events: the first OOM_FILES get a post-mortem file; all
- * are listed in every later report.  Written under report_lock.
+ * are listed in every later report.  Written under gs_events_lock.
  */
 #define OOM_FILES 16
 static struct gs_oom ooms[OOM_FILES];
 static unsigned n_ooms, oom_dropped;
-static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
- * gpuspy_mark(): the last MARKS marks, oldest first, under report_lock.
+ * gpuspy_mark(): the last MARKS marks, oldest first, under gs_events_lock.
  * Each keeps what every site held live at that moment, so that two runs
  * can be compared at the same phase (`gpuspy diff --at LABEL`).
  */
@@ -481,7 +480,7 @@ static const struct gs_frame *useful_frame(const struct gs_site *s)
 /*
  * For people (report.txt, stderr) C++ names read better demangled.  The
  * process's own libstdc++ does it when a C++ library loaded it; gpuspy
- * never links it.  report.json keeps the raw symbol.  Under report_lock.
+ * never links it.  report.json keeps the raw symbol.  Under gs_events_lock.
  */
 /* The innermost Python frame of user code, as `gpuspy report` picks its
  * headline: not the standard library, not an installed package. */
@@ -611,7 +610,7 @@ static int write_file(const struct snapshot *snap, const char *name,
 	return err;
 }
 
-/* With report_lock held.  Returns 0, or -errno with a line printed. */
+/* With gs_events_lock held.  Returns 0, or -errno with a line printed. */
 static int snapshot_take(struct snapshot *snap, const struct gs_oom *event)
 {
 	unsigned cap = site_count() + 16;
@@ -652,9 +651,9 @@ void report_write_exit(void)
 	char a[32], b[32], fr[512];
 	int err;
 
-	pthread_mutex_lock(&report_lock);
+	gs_lock(&gs_events_lock);
 	if (snapshot_take(&snap, NULL) < 0) {
-		pthread_mutex_unlock(&report_lock);
+		gs_unlock(&gs_events_lock);
 		return;
 	}
 	err = write_file(&snap, "report.json", write_json);
@@ -698,7 +697,7 @@ void report_write_exit(void)
 	}
 out:
 	free(snap.sites);
-	pthread_mutex_unlock(&report_lock);
+	gs_unlock(&gs_events_lock);
 }
 
 /*
@@ -712,16 +711,16 @@ void report_oom(struct gs_oom *e)
 	char name[32], a[32], b[32], c[32], d[32];
 	int err;
 
-	pthread_mutex_lock(&report_lock);
+	gs_lock(&gs_events_lock);
 	e->number = n_ooms + oom_dropped + 1;
 	if (n_ooms >= OOM_FILES) {
 		oom_dropped++;
-		pthread_mutex_unlock(&report_lock);
+		gs_unlock(&gs_events_lock);
 		return;
 	}
 	ooms[n_ooms++] = *e;
 	if (snapshot_take(&snap, e) < 0) {
-		pthread_mutex_unlock(&report_lock);
+		gs_unlock(&gs_events_lock);
 		return;
 	}
 	snprintf(name, sizeof(name), "oom-%u.json", e->number);
@@ -743,7 +742,7 @@ void report_oom(struct gs_oom *e)
 				gs_api_names[e->api], a, e->device, b, snap.dir, name);
 	}
 	free(snap.sites);
-	pthread_mutex_unlock(&report_lock);
+	gs_unlock(&gs_events_lock);
 }
 
 /* The snapshot thread's periodic file: the whole report, as of now. */
@@ -752,18 +751,18 @@ void report_write_snapshot(unsigned long long samples)
 	struct snapshot snap;
 	int err;
 
-	pthread_mutex_lock(&report_lock);
+	gs_lock(&gs_events_lock);
 	if (snapshot_take(&snap, NULL) == 0) {
 		snap.samples = samples;
 		err = write_file(&snap, "snapshot.json", write_json);
 		free(snap.sites);
 		if (err) {
-			pthread_mutex_unlock(&report_lock);
+			gs_unlock(&gs_events_lock);
 			gs_fail("cannot write %s/snapshot.json: %s", snap.dir, strerror(-err));
 			return;
 		}
 	}
-	pthread_mutex_unlock(&report_lock);
+	gs_unlock(&gs_events_lock);
 }
 
 /* Named once while the job runs, when a site is first seen growing. */
@@ -776,7 +775,7 @@ void report_growth_notice(const struct gs_site *s)
 	if (gs_config.quiet)
 		return;
 	human(a, sizeof(a), counters_live_bytes(&s->c));
-	pthread_mutex_lock(&report_lock); /* frame_text's demangler state */
+	gs_lock(&gs_events_lock); /* frame_text's demangler state */
 	if (py)
 		snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?", py->file,
 			 py->line);
@@ -784,7 +783,7 @@ void report_growth_notice(const struct gs_site *s)
 		frame_text(fr, sizeof(fr), uf);
 	else
 		snprintf(fr, sizeof(fr), "?");
-	pthread_mutex_unlock(&report_lock);
+	gs_unlock(&gs_events_lock);
 	gs_warn("memory keeps growing at %s: %s live now (pid %d)", fr, a, (int)getpid());
 }
 
@@ -811,7 +810,7 @@ void report_mark(const char *label)
 	for (int k = 0; k < GS_KIND_COUNT; k++)
 		if (k != GS_KIND_PINNED)
 			live += counters_live_bytes(&gs_totals.kind[k]);
-	pthread_mutex_lock(&report_lock);
+	gs_lock(&gs_events_lock);
 	m = n_marks % MARKS;
 	free(marks[m].sites);
 	marks[m].time = gs_now();
@@ -820,7 +819,7 @@ void report_mark(const char *label)
 	marks[m].sites = copy;
 	marks[m].n = copy ? n : 0;
 	n_marks++;
-	pthread_mutex_unlock(&report_lock);
+	gs_unlock(&gs_events_lock);
 }
 
 /* snapshot-N.json, now, on the calling thread.  0, or -1 if not written. */
@@ -830,15 +829,15 @@ int report_write_labelled(const char *label)
 	char name[32];
 	int err;
 
-	pthread_mutex_lock(&report_lock);
+	gs_lock(&gs_events_lock);
 	if (n_labelled >= LABELLED_FILES) {
-		pthread_mutex_unlock(&report_lock);
+		gs_unlock(&gs_events_lock);
 		gs_warn("snapshot '%s' not written: %d on-demand snapshots already", label,
 			LABELLED_FILES);
 		return -1;
 	}
 	if (snapshot_take(&snap, NULL) < 0) {
-		pthread_mutex_unlock(&report_lock);
+		gs_unlock(&gs_events_lock);
 		return -1;
 	}
 	snap.label = label;
@@ -850,7 +849,7 @@ int report_write_labelled(const char *label)
 	else if (!gs_config.quiet)
 		gs_warn("snapshot \"%s\": %s/%s", label, snap.dir, name);
 	free(snap.sites);
-	pthread_mutex_unlock(&report_lock);
+	gs_unlock(&gs_events_lock);
 	return err ? -1 : 0;
 }
 

@@ -4,6 +4,7 @@
  * A forked child that went silent (lifecycle.c) writes nothing and keeps
  * nothing: every entry point is then a no-op.
  */
+#include "events.h"
 #include "gpuspy.h"
 #include "gpuspy_int.h"
 
@@ -11,7 +12,7 @@ GS_EXPORT int gpuspy_mark(const char *label)
 {
 	if (atomic_load(&gs_state.silent))
 		return 0;
-	report_mark(label);
+	events_mark(label);
 	return 0;
 }
 
@@ -21,5 +22,5 @@ GS_EXPORT int gpuspy_snapshot(const char *label)
 		return -1;
 	if (!atomic_load(&gs_state.active) || !atomic_load(&gs_state.tracking))
 		return -1; /* nothing allocated yet, or gpuspy is off */
-	return report_write_labelled(label && *label ? label : "snapshot");
+	return events_snapshot(label && *label ? label : "snapshot");
 }

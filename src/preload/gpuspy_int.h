@@ -101,8 +101,8 @@ struct gs_config {
 	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */
 	int signal;			/* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
 	bool nvml;			/* GPUSPY_NVML: the outside view in snapshots */
-	bool torch;	       /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch.c) */
-	const char *unwind;    /* GPUSPY_UNWIND: backtrace, libunwind or fp */
+	bool torch;	    /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch_probe.c) */
+	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp */
 	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
 	bool quiet;	       /* no summary on stderr */
 	bool disabled;	       /* GPUSPY_DISABLE: pass every call straight through */
@@ -358,33 +358,11 @@ const struct gs_cuda_info *driver_info(void);
 /* The dlsym hook's work for "cu*" names, after the real lookup. */
 void *driver_dlsym_hook(void *handle, const char *name, void *found);
 
-/* ---- report.c ---- */
-void report_write_exit(void);
-struct gs_oom {
-	unsigned number; /* 1, 2, ... in the process; set by report_oom */
-	double time;
-	uint8_t api, kind;
-	uint64_t requested;
-	int device;
-	long long live;			   /* GPU memory gpuspy tracked as live */
-	long long free_bytes, total_bytes; /* the driver's view, -1 unknown */
-	uint32_t site;			   /* the requesting call site's id */
-};
-void report_oom(struct gs_oom *e);
-/* The snapshot thread's periodic snapshot.json, and its notice. */
-void report_write_snapshot(unsigned long long samples);
-void report_growth_notice(const struct gs_site *s);
-/* An on-demand snapshot (signal, gpuspy_snapshot): snapshot-N.json. */
-int report_write_labelled(const char *label);
-void report_write_requested(void);
-/* gpuspy_mark: a label, the time, and what each site holds live then. */
-void report_mark(const char *label);
-
 /* ---- nvml.c: what NVML says each GPU and process holds ---- */
 #include <stdio.h>
 void nvml_write(FILE *f);
 
-/* ---- torch.c: PyTorch's live blocks by Python line ---- */
+/* ---- torch_probe.c: PyTorch's live blocks by Python line ---- */
 /* From the snapshot thread, each interval, holding none of gpuspy's locks. */
 void torch_poll(void);
 /* fork(): a child has no view of its own (CUDA does not survive a fork);

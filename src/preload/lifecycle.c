@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "gpuspy_int.h"
 
 struct gs_state gs_state = {
@@ -146,5 +147,5 @@ __attribute__((destructor)) static void gpuspy_dtor(void)
 {
 	writer_stop();
 	if (atomic_load(&gs_state.active) && !atomic_load(&gs_state.silent))
-		report_write_exit();
+		events_exit();
 }

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "events.h"
 #include "gpuspy_int.h"
+#include "view.h"
 
 GS_TLS unsigned gs_hook_depth;
 __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
@@ -173,7 +175,7 @@ void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t 
 	e.site = site->id;
 	if (!driver_mem_info(&e.free_bytes, &e.total_bytes))
 		e.free_bytes = e.total_bytes = -1;
-	report_oom(&e);
+	events_oom(&e);
 }
 
 struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr)

@@ -138,7 +138,6 @@ bool gs_activate(void);
 typedef void *(*dlsym_fn)(void *, const char *);
 dlsym_fn glibc_dlsym(void);
 void *real_dlsym(void *handle, const char *name);
-void *real_dlvsym(void *handle, const char *name, const char *version);
 
 /* ---- record.c: hook bracket and the single place events are recorded ---- */
 extern GS_TLS unsigned gs_hook_depth;
@@ -335,28 +334,6 @@ void vmm_on_unmap(uint64_t va, uint64_t size);
 struct gs_alloc *vmm_release_begin(uint64_t handle, bool *deferred, uint64_t *orphan_key);
 void vmm_release_end(uint64_t handle, struct gs_alloc *a, bool deferred, uint64_t orphan_key,
 		     bool ok);
-
-/* ---- driver binding (hooks_driver.c) ---- */
-int driver_current_device(void);
-/* cuMemGetInfo of the current context; false when it cannot be asked. */
-bool driver_mem_info(long long *free_bytes, long long *total_bytes);
-/* The driver's version and the GPUs' names and sizes: asked once, at
- * activation; read by the report writer. */
-#define GS_INFO_DEVICES 16
-struct gs_cuda_device {
-	int ordinal;
-	char name[96];
-	long long total_bytes; /* -1 unknown */
-};
-struct gs_cuda_info {
-	int driver_version; /* 0 unknown; 13000 is CUDA 13.0 */
-	unsigned ndevices;
-	struct gs_cuda_device devices[GS_INFO_DEVICES];
-};
-void driver_describe(void);
-const struct gs_cuda_info *driver_info(void);
-/* The dlsym hook's work for "cu*" names, after the real lookup. */
-void *driver_dlsym_hook(void *handle, const char *name, void *found);
 
 /* ---- nvml.c: what NVML says each GPU and process holds ---- */
 #include <stdio.h>

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "driver.h"
 #include "gpuspy_int.h"
 
 struct gs_state gs_state = {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "driver.h"
 #include "gpuspy_int.h"
 #include "json_out.h"
 #include "process_json.h"

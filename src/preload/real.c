@@ -30,8 +30,3 @@ void *real_dlsym(void *handle, const char *name)
 
 	return f ? f(handle, name) : NULL;
 }
-
-void *real_dlvsym(void *handle, const char *name, const char *version)
-{
-	return dlvsym(handle, name, version);
-}

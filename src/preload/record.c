@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "events.h"
+#include "driver.h"
 #include "gpuspy_int.h"
 #include "view.h"
 

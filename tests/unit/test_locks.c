@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "driver.h"
 #include "gpuspy_int.h"
 
 /* What gpuspy asks the driver: there is none here. */

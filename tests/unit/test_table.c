@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "driver.h"
 #include "gpuspy_int.h"
 
 /* record.c asks the driver for the current device; there is none here. */

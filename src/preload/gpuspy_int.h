@@ -286,6 +286,11 @@ struct gs_pyframe {
 void pystack_init(void);
 unsigned pystack_capture(struct gs_pyraw *out, unsigned max);
 void pystack_decode(const struct gs_pyraw *raw, struct gs_pyframe *out);
+/* The line of bytecode offset ADDR in a code object's line table of SIZE
+ * bytes (FIRST: co_firstlineno), or -1: the 3.11+ locations table and
+ * the 3.10 one.  Pure functions of their arguments. */
+int pystack_line_locations(const unsigned char *p, long size, int first, long addr);
+int pystack_line_pairs(const unsigned char *p, long size, int first, long addr);
 /* false when no interpreter is in the process */
 bool pystack_info(const char **version, bool *supported, const char **note);
 

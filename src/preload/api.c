@@ -4,9 +4,10 @@
  * A forked child that went silent (lifecycle.c) writes nothing and keeps
  * nothing: every entry point is then a no-op.
  */
+#include "core.h"
 #include "events.h"
 #include "gpuspy.h"
-#include "gpuspy_int.h"
+#include "state.h"
 
 GS_EXPORT int gpuspy_mark(const char *label)
 {

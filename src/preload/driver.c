@@ -7,9 +7,10 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "core.h"
 #include "cuda_abi.h"
 #include "driver.h"
-#include "gpuspy_int.h"
+#include "real.h"
 
 const char *const drv_names[D_COUNT] = {
 #define DRV_NAME(n) [D_##n] = #n,

@@ -15,10 +15,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core.h"
+#include "counters.h"
 #include "events.h"
 #include "files.h"
-#include "gpuspy_int.h"
+#include "locks.h"
+#include "log.h"
+#include "peak.h"
 #include "process_json.h"
+#include "sites.h"
+#include "state.h"
 #include "summary.h"
 #include "view.h"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "files.h"
-#include "gpuspy_int.h"
+#include "state.h"
 
 void files_host(char *buf, size_t len)
 {

@@ -21,9 +21,13 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "core.h"
+#include "counters.h"
 #include "cuda_abi.h"
 #include "driver.h"
-#include "gpuspy_int.h"
+#include "real.h"
+#include "record.h"
+#include "vmm.h"
 
 /* ---- the wrappers, once, with the door as a parameter ---- */
 

@@ -20,9 +20,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "events.h"
+#include "conf.h"
 #include "driver.h"
-#include "gpuspy_int.h"
+#include "events.h"
+#include "locks.h"
+#include "log.h"
+#include "pystack.h"
+#include "state.h"
+#include "torch_probe.h"
+#include "unwind.h"
+#include "writer.h"
 
 struct gs_state gs_state = {
 	.tracking = true,

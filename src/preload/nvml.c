@@ -7,10 +7,13 @@
  * Not asked at exit: the process may be tearing its GPU state down.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "nvml.h"
+#include "real.h"
 
 /* NVML's types, as its header declares them (the struct layouts are part
  * of NVML's stable ABI). */

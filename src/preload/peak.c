@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "counters.h"
+#include "locks.h"
+#include "log.h"
+#include "peak.h"
+#include "sites.h"
+#include "state.h"
 
 static atomic_llong next_at;	 /* live bytes at which the next copy is due */
 static struct gs_peak_snap snap; /* under gs_peak_lock */
@@ -24,16 +30,6 @@ static unsigned cur;
 
 atomic_llong gs_device_live[GS_MAX_DEVICES + 1];
 atomic_llong gs_device_allocs[GS_MAX_DEVICES + 1];
-
-void peak_lock(void)
-{
-	gs_lock(&gs_peak_lock);
-}
-
-void peak_unlock(void)
-{
-	gs_unlock(&gs_peak_lock);
-}
 
 void peak_note(long long live)
 {

@@ -9,11 +9,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "config.h"
+#include "core.h"
+#include "counters.h"
 #include "driver.h"
-#include "gpuspy_int.h"
 #include "json_out.h"
+#include "locks.h"
+#include "nvml.h"
+#include "peak.h"
 #include "process_json.h"
+#include "pystack.h"
+#include "sites.h"
+#include "state.h"
+#include "unwind.h"
 #include "view.h"
 
 extern char **environ;
@@ -142,7 +151,7 @@ static void write_at_peak(FILE *f)
 	const struct gs_peak_snap *p;
 	bool first = true;
 
-	peak_lock();
+	gs_lock(&gs_peak_lock);
 	p = peak_snapshot();
 	if (p) {
 		fprintf(f, ",\n  \"at_peak\": {\"bytes\": %lld, \"time\": %.3f, \"devices\": [",
@@ -160,7 +169,7 @@ static void write_at_peak(FILE *f)
 				p->sites[i].site, p->sites[i].live_bytes);
 		fputs("]}", f);
 	}
-	peak_unlock();
+	gs_unlock(&gs_peak_lock);
 }
 
 int process_json_write(FILE *f, const struct gs_view *v)

@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "pystack.h"
+#include "real.h"
 
 struct layout {
 	int minor;

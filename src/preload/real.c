@@ -8,7 +8,8 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "real.h"
 
 dlsym_fn glibc_dlsym(void)
 {

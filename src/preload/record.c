@@ -7,9 +7,19 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "events.h"
+#include "conf.h"
+#include "core.h"
+#include "counters.h"
 #include "driver.h"
-#include "gpuspy_int.h"
+#include "events.h"
+#include "log.h"
+#include "peak.h"
+#include "pystack.h"
+#include "record.h"
+#include "sites.h"
+#include "state.h"
+#include "table.h"
+#include "unwind.h"
 #include "view.h"
 
 GS_TLS unsigned gs_hook_depth;

@@ -13,7 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "counters.h"
+#include "locks.h"
+#include "pystack.h"
+#include "sites.h"
+#include "unwind.h"
 
 #define SITE_SHARDS GS_SITE_SHARDS
 

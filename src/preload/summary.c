@@ -10,9 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "config.h"
-#include "gpuspy_int.h"
+#include "core.h"
+#include "counters.h"
+#include "locks.h"
+#include "log.h"
+#include "pystack.h"
+#include "real.h"
+#include "sites.h"
 #include "summary.h"
+#include "unwind.h"
 #include "view.h"
 
 static const char *basename_of(const char *path)

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "locks.h"
+#include "table.h"
 
 #define TABLE_SHARDS GS_TABLE_SHARDS
 

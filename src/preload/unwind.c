@@ -14,7 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "core.h"
+#include "locks.h"
+#include "log.h"
+#include "real.h"
+#include "unwind.h"
 
 #define MAX_MODULES 4096
 

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include "files.h"
+#include "log.h"
+#include "sites.h"
 #include "view.h"
 
 static void view_read(struct gs_view *view)

@@ -8,7 +8,10 @@
 #ifndef GPUSPY_VIEW_H
 #define GPUSPY_VIEW_H
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "counters.h"
+#include "peak.h"
+#include "sites.h"
 
 /* The first GS_OOM_FILES out-of-memory events get a post-mortem file. */
 #define GS_OOM_FILES 16

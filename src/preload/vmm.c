@@ -13,7 +13,13 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "counters.h"
+#include "locks.h"
+#include "log.h"
+#include "record.h"
+#include "table.h"
+#include "vmm.h"
 
 struct phys {
 	uint64_t handle;

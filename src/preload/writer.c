@@ -21,15 +21,23 @@
  * run: the program's own teardown frees what leaked.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "conf.h"
+#include "core.h"
+#include "counters.h"
 #include "events.h"
-#include "gpuspy_int.h"
+#include "log.h"
+#include "sites.h"
+#include "state.h"
 #include "summary.h"
+#include "torch_probe.h"
+#include "writer.h"
 
 #define MIN_WINDOW 16
 #define MAX_WINDOW 256 /* samples kept per site: 256 x 9 bytes */

@@ -21,7 +21,8 @@
 #include <cmocka.h>
 
 #include "driver.h"
-#include "gpuspy_int.h"
+#include "locks.h"
+#include "state.h"
 
 /* What gpuspy asks the driver: there is none here. */
 int driver_current_device(void)

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "gpuspy_int.h"
+#include "pystack.h"
 
 /*
  * Entry byte: 1, code (4 bits), code units - 1 (3 bits); each unit is two

@@ -11,8 +11,12 @@
 
 #include <cmocka.h>
 
+#include "core.h"
+#include "counters.h"
 #include "driver.h"
-#include "gpuspy_int.h"
+#include "record.h"
+#include "table.h"
+#include "vmm.h"
 
 /* What gpuspy asks the driver: there is none here. */
 int driver_current_device(void)

@@ -189,11 +189,6 @@ void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t 
 	events_oom(&e);
 }
 
-struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr)
-{
-	return table_remove(space, addr);
-}
-
 void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok)
 {
 	int err;

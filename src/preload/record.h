@@ -5,6 +5,7 @@
 
 #include "core.h"
 #include "state.h"
+#include "table.h"
 
 extern GS_TLS unsigned gs_hook_depth;
 
@@ -51,8 +52,12 @@ struct gs_alloc;
 void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs_space space,
 		  uint64_t addr, uint64_t size, int device);
 /* Take the allocation out of the table before the real free runs, so the
- * address cannot be handed out again and recorded while we still hold it. */
-struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr);
+ * address cannot be handed out again and recorded while we still hold it.
+ * Inline: the free hooks call the table directly. */
+static inline struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr)
+{
+	return table_remove(space, addr);
+}
 /* After the real free: account it (ok) or put it back (the free failed). */
 void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok);
 /* An allocation failed for lack of memory (record.c). */

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "core.h"
+#include "log.h"
+#include "pystack.h"
 
 struct gs_config gs_config = {
 	.output_dir = "gpuspy-out",

@@ -21,170 +21,13 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "core.h"
+#include "counters.h"
 #include "cuda_abi.h"
-#include "gpuspy_int.h"
-
-#define DRIVER_WRAPPED(X)                                                                          \
-	X(cuMemAlloc_v2)                                                                           \
-	X(cuMemFree_v2)                                                                            \
-	X(cuMemAllocAsync)                                                                         \
-	X(cuMemAllocAsync_ptsz)                                                                    \
-	X(cuMemAllocFromPoolAsync)                                                                 \
-	X(cuMemAllocFromPoolAsync_ptsz)                                                            \
-	X(cuMemFreeAsync)                                                                          \
-	X(cuMemFreeAsync_ptsz)                                                                     \
-	X(cuMemAllocManaged)                                                                       \
-	X(cuMemAllocPitch_v2)                                                                      \
-	X(cuMemCreate)                                                                             \
-	X(cuMemRelease)                                                                            \
-	X(cuMemMap)                                                                                \
-	X(cuMemUnmap)                                                                              \
-	X(cuMemAddressReserve)                                                                     \
-	X(cuMemAddressFree)                                                                        \
-	X(cuMemHostAlloc)                                                                          \
-	X(cuMemAllocHost_v2)                                                                       \
-	X(cuMemFreeHost)                                                                           \
-	X(cuGetProcAddress)                                                                        \
-	X(cuGetProcAddress_v2)
-
-/* Used, never wrapped. */
-#define DRIVER_USED(X)                                                                             \
-	X(cuCtxGetDevice)                                                                          \
-	X(cuMemGetInfo_v2)                                                                         \
-	X(cuDriverGetVersion)                                                                      \
-	X(cuDeviceGetCount)                                                                        \
-	X(cuDeviceGet)                                                                             \
-	X(cuDeviceGetName)                                                                         \
-	X(cuDeviceTotalMem_v2)
-
-enum drv_fn {
-#define DRV_ENUM(n) D_##n,
-	DRIVER_WRAPPED(DRV_ENUM) DRIVER_USED(DRV_ENUM)
-#undef DRV_ENUM
-		D_COUNT,
-	D_WRAPPED = D_cuCtxGetDevice,
-};
-
-static const char *const drv_names[D_COUNT] = {
-#define DRV_NAME(n) [D_##n] = #n,
-	DRIVER_WRAPPED(DRV_NAME) DRIVER_USED(DRV_NAME)
-#undef DRV_NAME
-};
-
-static _Atomic(void *) drv_real_fn[D_COUNT];
-static atomic_bool drv_bound;
-
-/*
- * Bind every real driver function from one libcuda handle.  Idempotent;
- * racing callers store the same values.
- */
-static void drv_bind_handle(void *h)
-{
-	for (unsigned i = 0; i < D_COUNT; i++) {
-		void *p;
-
-		if (atomic_load_explicit(&drv_real_fn[i], memory_order_acquire))
-			continue;
-		p = real_dlsym(h, drv_names[i]);
-		if (p)
-			atomic_store_explicit(&drv_real_fn[i], p, memory_order_release);
-	}
-	/* Only a handle that really was libcuda counts as bound. */
-	if (atomic_load(&drv_real_fn[D_cuGetProcAddress_v2]))
-		atomic_store(&drv_bound, true);
-}
-
-/*
- * The real function for an exported wrapper.  libcuda is in the global
- * scope when the program links it; when only a runtime dlopen()ed it
- * (RTLD_LOCAL), RTLD_NEXT misses it and its handle is used instead.
- */
-static void *drv_real(enum drv_fn f)
-{
-	void *p = atomic_load_explicit(&drv_real_fn[f], memory_order_acquire);
-	void *h;
-
-	if (GS_LIKELY(p))
-		return p;
-	p = real_dlsym(RTLD_NEXT, drv_names[f]);
-	if (p) {
-		atomic_store_explicit(&drv_real_fn[f], p, memory_order_release);
-		return p;
-	}
-	h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return NULL;
-	drv_bind_handle(h);
-	dlclose(h); /* NOLOAD took a reference; the library stays loaded */
-	return atomic_load_explicit(&drv_real_fn[f], memory_order_acquire);
-}
-
-#define REAL(name) ((__typeof__(&name))drv_real(D_##name))
-
-int driver_current_device(void)
-{
-	CUresult (*get)(CUdevice *) = REAL(cuCtxGetDevice);
-	CUdevice dev;
-
-	/* Fails (201) on a thread without a current context. */
-	if (get && get(&dev) == CUDA_SUCCESS)
-		return (int)dev;
-	return -1;
-}
-
-bool driver_mem_info(long long *free_bytes, long long *total_bytes)
-{
-	CUresult (*info)(size_t *, size_t *) = REAL(cuMemGetInfo_v2);
-	size_t f, t;
-
-	if (!info || info(&f, &t) != CUDA_SUCCESS)
-		return false;
-	*free_bytes = (long long)f;
-	*total_bytes = (long long)t;
-	return true;
-}
-
-/*
- * The driver and the GPUs, asked once at the first allocation (the driver
- * is initialized then; at exit it may already be torn down).  Nothing
- * here allocates, and a driver that lacks a function leaves its part out.
- */
-static struct gs_cuda_info cuda_info;
-
-void driver_describe(void)
-{
-	CUresult (*version)(int *) = REAL(cuDriverGetVersion);
-	CUresult (*count)(int *) = REAL(cuDeviceGetCount);
-	CUresult (*get)(CUdevice *, int) = REAL(cuDeviceGet);
-	CUresult (*name)(char *, int, CUdevice) = REAL(cuDeviceGetName);
-	CUresult (*total)(size_t *, CUdevice) = REAL(cuDeviceTotalMem_v2);
-	int n = 0;
-
-	if (version && version(&cuda_info.driver_version) != CUDA_SUCCESS)
-		cuda_info.driver_version = 0;
-	if (!count || !get || count(&n) != CUDA_SUCCESS || n < 0)
-		n = 0;
-	for (int i = 0; i < n && cuda_info.ndevices < GS_INFO_DEVICES; i++) {
-		struct gs_cuda_device *d = &cuda_info.devices[cuda_info.ndevices];
-		CUdevice dev;
-		size_t bytes = 0;
-
-		if (get(&dev, i) != CUDA_SUCCESS)
-			continue;
-		d->ordinal = i;
-		if (!name || name(d->name, sizeof(d->name), dev) != CUDA_SUCCESS)
-			d->name[0] = '\0';
-		d->name[sizeof(d->name) - 1] = '\0';
-		d->total_bytes =
-			total && total(&bytes, dev) == CUDA_SUCCESS ? (long long)bytes : -1;
-		cuda_info.ndevices++;
-	}
-}
-
-const struct gs_cuda_info *driver_info(void)
-{
-	return &cuda_info;
-}
+#include "driver.h"
+#include "real.h"
+#include "record.h"
+#include "vmm.h"
 
 /* ---- the wrappers, once, with the door as a parameter ---- */
 
@@ -597,7 +440,7 @@ static void *drv_wrap_pointer(void *p)
 
 		if (dladdr(p, &info) && info.dli_fname &&
 		    (h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) {
-			drv_bind_handle(h);
+			driver_bind_handle(h);
 			dlclose(h);
 		}
 	}
@@ -608,11 +451,11 @@ static void *drv_wrap_pointer(void *p)
 }
 
 /*
- * Called by the exported dlsym (real.c) for names starting with "cu",
- * after the real lookup.  Exact names only: cuDNN's cudnn* and the rest
- * must pass untouched, and this runs for every library's lookups.
+ * Called by the exported dlsym below for names starting with "cu", after
+ * the real lookup.  Exact names only: cuDNN's cudnn* and the rest must
+ * pass untouched, and this runs for every library's lookups.
  */
-void *driver_dlsym_hook(void *handle, const char *name, void *found)
+static void *driver_dlsym_hook(void *handle, const char *name, void *found)
 {
 	void *cur;
 
@@ -625,7 +468,7 @@ void *driver_dlsym_hook(void *handle, const char *name, void *found)
 			return found;
 		cur = atomic_load_explicit(&drv_real_fn[i], memory_order_acquire);
 		if (!cur) {
-			drv_bind_handle(handle == RTLD_DEFAULT ? RTLD_NEXT : handle);
+			driver_bind_handle(handle == RTLD_DEFAULT ? RTLD_NEXT : handle);
 			if (!atomic_load(&drv_real_fn[i]))
 				atomic_store(&drv_real_fn[i], found);
 			cur = atomic_load(&drv_real_fn[i]);

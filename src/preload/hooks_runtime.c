@@ -9,8 +9,10 @@
  */
 #include <dlfcn.h>
 
+#include "core.h"
 #include "cuda_abi.h"
-#include "gpuspy_int.h"
+#include "real.h"
+#include "record.h"
 
 /* No runtime in the process behind us: what cudart says before init. */
 #define NO_RUNTIME ((cudaError_t)3) /* cudaErrorInitializationError */

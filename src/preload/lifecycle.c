@@ -20,7 +20,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "driver.h"
+#include "events.h"
+#include "locks.h"
+#include "log.h"
+#include "pystack.h"
+#include "state.h"
+#include "torch_probe.h"
+#include "unwind.h"
+#include "writer.h"
 
 struct gs_state gs_state = {
 	.tracking = true,
@@ -28,7 +37,6 @@ struct gs_state gs_state = {
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t activate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 double gs_now(void)
 {
@@ -38,39 +46,9 @@ double gs_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/*
- * fork() keeps only the calling thread, so no gpuspy lock may be held
- * across it: take them all, in one fixed order, and release them on both
- * sides.  vmm before the table shards, as vmm.c nests them.
- */
-static void fork_prepare(void)
-{
-	pthread_mutex_lock(&activate_lock);
-	peak_lock();
-	vmm_lock();
-	unwind_lock();
-	sites_lock_all();
-	table_lock_all();
-}
-
-static void fork_parent(void)
-{
-	table_unlock_all();
-	sites_unlock_all();
-	unwind_unlock();
-	vmm_unlock();
-	peak_unlock();
-	pthread_mutex_unlock(&activate_lock);
-}
-
+/* After locks.c's child handler: every gpuspy lock is free again. */
 static void fork_child(void)
 {
-	table_reset_locks();
-	sites_reset_locks();
-	unwind_reset_lock();
-	vmm_reset_lock();
-	peak_reset_lock();
-	pthread_mutex_init(&activate_lock, NULL);
 	writer_forget();
 	torch_forget();
 	/* CUDA is unusable in a child forked after it was initialised, and
@@ -89,7 +67,10 @@ static void init_once_fn(void)
 		atomic_store(&gs_state.tracking, false);
 	gs_state.start_time = gs_now();
 	unwind_init();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	/* fork: the locks' handlers first (locks.c), then the child's own
+	 * state; child handlers run in the order they were registered. */
+	locks_atfork();
+	pthread_atfork(NULL, NULL, fork_child);
 }
 
 void gs_init(void)
@@ -121,9 +102,9 @@ bool gs_activate(void)
 	int err;
 
 	gs_init();
-	pthread_mutex_lock(&activate_lock);
+	gs_lock(&gs_activate_lock);
 	if (atomic_load(&gs_state.active) || !atomic_load(&gs_state.tracking)) {
-		pthread_mutex_unlock(&activate_lock);
+		gs_unlock(&gs_activate_lock);
 		return atomic_load(&gs_state.tracking);
 	}
 
@@ -133,7 +114,7 @@ bool gs_activate(void)
 	} else if (getcwd(cwd, sizeof(cwd))) {
 		snprintf(gs_state.run_dir, sizeof(gs_state.run_dir), "%s/%s", cwd, dir);
 	} else {
-		pthread_mutex_unlock(&activate_lock);
+		gs_unlock(&gs_activate_lock);
 		gs_fail("cannot resolve the output directory %s: %s", dir, strerror(errno));
 		return false;
 	}
@@ -141,7 +122,7 @@ bool gs_activate(void)
 	if (err == 0 && access(gs_state.run_dir, W_OK | X_OK) < 0)
 		err = -errno;
 	if (err) {
-		pthread_mutex_unlock(&activate_lock);
+		gs_unlock(&gs_activate_lock);
 		gs_fail("cannot write to %s: %s", gs_state.run_dir, strerror(-err));
 		return false;
 	}
@@ -160,7 +141,7 @@ bool gs_activate(void)
 	pystack_init();
 	driver_describe();
 	atomic_store_explicit(&gs_state.active, true, memory_order_release);
-	pthread_mutex_unlock(&activate_lock);
+	gs_unlock(&gs_activate_lock);
 	writer_start();
 	return true;
 }
@@ -174,5 +155,5 @@ __attribute__((destructor)) static void gpuspy_dtor(void)
 {
 	writer_stop();
 	if (atomic_load(&gs_state.active) && !atomic_load(&gs_state.silent))
-		report_write_exit();
+		events_exit();
 }

@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "gpuspy_int.h"
+#include "log.h"
+#include "state.h"
 
 static void vlog(const char *fmt, va_list ap, const char *suffix)
 {

@@ -7,10 +7,13 @@
  * Not asked at exit: the process may be tearing its GPU state down.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "nvml.h"
+#include "real.h"
 
 /* NVML's types, as its header declares them (the struct layouts are part
  * of NVML's stable ABI). */
@@ -81,7 +84,7 @@ void nvml_write(FILE *f)
 			"\"processes\": [",
 			first ? "" : ",", i, m.total, m.used);
 		first = false;
-		/* Called with report_lock held: procs[] is not shared. */
+		/* Called with gs_events_lock held: procs[] is not shared. */
 		if (running_processes && running_processes(gpus[i], &np, procs) == 0)
 			for (unsigned j = 0; j < np && j < MAX_PROCS; j++)
 				fprintf(f, "%s{\"pid\": %u, \"used_bytes\": %llu}", j ? ", " : "",

@@ -11,11 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "counters.h"
+#include "locks.h"
+#include "log.h"
+#include "peak.h"
+#include "sites.h"
+#include "state.h"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_llong next_at;	 /* live bytes at which the next copy is due */
-static struct gs_peak_snap snap; /* under lock */
+static struct gs_peak_snap snap; /* under gs_peak_lock */
 /* Two buffers: the snapshot's, and the one the next copy is made in. */
 static struct {
 	struct gs_peak_site *p;
@@ -26,21 +31,6 @@ static unsigned cur;
 atomic_llong gs_device_live[GS_MAX_DEVICES + 1];
 atomic_llong gs_device_allocs[GS_MAX_DEVICES + 1];
 
-void peak_lock(void)
-{
-	pthread_mutex_lock(&lock);
-}
-
-void peak_unlock(void)
-{
-	pthread_mutex_unlock(&lock);
-}
-
-void peak_reset_lock(void)
-{
-	pthread_mutex_init(&lock, NULL);
-}
-
 void peak_note(long long live)
 {
 	unsigned n = 0, cap, next = !cur;
@@ -48,16 +38,16 @@ void peak_note(long long live)
 
 	if (GS_LIKELY(live < atomic_load_explicit(&next_at, memory_order_relaxed)))
 		return;
-	pthread_mutex_lock(&lock);
+	gs_lock(&gs_peak_lock);
 	if (live < atomic_load_explicit(&next_at, memory_order_relaxed)) {
-		pthread_mutex_unlock(&lock); /* another thread just took it */
+		gs_unlock(&gs_peak_lock); /* another thread just took it */
 		return;
 	}
 	cap = site_count() + 64;
 	if (bufs[next].cap < cap) {
 		buf = realloc(bufs[next].p, cap * sizeof(*buf));
 		if (!buf) {
-			pthread_mutex_unlock(&lock);
+			gs_unlock(&gs_peak_lock);
 			gs_fail("out of memory while recording the peak");
 			return;
 		}
@@ -82,7 +72,7 @@ void peak_note(long long live)
 	for (int d = 0; d <= GS_MAX_DEVICES; d++)
 		snap.devices[d] = atomic_load_explicit(&gs_device_live[d], memory_order_relaxed);
 	atomic_store_explicit(&next_at, live + live / 100 + 1, memory_order_relaxed);
-	pthread_mutex_unlock(&lock);
+	gs_unlock(&gs_peak_lock);
 }
 
 const struct gs_peak_snap *peak_snapshot(void)

@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "pystack.h"
+#include "real.h"
 
 struct layout {
 	int minor;
@@ -343,7 +344,7 @@ static long svarint(const unsigned char **p, const unsigned char *end)
 }
 
 /* 3.11+ locations table (PEP 657): the line of byte offset addr. */
-static int line_locations(const unsigned char *p, long size, int first, long addr)
+int pystack_line_locations(const unsigned char *p, long size, int first, long addr)
 {
 	const unsigned char *end = p + size;
 	long pos = 0;
@@ -371,7 +372,7 @@ static int line_locations(const unsigned char *p, long size, int first, long add
 }
 
 /* 3.10 line table (PEP 626): (byte delta, signed line delta) pairs. */
-static int line_pairs(const unsigned char *p, long size, int first, long addr)
+int pystack_line_pairs(const unsigned char *p, long size, int first, long addr)
 {
 	long pos = 0;
 	int line = first;
@@ -414,7 +415,7 @@ void pystack_decode(const struct gs_pyraw *raw, struct gs_pyframe *out)
 		const unsigned char *p = (const unsigned char *)table + BYTES_DATA;
 		long size = AT(table, BYTES_SIZE, long);
 
-		out->line = l->locations_table ? line_locations(p, size, first, addr) :
-						 line_pairs(p, size, first, addr);
+		out->line = l->locations_table ? pystack_line_locations(p, size, first, addr) :
+						 pystack_line_pairs(p, size, first, addr);
 	}
 }

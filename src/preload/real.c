@@ -8,7 +8,8 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "real.h"
 
 dlsym_fn glibc_dlsym(void)
 {
@@ -29,9 +30,4 @@ void *real_dlsym(void *handle, const char *name)
 	dlsym_fn f = glibc_dlsym();
 
 	return f ? f(handle, name) : NULL;
-}
-
-void *real_dlvsym(void *handle, const char *name, const char *version)
-{
-	return dlvsym(handle, name, version);
 }

@@ -7,7 +7,20 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "core.h"
+#include "counters.h"
+#include "driver.h"
+#include "events.h"
+#include "log.h"
+#include "peak.h"
+#include "pystack.h"
+#include "record.h"
+#include "sites.h"
+#include "state.h"
+#include "table.h"
+#include "unwind.h"
+#include "view.h"
 
 GS_TLS unsigned gs_hook_depth;
 __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
@@ -173,12 +186,7 @@ void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t 
 	e.site = site->id;
 	if (!driver_mem_info(&e.free_bytes, &e.total_bytes))
 		e.free_bytes = e.total_bytes = -1;
-	report_oom(&e);
-}
-
-struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr)
-{
-	return table_remove(space, addr);
+	events_oom(&e);
 }
 
 void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok)

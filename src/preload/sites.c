@@ -13,9 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "counters.h"
+#include "locks.h"
+#include "pystack.h"
+#include "sites.h"
+#include "unwind.h"
 
-#define SITE_SHARDS 16
+#define SITE_SHARDS GS_SITE_SHARDS
 
 /* Native return addresses, then Python frames (3 words each). */
 struct site_key {
@@ -33,14 +38,12 @@ struct site_node {
 	struct site_key key; /* must stay last */
 };
 
+/* Shard i is guarded by gs_site_locks[i] (locks.c). */
 struct shard {
-	pthread_mutex_t lock;
 	struct site_node *head;
 } __attribute__((aligned(64)));
 
-static struct shard shards[SITE_SHARDS] = {
-	[0 ... SITE_SHARDS - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
-};
+static struct shard shards[SITE_SHARDS];
 
 static _Atomic(struct gs_site *) all_sites;
 static atomic_uint n_sites;
@@ -133,6 +136,7 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 		     pydepth * sizeof(struct gs_pyraw);
 	struct site_node *n, *twin;
 	struct shard *sh;
+	struct gs_mutex *lk;
 	uint64_t h;
 
 	u.k.api = (uint8_t)api;
@@ -145,11 +149,12 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 	if (pydepth)
 		memcpy(&u.k.words[depth], py, pydepth * sizeof(struct gs_pyraw));
 	h = key_hash(&u.k, len);
+	lk = &gs_site_locks[h % SITE_SHARDS];
 	sh = &shards[h % SITE_SHARDS];
 
-	pthread_mutex_lock(&sh->lock);
+	gs_lock(lk);
 	n = lookup(sh, &u.k, len, (unsigned)(h >> 32));
-	pthread_mutex_unlock(&sh->lock);
+	gs_unlock(lk);
 	if (GS_LIKELY(n))
 		return &n->site;
 
@@ -157,7 +162,7 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 	if (!n)
 		return NULL;
 
-	pthread_mutex_lock(&sh->lock);
+	gs_lock(lk);
 	twin = lookup(sh, &u.k, len, (unsigned)(h >> 32));
 	if (!twin) {
 		gs_hash_oom = 0;
@@ -165,7 +170,7 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 					    n);
 		if (gs_hash_oom) {
 			gs_hash_oom = 0;
-			pthread_mutex_unlock(&sh->lock);
+			gs_unlock(lk);
 			site_drop(n);
 			return NULL;
 		}
@@ -176,7 +181,7 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 		while (!atomic_compare_exchange_weak(&all_sites, &n->site.next_all, &n->site))
 			;
 	}
-	pthread_mutex_unlock(&sh->lock);
+	gs_unlock(lk);
 	if (twin) {
 		site_drop(n);
 		return &twin->site;
@@ -192,22 +197,4 @@ struct gs_site *site_list(void)
 unsigned site_count(void)
 {
 	return atomic_load(&n_sites);
-}
-
-void sites_lock_all(void)
-{
-	for (unsigned i = 0; i < SITE_SHARDS; i++)
-		pthread_mutex_lock(&shards[i].lock);
-}
-
-void sites_unlock_all(void)
-{
-	for (unsigned i = SITE_SHARDS; i-- > 0;)
-		pthread_mutex_unlock(&shards[i].lock);
-}
-
-void sites_reset_locks(void)
-{
-	for (unsigned i = 0; i < SITE_SHARDS; i++)
-		pthread_mutex_init(&shards[i].lock, NULL);
 }

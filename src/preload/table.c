@@ -9,18 +9,18 @@
 #include <errno.h>
 #include <string.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "locks.h"
+#include "table.h"
 
-#define TABLE_SHARDS 64
+#define TABLE_SHARDS GS_TABLE_SHARDS
 
+/* Shard i is guarded by gs_table_locks[i] (locks.c). */
 struct shard {
-	pthread_mutex_t lock;
 	struct gs_alloc *head;
 } __attribute__((aligned(64)));
 
-static struct shard shards[TABLE_SHARDS] = {
-	[0 ... TABLE_SHARDS - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
-};
+static struct shard shards[TABLE_SHARDS];
 
 /* The key is the first 12 bytes of struct gs_alloc: addr, then space. */
 #define KEY_LEN (offsetof(struct gs_alloc, space) + sizeof(uint32_t))
@@ -37,11 +37,12 @@ static unsigned shard_of(uint64_t addr, uint32_t space)
 
 struct gs_alloc *table_insert(struct gs_alloc *a, int *err)
 {
-	struct shard *s = &shards[shard_of(a->addr, a->space)];
+	unsigned i = shard_of(a->addr, a->space);
+	struct shard *s = &shards[i];
 	struct gs_alloc *old = NULL;
 
 	*err = 0;
-	pthread_mutex_lock(&s->lock);
+	gs_lock(&gs_table_locks[i]);
 	HASH_FIND(hh, s->head, a, KEY_LEN, old);
 	if (old)
 		HASH_DELETE(hh, s->head, old);
@@ -51,21 +52,22 @@ struct gs_alloc *table_insert(struct gs_alloc *a, int *err)
 		gs_hash_oom = 0;
 		*err = -ENOMEM;
 	}
-	pthread_mutex_unlock(&s->lock);
+	gs_unlock(&gs_table_locks[i]);
 	return old;
 }
 
 struct gs_alloc *table_remove(enum gs_space space, uint64_t addr)
 {
 	struct gs_alloc key = { .addr = addr, .space = space };
-	struct shard *s = &shards[shard_of(addr, space)];
+	unsigned i = shard_of(addr, space);
+	struct shard *s = &shards[i];
 	struct gs_alloc *a;
 
-	pthread_mutex_lock(&s->lock);
+	gs_lock(&gs_table_locks[i]);
 	HASH_FIND(hh, s->head, &key, KEY_LEN, a);
 	if (a)
 		HASH_DELETE(hh, s->head, a);
-	pthread_mutex_unlock(&s->lock);
+	gs_unlock(&gs_table_locks[i]);
 	return a;
 }
 
@@ -84,23 +86,4 @@ int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64
 	 * needs no new memory in uthash beyond its own bucket. */
 	(void)old;
 	return err;
-}
-
-/* fork(): taken in a fixed order by the prepare handler (lifecycle.c). */
-void table_lock_all(void)
-{
-	for (unsigned i = 0; i < TABLE_SHARDS; i++)
-		pthread_mutex_lock(&shards[i].lock);
-}
-
-void table_unlock_all(void)
-{
-	for (unsigned i = TABLE_SHARDS; i-- > 0;)
-		pthread_mutex_unlock(&shards[i].lock);
-}
-
-void table_reset_locks(void)
-{
-	for (unsigned i = 0; i < TABLE_SHARDS; i++)
-		pthread_mutex_init(&shards[i].lock, NULL);
 }

@@ -12,7 +12,7 @@
 #
 # It runs in the program's main thread, between two of its bytecodes: each
 # interval libgpuspy's snapshot thread asks CPython for a pending call
-# (src/preload/torch.c), which runs `status, tick = start(...)` until the
+# (src/preload/torch_probe.c), which runs `status, tick = start(...)` until the
 # view has started, then `tick()`.  The main thread, not a thread of
 # gpuspy's, so that nothing here ever imports a module concurrently with
 # the program; and never while any module is being imported.  The names

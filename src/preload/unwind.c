@@ -14,7 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "core.h"
+#include "locks.h"
+#include "log.h"
+#include "real.h"
+#include "unwind.h"
 
 #define MAX_MODULES 4096
 
@@ -34,7 +39,6 @@ static int (*unw_backtrace_fn)(void **, int);
 
 static uintptr_t self_start, self_end;
 
-static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gs_module modules[MAX_MODULES];
 static atomic_uint n_modules;
 
@@ -81,21 +85,6 @@ void unwind_warm(void)
 	backtrace(buf, 2);
 	if (unwinder == UNWIND_LIBUNWIND)
 		unw_backtrace_fn(buf, 2);
-}
-
-void unwind_lock(void)
-{
-	pthread_mutex_lock(&mod_lock);
-}
-
-void unwind_unlock(void)
-{
-	pthread_mutex_unlock(&mod_lock);
-}
-
-void unwind_reset_lock(void)
-{
-	pthread_mutex_init(&mod_lock, NULL);
 }
 
 static GS_TLS uintptr_t stack_lo, stack_hi;
@@ -252,7 +241,7 @@ static char *exe_path(void)
 	return strdup(buf);
 }
 
-/* Called with mod_lock held: add the module holding pc, if any. */
+/* Called with gs_unwind_lock held: add the module holding pc, if any. */
 static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	uintptr_t pc = (uintptr_t)data;
@@ -304,13 +293,13 @@ void unwind_resolve(uintptr_t pc, struct gs_frame *out)
 	int m;
 	Dl_info info;
 
-	pthread_mutex_lock(&mod_lock);
+	gs_lock(&gs_unwind_lock);
 	m = module_of(pc);
 	if (m < 0) {
 		dl_iterate_phdr(add_module, (void *)pc);
 		m = module_of(pc);
 	}
-	pthread_mutex_unlock(&mod_lock);
+	gs_unlock(&gs_unwind_lock);
 
 	out->module = m;
 	out->offset = m >= 0 ? pc - modules[m].base : pc;

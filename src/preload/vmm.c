@@ -8,12 +8,18 @@
  * the next cuMemCreate) and freed at the last unmap.
  *
  * VMM calls are few (PyTorch's expandable segments map 20 MiB pages), so
- * one mutex guards this state.  Lock order: vmm_lock, then a table shard.
+ * one mutex, gs_vmm_lock, guards this state; table shards nest under it.
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "gpuspy_int.h"
+#include "core.h"
+#include "counters.h"
+#include "locks.h"
+#include "log.h"
+#include "record.h"
+#include "table.h"
+#include "vmm.h"
 
 struct phys {
 	uint64_t handle;
@@ -30,25 +36,9 @@ struct mapping {
 	UT_hash_handle hh;
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct phys *phys_by_handle;
 static struct mapping *maps_by_va;
 static uint64_t next_orphan = 1;
-
-void vmm_lock(void)
-{
-	pthread_mutex_lock(&lock);
-}
-
-void vmm_unlock(void)
-{
-	pthread_mutex_unlock(&lock);
-}
-
-void vmm_reset_lock(void)
-{
-	pthread_mutex_init(&lock, NULL);
-}
 
 static struct phys *phys_get(uint64_t handle, bool create)
 {
@@ -83,7 +73,7 @@ void vmm_on_map(uint64_t va, uint64_t size, uint64_t handle)
 	}
 	m->va = va;
 	m->size = size;
-	pthread_mutex_lock(&lock);
+	gs_lock(&gs_vmm_lock);
 	p = phys_get(handle, true);
 	if (p) {
 		m->phys = p;
@@ -96,7 +86,7 @@ void vmm_on_map(uint64_t va, uint64_t size, uint64_t handle)
 			p->maps++;
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	gs_unlock(&gs_vmm_lock);
 	if (!p) {
 		free(m);
 		gs_fail("out of memory while following a mapping");
@@ -129,7 +119,7 @@ void vmm_on_unmap(uint64_t va, uint64_t size)
 	uint64_t end = va + size, cur = va;
 	struct mapping *m, *tmp;
 
-	pthread_mutex_lock(&lock);
+	gs_lock(&gs_vmm_lock);
 	/* Usually the range is one mapping, or a few laid end to end. */
 	while (cur < end) {
 		HASH_FIND(hh, maps_by_va, &cur, sizeof(cur), m);
@@ -143,7 +133,7 @@ void vmm_on_unmap(uint64_t va, uint64_t size)
 			if (m->va >= va && m->va < end)
 				unmap_one(m);
 	}
-	pthread_mutex_unlock(&lock);
+	gs_unlock(&gs_vmm_lock);
 }
 
 static struct phys *orphan_of(uint64_t handle, uint64_t orphan_key)
@@ -162,7 +152,7 @@ struct gs_alloc *vmm_release_begin(uint64_t handle, bool *deferred, uint64_t *or
 	struct phys *p;
 	int err;
 
-	pthread_mutex_lock(&lock);
+	gs_lock(&gs_vmm_lock);
 	p = phys_get(handle, false);
 	*deferred = p && p->maps > 0;
 	if (*deferred) {
@@ -176,10 +166,10 @@ struct gs_alloc *vmm_release_begin(uint64_t handle, bool *deferred, uint64_t *or
 			p->released = true;
 			HASH_DELETE(hh, phys_by_handle, p);
 		}
-		pthread_mutex_unlock(&lock);
+		gs_unlock(&gs_vmm_lock);
 		return NULL;
 	}
-	pthread_mutex_unlock(&lock);
+	gs_unlock(&gs_vmm_lock);
 	return record_free_begin(GS_SPACE_HANDLE, handle);
 }
 
@@ -195,7 +185,7 @@ void vmm_release_end(uint64_t handle, struct gs_alloc *a, bool deferred, uint64_
 	if (ok)
 		return;
 	/* The release failed (rare): the handle still owns the memory. */
-	pthread_mutex_lock(&lock);
+	gs_lock(&gs_vmm_lock);
 	p = orphan_of(handle, orphan_key);
 	if (p) {
 		table_rekey(GS_SPACE_ORPHAN, orphan_key, GS_SPACE_HANDLE, handle);
@@ -204,5 +194,5 @@ void vmm_release_end(uint64_t handle, struct gs_alloc *a, bool deferred, uint64_
 		HASH_ADD(hh, phys_by_handle, handle, sizeof(p->handle), p);
 		gs_hash_oom = 0;
 	}
-	pthread_mutex_unlock(&lock);
+	gs_unlock(&gs_vmm_lock);
 }

@@ -21,13 +21,23 @@
  * run: the program's own teardown frees what leaked.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "core.h"
+#include "counters.h"
+#include "events.h"
+#include "log.h"
+#include "sites.h"
+#include "state.h"
+#include "summary.h"
+#include "torch_probe.h"
+#include "writer.h"
 
 #define MIN_WINDOW 16
 #define MAX_WINDOW 256 /* samples kept per site: 256 x 9 bytes */
@@ -133,12 +143,12 @@ static void tick(void)
 		grows = series_growing(series[s->id]);
 		if (grows && !atomic_exchange(&s->growth_told, true)) {
 			atomic_store_explicit(&s->growing, true, memory_order_relaxed);
-			report_growth_notice(s);
+			summary_growth(s);
 		}
 	}
 	ev = events();
 	if (ev != written_events) {
-		report_write_snapshot(samples);
+		events_periodic(samples);
 		written_events = ev;
 	}
 }
@@ -198,7 +208,7 @@ static void *writer_main(void *arg)
 		do {
 			struct timespec soon;
 			/* the PyTorch view, while it waits to start, is asked
-			 * more often than the interval (torch.c) */
+			 * more often than the interval (torch_probe.c) */
 			bool early = periodic && torch_waiting(&soon) &&
 				     (soon.tv_sec < next.tv_sec ||
 				      (soon.tv_sec == next.tv_sec && soon.tv_nsec < next.tv_nsec));
@@ -208,7 +218,7 @@ static void *writer_main(void *arg)
 				    sem_wait(&wake);
 			if (r == 0 && atomic_exchange(&requested, false) &&
 			    atomic_load(&gs_state.tracking))
-				report_write_requested();
+				events_requested();
 			if (r < 0 && errno == ETIMEDOUT && early) {
 				if (atomic_load(&gs_state.tracking))
 					torch_poll();

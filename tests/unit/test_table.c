@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The live table and call-site accounting, without any CUDA. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +10,18 @@
 
 #include <cmocka.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "core.h"
+#include "counters.h"
+#include "driver.h"
+#include "locks.h"
+#include "peak.h"
+#include "pystack.h"
+#include "record.h"
+#include "sites.h"
+#include "state.h"
+#include "table.h"
+#include "writer.h"
 
 /* record.c asks the driver for the current device; there is none here. */
 int driver_current_device(void)
@@ -223,7 +235,7 @@ static void test_peak_snapshot_within_one_percent(void **state)
 		if (live > peak)
 			peak = live;
 	}
-	peak_lock();
+	gs_lock(&gs_peak_lock);
 	p = peak_snapshot();
 	assert_non_null(p);
 	assert_true(p->bytes <= peak);
@@ -234,7 +246,7 @@ static void test_peak_snapshot_within_one_percent(void **state)
 	assert_int_equal(p->devices[gs_device_index(1)] + p->devices[gs_device_index(3)] +
 				 p->devices[gs_device_index(0)],
 			 p->bytes);
-	peak_unlock();
+	gs_unlock(&gs_peak_lock);
 	assert_int_equal(atomic_load(&gs_totals.gpu_peak_bytes) >= peak, 1);
 }
 

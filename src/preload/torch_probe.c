@@ -15,11 +15,16 @@
  * dlsym, so the library links nothing of Python.
  */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "gpuspy_int.h"
+#include "conf.h"
+#include "log.h"
+#include "real.h"
+#include "state.h"
+#include "torch_probe.h"
 #include "torch_view.h"
 
 #define PY_FILE_INPUT 257 /* Py_file_input */

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* config.c: GPUSPY_* read once */
+#ifndef GPUSPY_CONF_H
+#define GPUSPY_CONF_H
+
+#include "core.h"
+
+struct gs_config {
+	const char *output_dir;		/* as given; made absolute at first allocation */
+	unsigned depth;			/* native frames kept per call site */
+	unsigned py_depth;		/* Python frames kept per call site, 0 = none */
+	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */
+	int signal;			/* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
+	bool nvml;			/* GPUSPY_NVML: the outside view in snapshots */
+	bool torch;	    /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch_probe.c) */
+	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp */
+	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
+	bool quiet;	       /* no summary on stderr */
+	bool disabled;	       /* GPUSPY_DISABLE: pass every call straight through */
+};
+extern struct gs_config gs_config;
+void config_load(void);
+
+#endif /* GPUSPY_CONF_H */

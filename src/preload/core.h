@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every part of libgpuspy.so shares: the kinds, key spaces, doors
+ * and APIs of an allocation, and the few macros of the library.  Each
+ * module has its own header; data flows one way through them:
+ *
+ *   hooks_*.c (exported)  ->  record.c  ->  sites.c  table.c  vmm.c  peak.c
+ *     (real.c, driver.c)        (unwind.c, pystack.c)
+ *   writer.c (the snapshot thread)  ->  events.c  ->  view.c
+ *     ->  process_json.c / summary.c  ->  files.c
+ *
+ * with lifecycle.c (start, fork, exit), config.c, log.c and locks.c (every
+ * lock) beside them.  Everything is hidden; only the hooks in hooks_*.c and
+ * api.c are exported (see libgpuspy.map).
+ */
+#ifndef GPUSPY_CORE_H
+#define GPUSPY_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* uthash must never exit() the host program: an insert that cannot get
+ * memory leaves the table unchanged and raises gs_hash_oom instead. */
+extern __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
+#define HASH_NONFATAL_OOM	 1
+#define uthash_nonfatal_oom(obj) (gs_hash_oom = 1)
+#include <uthash.h>
+
+#define GS_EXPORT      __attribute__((visibility("default")))
+#define GS_TLS	       __thread __attribute__((tls_model("initial-exec")))
+#define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GS_LIKELY(x)   __builtin_expect(!!(x), 1)
+
+#define GS_MAX_DEPTH 64
+
+/* What an allocation occupies.  GPU-resident kinds first. */
+enum gs_kind {
+	GS_KIND_DEVICE,
+	GS_KIND_MANAGED,
+	GS_KIND_VMM,	/* physical memory from cuMemCreate */
+	GS_KIND_PINNED, /* page-locked host memory, reported apart */
+	GS_KIND_COUNT,
+};
+
+/*
+ * Namespaces of the keys in the live table: device pointers, host
+ * pointers and VMM handles are different numbers that may coincide.
+ * GS_SPACE_ORPHAN holds VMM memory whose handle was released while still
+ * mapped: the driver frees it only at the last unmap, and may hand the
+ * same handle number out again meanwhile.
+ */
+enum gs_space {
+	GS_SPACE_DEVPTR,
+	GS_SPACE_HOSTPTR,
+	GS_SPACE_HANDLE,
+	GS_SPACE_ORPHAN,
+};
+
+/* How a call reached gpuspy. */
+enum gs_door {
+	GS_DOOR_RUNTIME,
+	GS_DOOR_DRIVER,
+	GS_DOOR_DLSYM,
+	GS_DOOR_GETPROC,
+	GS_DOOR_COUNT,
+};
+
+#define GS_API_LIST(X)                                                                             \
+	X(cudaMalloc)                                                                              \
+	X(cudaMallocAsync)                                                                         \
+	X(cudaMallocFromPoolAsync)                                                                 \
+	X(cudaMallocManaged)                                                                       \
+	X(cudaMallocPitch)                                                                         \
+	X(cudaMallocHost)                                                                          \
+	X(cudaHostAlloc)                                                                           \
+	X(cuMemAlloc_v2)                                                                           \
+	X(cuMemAllocAsync)                                                                         \
+	X(cuMemAllocFromPoolAsync)                                                                 \
+	X(cuMemAllocManaged)                                                                       \
+	X(cuMemAllocPitch_v2)                                                                      \
+	X(cuMemCreate)                                                                             \
+	X(cuMemHostAlloc)                                                                          \
+	X(cuMemAllocHost_v2)
+
+enum gs_api {
+#define GS_API_ENUM(n) GS_API_##n,
+	GS_API_LIST(GS_API_ENUM)
+#undef GS_API_ENUM
+		GS_API_COUNT,
+};
+
+extern const char *const gs_api_names[GS_API_COUNT];
+extern const char *const gs_kind_names[GS_KIND_COUNT];
+extern const char *const gs_door_names[GS_DOOR_COUNT];
+
+/* Raise *peak to v; lock-free, so concurrent peaks never go backwards. */
+static inline void gs_max(atomic_llong *peak, long long v)
+{
+	long long cur = atomic_load_explicit(peak, memory_order_relaxed);
+
+	while (v > cur && !atomic_compare_exchange_weak_explicit(
+				  peak, &cur, v, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+#endif /* GPUSPY_CORE_H */

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The real driver: binding its functions, and what gpuspy asks it for
+ * itself.  The exported hooks and the dlsym / cuGetProcAddress doors are
+ * in hooks_driver.c.
+ */
+#include <dlfcn.h>
+#include <string.h>
+
+#include "core.h"
+#include "cuda_abi.h"
+#include "driver.h"
+#include "real.h"
+
+const char *const drv_names[D_COUNT] = {
+#define DRV_NAME(n) [D_##n] = #n,
+	DRIVER_WRAPPED(DRV_NAME) DRIVER_USED(DRV_NAME)
+#undef DRV_NAME
+};
+
+_Atomic(void *) drv_real_fn[D_COUNT];
+atomic_bool drv_bound;
+
+void driver_bind_handle(void *h)
+{
+	for (unsigned i = 0; i < D_COUNT; i++) {
+		void *p;
+
+		if (atomic_load_explicit(&drv_real_fn[i], memory_order_acquire))
+			continue;
+		p = real_dlsym(h, drv_names[i]);
+		if (p)
+			atomic_store_explicit(&drv_real_fn[i], p, memory_order_release);
+	}
+	/* Only a handle that really was libcuda counts as bound. */
+	if (atomic_load(&drv_real_fn[D_cuGetProcAddress_v2]))
+		atomic_store(&drv_bound, true);
+}
+
+/*
+ * libcuda is in the global
+ * scope when the program links it; when only a runtime dlopen()ed it
+ * (RTLD_LOCAL), RTLD_NEXT misses it and its handle is used instead.
+ */
+void *driver_bind(enum drv_fn f)
+{
+	void *p, *h;
+
+	p = real_dlsym(RTLD_NEXT, drv_names[f]);
+	if (p) {
+		atomic_store_explicit(&drv_real_fn[f], p, memory_order_release);
+		return p;
+	}
+	h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	driver_bind_handle(h);
+	dlclose(h); /* NOLOAD took a reference; the library stays loaded */
+	return atomic_load_explicit(&drv_real_fn[f], memory_order_acquire);
+}
+
+int driver_current_device(void)
+{
+	CUresult (*get)(CUdevice *) = REAL(cuCtxGetDevice);
+	CUdevice dev;
+
+	/* Fails (201) on a thread without a current context. */
+	if (get && get(&dev) == CUDA_SUCCESS)
+		return (int)dev;
+	return -1;
+}
+
+bool driver_mem_info(long long *free_bytes, long long *total_bytes)
+{
+	CUresult (*info)(size_t *, size_t *) = REAL(cuMemGetInfo_v2);
+	size_t f, t;
+
+	if (!info || info(&f, &t) != CUDA_SUCCESS)
+		return false;
+	*free_bytes = (long long)f;
+	*total_bytes = (long long)t;
+	return true;
+}
+
+/*
+ * The driver and the GPUs, asked once at the first allocation (the driver
+ * is initialized then; at exit it may already be torn down).  Nothing
+ * here allocates, and a driver that lacks a function leaves its part out.
+ */
+static struct gs_cuda_info cuda_info;
+
+void driver_describe(void)
+{
+	CUresult (*version)(int *) = REAL(cuDriverGetVersion);
+	CUresult (*count)(int *) = REAL(cuDeviceGetCount);
+	CUresult (*get)(CUdevice *, int) = REAL(cuDeviceGet);
+	CUresult (*name)(char *, int, CUdevice) = REAL(cuDeviceGetName);
+	CUresult (*total)(size_t *, CUdevice) = REAL(cuDeviceTotalMem_v2);
+	int n = 0;
+
+	if (version && version(&cuda_info.driver_version) != CUDA_SUCCESS)
+		cuda_info.driver_version = 0;
+	if (!count || !get || count(&n) != CUDA_SUCCESS || n < 0)
+		n = 0;
+	for (int i = 0; i < n && cuda_info.ndevices < GS_INFO_DEVICES; i++) {
+		struct gs_cuda_device *d = &cuda_info.devices[cuda_info.ndevices];
+		CUdevice dev;
+		size_t bytes = 0;
+
+		if (get(&dev, i) != CUDA_SUCCESS)
+			continue;
+		d->ordinal = i;
+		if (!name || name(d->name, sizeof(d->name), dev) != CUDA_SUCCESS)
+			d->name[0] = '\0';
+		d->name[sizeof(d->name) - 1] = '\0';
+		d->total_bytes =
+			total && total(&bytes, dev) == CUDA_SUCCESS ? (long long)bytes : -1;
+		cuda_info.ndevices++;
+	}
+}
+
+const struct gs_cuda_info *driver_info(void)
+{
+	return &cuda_info;
+}

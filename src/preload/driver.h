@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The real driver: its functions, bound once (driver.c), for the hooks
+ * (hooks_driver.c) and for what gpuspy itself asks it (the current
+ * device, free memory, the GPUs' names).
+ */
+#ifndef GPUSPY_DRIVER_H
+#define GPUSPY_DRIVER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* Wrapped: gpuspy exports its own entry point for each. */
+#define DRIVER_WRAPPED(X)                                                                          \
+	X(cuMemAlloc_v2)                                                                           \
+	X(cuMemFree_v2)                                                                            \
+	X(cuMemAllocAsync)                                                                         \
+	X(cuMemAllocAsync_ptsz)                                                                    \
+	X(cuMemAllocFromPoolAsync)                                                                 \
+	X(cuMemAllocFromPoolAsync_ptsz)                                                            \
+	X(cuMemFreeAsync)                                                                          \
+	X(cuMemFreeAsync_ptsz)                                                                     \
+	X(cuMemAllocManaged)                                                                       \
+	X(cuMemAllocPitch_v2)                                                                      \
+	X(cuMemCreate)                                                                             \
+	X(cuMemRelease)                                                                            \
+	X(cuMemMap)                                                                                \
+	X(cuMemUnmap)                                                                              \
+	X(cuMemAddressReserve)                                                                     \
+	X(cuMemAddressFree)                                                                        \
+	X(cuMemHostAlloc)                                                                          \
+	X(cuMemAllocHost_v2)                                                                       \
+	X(cuMemFreeHost)                                                                           \
+	X(cuGetProcAddress)                                                                        \
+	X(cuGetProcAddress_v2)
+
+/* Used, never wrapped. */
+#define DRIVER_USED(X)                                                                             \
+	X(cuCtxGetDevice)                                                                          \
+	X(cuMemGetInfo_v2)                                                                         \
+	X(cuDriverGetVersion)                                                                      \
+	X(cuDeviceGetCount)                                                                        \
+	X(cuDeviceGet)                                                                             \
+	X(cuDeviceGetName)                                                                         \
+	X(cuDeviceTotalMem_v2)
+
+enum drv_fn {
+#define DRV_ENUM(n) D_##n,
+	DRIVER_WRAPPED(DRV_ENUM) DRIVER_USED(DRV_ENUM)
+#undef DRV_ENUM
+		D_COUNT,
+	D_WRAPPED = D_cuCtxGetDevice,
+};
+
+extern const char *const drv_names[D_COUNT];
+/* The real functions, once bound; read on every hook. */
+extern _Atomic(void *) drv_real_fn[D_COUNT];
+/* True once bound from a handle that really was libcuda. */
+extern atomic_bool drv_bound;
+
+/* Bind every real driver function from one libcuda handle.  Idempotent;
+ * racing callers store the same values. */
+void driver_bind_handle(void *h);
+/* The slow path of drv_real(): not yet bound. */
+void *driver_bind(enum drv_fn f);
+
+/* The real function for an exported wrapper. */
+static inline void *drv_real(enum drv_fn f)
+{
+	void *p = atomic_load_explicit(&drv_real_fn[f], memory_order_acquire);
+
+	if (__builtin_expect(p != NULL, 1))
+		return p;
+	return driver_bind(f);
+}
+
+#define REAL(name) ((__typeof__(&name))drv_real(D_##name))
+
+/* The current context's device, or -1. */
+int driver_current_device(void);
+/* cuMemGetInfo of the current context; false when it cannot be asked. */
+bool driver_mem_info(long long *free_bytes, long long *total_bytes);
+/* The driver's version and the GPUs' names and sizes: asked once, at
+ * activation; read by the report writer. */
+#define GS_INFO_DEVICES 16
+struct gs_cuda_device {
+	int ordinal;
+	char name[96];
+	long long total_bytes; /* -1 unknown */
+};
+struct gs_cuda_info {
+	int driver_version; /* 0 unknown; 13000 is CUDA 13.0 */
+	unsigned ndevices;
+	struct gs_cuda_device devices[GS_INFO_DEVICES];
+};
+void driver_describe(void);
+const struct gs_cuda_info *driver_info(void);
+
+#endif /* GPUSPY_DRIVER_H */

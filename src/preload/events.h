@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What happens to a process that gpuspy writes a file about (events.c).
+ * Each call is made with none of gpuspy's locks held.
+ */
+#ifndef GPUSPY_EVENTS_H
+#define GPUSPY_EVENTS_H
+
+struct gs_oom;
+
+/* The library destructor: report.json, report.txt, the stderr lines. */
+void events_exit(void);
+/* An allocation failed for lack of memory: oom-N.json, now. */
+void events_oom(struct gs_oom *e);
+/* The snapshot thread's periodic snapshot.json. */
+void events_periodic(unsigned long long samples);
+/* An on-demand snapshot (gpuspy_snapshot): snapshot-N.json.  0 or -1. */
+int events_snapshot(const char *label);
+/* The signal asked for one: its label is in <process dir>/.request. */
+void events_requested(void);
+/* gpuspy_mark: a label, the time, and what each site holds live then. */
+void events_mark(const char *label);
+
+#endif /* GPUSPY_EVENTS_H */

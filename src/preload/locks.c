@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one list of libgpuspy's locks, and the fork handlers that take them.
+ *
+ * fork() copies only the calling thread.  A gpuspy lock that another
+ * thread holds at that moment would stay held in the child, and the
+ * child's first hook, mark or snapshot that needs it would hang.  So the
+ * prepare handler takes every lock, in the order of the list; the parent
+ * releases them in reverse, and the child, whose copies are held by
+ * threads it does not have, initialises them afresh.
+ *
+ * Add new global locks here, please, and nowhere else: defined below and
+ * named in `list`, at the place their nesting requires.
+ *
+ * Lock order (a thread holding one lock takes only locks below it):
+ *   activate  gs_activate() warms the unwinder (unwind) under it
+ *   events    a report reads the peak snapshot (peak) and the modules
+ *   peak      copies site counters, lock-free, under it
+ *   vmm       moves and removes live entries (table shards) under it
+ *   unwind    the module registry; nothing nests under it
+ *   sites     shards, taken one at a time, in index order by fork only
+ *   table     shards, likewise
+ *
+ * Not locks, and so not here: lifecycle.c's pthread_once (run by the
+ * constructor, before the program has threads), nvml.c's (run under the
+ * events lock, which prepare takes, so never copied half done) and the
+ * writer's semaphore (a wake-up count; the child has no writer thread,
+ * and writer_start() initialises it again).
+ */
+#include "locks.h"
+
+#define GS_MUTEX_INIT                                                                              \
+	{                                                                                          \
+		.m = PTHREAD_MUTEX_INITIALIZER                                                     \
+	}
+
+struct gs_mutex gs_activate_lock = GS_MUTEX_INIT;
+struct gs_mutex gs_events_lock = GS_MUTEX_INIT;
+struct gs_mutex gs_peak_lock = GS_MUTEX_INIT;
+struct gs_mutex gs_vmm_lock = GS_MUTEX_INIT;
+struct gs_mutex gs_unwind_lock = GS_MUTEX_INIT;
+struct gs_mutex gs_site_locks[GS_SITE_SHARDS] = {
+	[0 ... GS_SITE_SHARDS - 1] = GS_MUTEX_INIT,
+};
+struct gs_mutex gs_table_locks[GS_TABLE_SHARDS] = {
+	[0 ... GS_TABLE_SHARDS - 1] = GS_MUTEX_INIT,
+};
+
+static const struct gs_lock_group list[] = {
+	{ "activate", &gs_activate_lock, 1 },
+	{ "events", &gs_events_lock, 1 },
+	{ "peak", &gs_peak_lock, 1 },
+	{ "vmm", &gs_vmm_lock, 1 },
+	{ "unwind", &gs_unwind_lock, 1 },
+	{ "sites", gs_site_locks, GS_SITE_SHARDS },
+	{ "table", gs_table_locks, GS_TABLE_SHARDS },
+};
+
+#define N_GROUPS (sizeof(list) / sizeof(list[0]))
+
+unsigned locks_count(void)
+{
+	return N_GROUPS;
+}
+
+const struct gs_lock_group *locks_group(unsigned i)
+{
+	return i < N_GROUPS ? &list[i] : NULL;
+}
+
+static void locks_prepare(void)
+{
+	for (unsigned g = 0; g < N_GROUPS; g++)
+		for (unsigned i = 0; i < list[g].n; i++)
+			pthread_mutex_lock(&list[g].locks[i].m);
+}
+
+static void locks_parent(void)
+{
+	for (unsigned g = N_GROUPS; g-- > 0;)
+		for (unsigned i = list[g].n; i-- > 0;)
+			pthread_mutex_unlock(&list[g].locks[i].m);
+}
+
+/* The child's copies are held, by this thread (prepare): unlocking a
+ * mutex copied across fork is not defined for every kind, initialising
+ * it is. */
+static void locks_child(void)
+{
+	for (unsigned g = 0; g < N_GROUPS; g++)
+		for (unsigned i = 0; i < list[g].n; i++)
+			pthread_mutex_init(&list[g].locks[i].m, NULL);
+}
+
+int locks_atfork(void)
+{
+	int err = pthread_atfork(locks_prepare, locks_parent, locks_child);
+
+	return err ? -err : 0;
+}

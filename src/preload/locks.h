@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every global lock of libgpuspy.  They are all defined in locks.c, in one
+ * list, and no other file defines one (tests/unit/check_locks.sh checks):
+ * fork() keeps only the calling thread, so a lock that some other thread
+ * held at the fork stays held for ever in the child unless the fork
+ * handlers know of it.
+ */
+#ifndef GPUSPY_LOCKS_H
+#define GPUSPY_LOCKS_H
+
+#include <pthread.h>
+
+/* One lock per cache line: shards of a table are taken by different
+ * threads at once. */
+struct gs_mutex {
+	pthread_mutex_t m;
+} __attribute__((aligned(64)));
+
+#define GS_SITE_SHARDS	16
+#define GS_TABLE_SHARDS 64
+
+/* In the order they nest: a lock may be taken while holding only locks
+ * above it (locks.c says who nests what). */
+extern struct gs_mutex gs_activate_lock;		/* lifecycle.c */
+extern struct gs_mutex gs_events_lock;			/* events.c */
+extern struct gs_mutex gs_peak_lock;			/* peak.c */
+extern struct gs_mutex gs_vmm_lock;			/* vmm.c */
+extern struct gs_mutex gs_unwind_lock;			/* unwind.c */
+extern struct gs_mutex gs_site_locks[GS_SITE_SHARDS];	/* sites.c */
+extern struct gs_mutex gs_table_locks[GS_TABLE_SHARDS]; /* table.c */
+
+static inline void gs_lock(struct gs_mutex *l)
+{
+	pthread_mutex_lock(&l->m);
+}
+
+static inline void gs_unlock(struct gs_mutex *l)
+{
+	pthread_mutex_unlock(&l->m);
+}
+
+/* The list itself, for the fork handlers and for the test that forks
+ * while each lock is held. */
+struct gs_lock_group {
+	const char *name;
+	struct gs_mutex *locks;
+	unsigned n;
+};
+unsigned locks_count(void);
+const struct gs_lock_group *locks_group(unsigned i);
+
+/* Registers the fork handlers (once, from gs_init).  Child handlers run
+ * in the order they were registered: the locks' come first, so that a
+ * later child handler may take any lock. */
+int locks_atfork(void);
+
+#endif /* GPUSPY_LOCKS_H */

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* peak.c: what was live at the high-water mark */
+#ifndef GPUSPY_PEAK_H
+#define GPUSPY_PEAK_H
+
+#include "core.h"
+
+#define GS_MAX_DEVICES 64
+/* Live GPU bytes per device ordinal + 1 (index 0: unknown device). */
+extern atomic_llong gs_device_live[GS_MAX_DEVICES + 1];
+extern atomic_llong gs_device_allocs[GS_MAX_DEVICES + 1];
+static inline unsigned gs_device_index(int device)
+{
+	return device >= 0 && device < GS_MAX_DEVICES ? (unsigned)device + 1 : 0;
+}
+struct gs_peak_site {
+	uint32_t site;
+	long long live_bytes;
+};
+struct gs_peak_snap {
+	double time;
+	long long bytes; /* GPU memory live when taken, within 1% of the peak */
+	unsigned n;
+	struct gs_peak_site *sites;
+	long long devices[GS_MAX_DEVICES + 1];
+};
+/* After GPU memory grew to `live` bytes. */
+void peak_note(long long live);
+/* The last snapshot, or NULL; read it under gs_peak_lock. */
+const struct gs_peak_snap *peak_snapshot(void);
+
+#endif /* GPUSPY_PEAK_H */

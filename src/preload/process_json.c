@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The gpuspy-process/1 document (docs/format.md): the exit report, the
+ * snapshots and the out-of-memory post-mortems are all one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "config.h"
+#include "core.h"
+#include "counters.h"
+#include "driver.h"
+#include "json_out.h"
+#include "locks.h"
+#include "nvml.h"
+#include "peak.h"
+#include "process_json.h"
+#include "pystack.h"
+#include "sites.h"
+#include "state.h"
+#include "unwind.h"
+#include "view.h"
+
+extern char **environ;
+
+/* Variables that explain a run's memory behaviour, kept in the report. */
+static const char *const env_prefixes[] = {
+	"PYTORCH_", "CUDA_",	   "XLA_",	  "TF_GPU_",	 "TF_FORCE_GPU_", "TF_XLA_",
+	"TF_CUDA_", "JAX_",	   "FLAGS_",	  "NCCL_",	 "CUPY_",	  "GPUSPY_",
+	"RANK=",    "LOCAL_RANK=", "WORLD_SIZE=", "LD_PRELOAD=",
+};
+
+/* Length of the valid UTF-8 sequence at p, or 0 (overlong forms,
+ * surrogates and code points past U+10FFFF are invalid). */
+static void write_command(FILE *f)
+{
+	char buf[8192];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	bool first = true;
+
+	if (fd >= 0)
+		close(fd);
+	fputc('[', f);
+	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(buf + i) + 1) {
+		buf[n] = '\0';
+		if (!first)
+			fputs(", ", f);
+		json_str(f, buf + i);
+		first = false;
+	}
+	fputc(']', f);
+}
+
+static void write_env(FILE *f)
+{
+	bool first = true;
+
+	fputc('{', f);
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[256];
+		bool keep = false;
+
+		if (!eq || (size_t)(eq - *e) >= sizeof(name))
+			continue;
+		for (size_t i = 0; i < sizeof(env_prefixes) / sizeof(env_prefixes[0]); i++)
+			if (strncmp(*e, env_prefixes[i], strlen(env_prefixes[i])) == 0)
+				keep = true;
+		if (!keep)
+			continue;
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		fputs(first ? "" : ", ", f);
+		json_str(f, name);
+		fputs(": ", f);
+		json_str(f, eq + 1);
+		first = false;
+	}
+	fputc('}', f);
+}
+
+static void write_counters(FILE *f, struct gs_counters *c)
+{
+	struct gs_count_snap k;
+
+	counters_read(c, &k);
+	fprintf(f,
+		"\"live_bytes\": %lld, \"live_allocations\": %lld, \"peak_bytes\": %lld, "
+		"\"allocated_bytes\": %lld, \"allocations\": %lld, \"freed_bytes\": %lld, "
+		"\"frees\": %lld",
+		k.live_bytes, k.live_allocs, k.peak_bytes, k.alloc_bytes, k.allocs, k.freed_bytes,
+		k.frees);
+}
+
+static void write_site(FILE *f, struct gs_site *s)
+{
+	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
+		gs_kind_names[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
+	write_counters(f, &s->c);
+	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     \"frames\": [",
+		atomic_load(&s->growing) ? "true" : "false", (unsigned long long)s->first_seq);
+	for (unsigned i = 0; i < s->depth; i++) {
+		const struct gs_frame *fr = &s->frames[i];
+
+		fprintf(f, "%s{\"module\": %d, \"offset\": %llu", i ? ", " : "", fr->module,
+			(unsigned long long)fr->offset);
+		if (fr->symbol) {
+			fputs(", \"symbol\": ", f);
+			json_str(f, fr->symbol);
+		}
+		fputc('}', f);
+	}
+	fputc(']', f);
+	if (s->pydepth) {
+		fputs(",\n     \"python\": [", f);
+		for (unsigned i = 0; i < s->pydepth; i++) {
+			const struct gs_pyframe *p = &s->py[i];
+
+			fputs(i ? ", {\"file\": " : "{\"file\": ", f);
+			json_str(f, p->file ? p->file : "?");
+			fputs(", \"function\": ", f);
+			json_str(f, p->function ? p->function : "?");
+			fprintf(f, ", \"line\": %d}", p->line > 0 ? p->line : 0);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
+static void write_oom_event(FILE *f, const struct gs_oom *e, bool with_file)
+{
+	fprintf(f,
+		"{\"type\": \"oom\", \"number\": %u, \"time\": %.3f, \"api\": \"%s\", "
+		"\"kind\": \"%s\", \"requested_bytes\": %llu, \"device\": %d, "
+		"\"live_bytes\": %lld, \"free_bytes\": %lld, \"total_bytes\": %lld, \"site\": %u",
+		e->number, e->time, gs_api_names[e->api], gs_kind_names[e->kind],
+		(unsigned long long)e->requested, e->device, e->live, e->free_bytes, e->total_bytes,
+		e->site);
+	if (with_file && e->number <= GS_OOM_FILES)
+		fprintf(f, ", \"file\": \"oom-%u.json\"", e->number);
+	fputc('}', f);
+}
+
+static void write_at_peak(FILE *f)
+{
+	const struct gs_peak_snap *p;
+	bool first = true;
+
+	gs_lock(&gs_peak_lock);
+	p = peak_snapshot();
+	if (p) {
+		fprintf(f, ",\n  \"at_peak\": {\"bytes\": %lld, \"time\": %.3f, \"devices\": [",
+			p->bytes, p->time);
+		for (int d = 0; d <= GS_MAX_DEVICES; d++) {
+			if (!p->devices[d])
+				continue;
+			fprintf(f, "%s{\"device\": %d, \"live_bytes\": %lld}", first ? "" : ", ",
+				d - 1, p->devices[d]);
+			first = false;
+		}
+		fputs("],\n    \"sites\": [", f);
+		for (unsigned i = 0; i < p->n; i++)
+			fprintf(f, "%s{\"site\": %u, \"live_bytes\": %lld}", i ? ", " : "",
+				p->sites[i].site, p->sites[i].live_bytes);
+		fputs("]}", f);
+	}
+	gs_unlock(&gs_peak_lock);
+}
+
+int process_json_write(FILE *f, const struct gs_view *v)
+{
+	struct gs_site **sites = v->sites;
+	unsigned n = v->n;
+	char hostq[256];
+	bool first;
+
+	snprintf(hostq, sizeof(hostq), "%s", v->host);
+
+	fprintf(f, "{\n  \"format\": \"gpuspy-process/1\",\n  \"gpuspy_version\": \"%s\",\n",
+		GPUSPY_VERSION);
+	fputs("  \"host\": ", f);
+	json_str(f, hostq);
+	fprintf(f, ",\n  \"pid\": %d,\n  \"ppid\": %d,\n  \"exe\": ", (int)getpid(),
+		(int)getppid());
+	{
+		char exe[4096];
+		ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[k > 0 ? k : 0] = '\0';
+		json_str(f, exe);
+	}
+	fputs(",\n  \"command\": ", f);
+	write_command(f);
+	fputs(",\n  \"environment\": ", f);
+	write_env(f);
+	fprintf(f, ",\n  \"start_time\": %.3f,\n  \"end_time\": %.3f,\n", gs_state.start_time,
+		gs_now());
+	fprintf(f, "  \"complete\": %s,\n  \"depth\": %u,\n  \"unwinder\": \"%s\",\n",
+		atomic_load(&gs_state.complete) ? "true" : "false", gs_config.depth, unwind_name());
+	{
+		const char *version, *note;
+		bool supported;
+
+		if (pystack_info(&version, &supported, &note)) {
+			fprintf(f, "  \"python\": {\"version\": \"%s\", \"supported\": %s", version,
+				supported ? "true" : "false");
+			if (!supported) {
+				fputs(", \"note\": ", f);
+				json_str(f, note);
+			}
+			fputs("},\n", f);
+		}
+	}
+	{
+		const struct gs_cuda_info *ci = driver_info();
+
+		fprintf(f, "  \"cuda\": {\"driver_version\": %d, \"devices\": [",
+			ci->driver_version);
+		for (unsigned i = 0; i < ci->ndevices; i++) {
+			fprintf(f, "%s{\"device\": %d, \"name\": ", i ? ", " : "",
+				ci->devices[i].ordinal);
+			json_str(f, ci->devices[i].name);
+			fprintf(f, ", \"total_bytes\": %lld}", ci->devices[i].total_bytes);
+		}
+		fputs("]},\n", f);
+	}
+	fprintf(f, "  \"leaked\": {\"bytes\": %lld, \"allocations\": %lld},\n", v->gpu_live,
+		v->gpu_allocs);
+	fprintf(f, "  \"peak\": {\"bytes\": %lld},\n  \"kinds\": {\n", v->gpu_peak);
+	for (int k = 0; k < GS_KIND_COUNT; k++) {
+		fprintf(f, "    \"%s\": {", gs_kind_names[k]);
+		write_counters(f, &gs_totals.kind[k]);
+		fputs(k + 1 < GS_KIND_COUNT ? "},\n" : "}\n  },\n", f);
+	}
+	fprintf(f,
+		"  \"vmm_address_space\": {\"reserved_bytes\": %lld, \"mapped_bytes\": %lld},\n"
+		"  \"untracked_frees\": %lld,\n  \"replaced\": %lld,\n",
+		atomic_load(&gs_totals.vmm_reserved_bytes),
+		atomic_load(&gs_totals.vmm_mapped_bytes), atomic_load(&gs_totals.untracked_frees),
+		atomic_load(&gs_totals.replaced));
+	fputs("  \"doors\": {", f);
+	for (int d = 0; d < GS_DOOR_COUNT; d++)
+		fprintf(f, "%s\"%s\": %lld", d ? ", " : "", gs_door_names[d],
+			atomic_load(&gs_totals.doors[d]));
+	fputs("},\n  \"devices\": [", f);
+	first = true;
+	/* From counters, not a walk of the table: a snapshot's cost grows with
+	 * the number of sites, not of live allocations. */
+	for (int i = 0; i <= GS_MAX_DEVICES; i++) {
+		long long cnt = atomic_load(&gs_device_allocs[i]);
+
+		if (cnt <= 0)
+			continue;
+		fprintf(f, "%s{\"device\": %d, \"live_bytes\": %lld, \"live_allocations\": %lld}",
+			first ? "" : ", ", i - 1, atomic_load(&gs_device_live[i]), cnt);
+		first = false;
+	}
+	fputs("],\n  \"modules\": [\n", f);
+	for (unsigned i = 0, nm = unwind_module_count(); i < nm; i++) {
+		const struct gs_module *m = unwind_module(i);
+
+		fputs("    {\"path\": ", f);
+		json_str(f, m->path);
+		fprintf(f, ", \"build_id\": \"%s\", \"base\": %llu}%s\n", m->build_id,
+			(unsigned long long)m->base, i + 1 < nm ? "," : "");
+	}
+	fputs("  ],\n  \"sites\": [\n", f);
+	for (unsigned i = 0; i < n; i++) {
+		write_site(f, sites[i]);
+		fputs(i + 1 < n ? ",\n" : "\n", f);
+	}
+	fputs("  ]", f);
+	write_at_peak(f);
+	/* The outside view, for snapshots and post-mortems (not at exit). */
+	if (v->samples || v->label || v->event)
+		nvml_write(f);
+	if (v->n_ooms || v->oom_dropped) {
+		fputs(",\n  \"oom\": [", f);
+		for (unsigned i = 0; i < v->n_ooms; i++) {
+			fputs(i ? ",\n    " : "\n    ", f);
+			write_oom_event(f, &v->ooms[i], true);
+		}
+		fprintf(f, "],\n  \"v->oom_dropped\": %u", v->oom_dropped);
+	}
+	if (v->event) {
+		fputs(",\n  \"event\": ", f);
+		write_oom_event(f, v->event, false);
+	}
+	if (v->samples)
+		fprintf(f, ",\n  \"snapshot\": {\"samples\": %llu, \"interval_us\": %llu}",
+			v->samples, gs_config.interval_us);
+	if (v->label) {
+		fprintf(f, ",\n  \"snapshot\": {\"number\": %u, \"label\": ", v->number);
+		json_str(f, v->label);
+		fputc('}', f);
+	}
+	if (v->n_marks) {
+		unsigned oldest = v->n_marks > GS_MARKS ? v->n_marks - GS_MARKS : 0;
+
+		fputs(",\n  \"marks\": [", f);
+		for (unsigned i = oldest; i < v->n_marks; i++) {
+			const unsigned m = i % GS_MARKS;
+
+			fprintf(f,
+				"%s{\"time\": %.3f, \"label\": ", i > oldest ? ",\n    " : "\n    ",
+				v->marks[m].time);
+			json_str(f, v->marks[m].label);
+			fprintf(f, ", \"live_bytes\": %lld, \"sites\": [", v->marks[m].live);
+			for (unsigned j = 0; j < v->marks[m].n; j++)
+				fprintf(f, "%s{\"site\": %u, \"live_bytes\": %lld}", j ? ", " : "",
+					v->marks[m].sites[j].site, v->marks[m].sites[j].live_bytes);
+			fputs("]}", f);
+		}
+		fputs("],\n  \"mark\": ", f);
+		json_str(f, v->marks[(v->n_marks - 1) % GS_MARKS].label);
+	}
+	fputs("\n}\n", f);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* record.c: hook bracket and the single place events are recorded */
+#ifndef GPUSPY_RECORD_H
+#define GPUSPY_RECORD_H
+
+#include "core.h"
+#include "state.h"
+#include "table.h"
+
+extern GS_TLS unsigned gs_hook_depth;
+
+/*
+ * A runtime call nests a driver call (cudaMalloc -> cuMemAlloc_v2): only
+ * the outermost hook records.  Returns true when this hook must record.
+ */
+static inline bool hook_enter(void)
+{
+	return gs_hook_depth++ == 0 &&
+	       atomic_load_explicit(&gs_state.tracking, memory_order_relaxed);
+}
+
+static inline void hook_leave(void)
+{
+	gs_hook_depth--;
+}
+
+/*
+ * The bracket around every free hook: the allocation leaves the table
+ * before the real call hands the address back to CUDA (where another
+ * thread could be given it and record it first), and is accounted, or put
+ * back if CUDA refused, after.  `call` is evaluated once; its result is
+ * returned unchanged.
+ */
+#define GS_FREE_HOOK(rtype, success, space, addr, call)                                            \
+	do {                                                                                       \
+		uint64_t addr_ = (uint64_t)(uintptr_t)(addr);                                      \
+		struct gs_alloc *a_ = NULL;                                                        \
+		bool outer_ = hook_enter();                                                        \
+		rtype r_;                                                                          \
+		if (outer_ && addr_)                                                               \
+			a_ = record_free_begin(space, addr_);                                      \
+		r_ = (call);                                                                       \
+		if (outer_ && addr_)                                                               \
+			record_free_end(a_, addr_, r_ == (success));                               \
+		hook_leave();                                                                      \
+		return r_;                                                                         \
+	} while (0)
+
+struct gs_alloc;
+/* device: CUDA ordinal, or -1 unknown, or GS_DEVICE_CURRENT to ask the driver */
+#define GS_DEVICE_CURRENT (-2)
+void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs_space space,
+		  uint64_t addr, uint64_t size, int device);
+/* Take the allocation out of the table before the real free runs, so the
+ * address cannot be handed out again and recorded while we still hold it.
+ * Inline: the free hooks call the table directly. */
+static inline struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr)
+{
+	return table_remove(space, addr);
+}
+/* After the real free: account it (ok) or put it back (the free failed). */
+void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok);
+/* An allocation failed for lack of memory (record.c). */
+void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device);
+
+#endif /* GPUSPY_RECORD_H */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* lifecycle.c: the process-wide state, start and activation */
+#ifndef GPUSPY_STATE_H
+#define GPUSPY_STATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/*
+ * Process-wide state.  `tracking` is read on every hook; it only ever
+ * goes from true to false (gs_fail, a forked child of a tracking parent).
+ */
+struct gs_state {
+	char run_dir[4096]; /* absolute, set at activation */
+	atomic_bool tracking;
+	atomic_bool complete; /* false once anything was missed */
+	atomic_bool active;   /* at least one allocation recorded */
+	atomic_bool silent;   /* forked child: write nothing */
+	double start_time;
+};
+extern struct gs_state gs_state;
+
+/* lifecycle.c: idempotent, safe from any hook at any time. */
+void gs_init(void);
+/* First allocation: resolve and check the output directory. */
+bool gs_activate(void);
+
+/* CLOCK_REALTIME, in seconds. */
+double gs_now(void);
+
+#endif /* GPUSPY_STATE_H */

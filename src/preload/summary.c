@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What gpuspy says to people from inside the process: report.txt and the
+ * stderr lines.  `gpuspy report` says more, with symbolized frames.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "config.h"
+#include "core.h"
+#include "counters.h"
+#include "locks.h"
+#include "log.h"
+#include "pystack.h"
+#include "real.h"
+#include "sites.h"
+#include "summary.h"
+#include "unwind.h"
+#include "view.h"
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void human(char *buf, size_t len, long long b)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	unsigned u = 0;
+
+	while ((v >= 1024.0 || v <= -1024.0) && u < 4) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%lld B", b);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+/*
+ * The frame a person recognises: the first one outside CUDA's own
+ * libraries, preferring one the process can name; the C library's
+ * start-up frames are never the answer.
+ */
+static const struct gs_frame *useful_frame(const struct gs_site *s)
+{
+	const struct gs_frame *unnamed = NULL;
+
+	for (unsigned i = 0; i < s->depth; i++) {
+		const struct gs_frame *fr = &s->frames[i];
+		const char *mod = fr->module >= 0 ?
+					  basename_of(unwind_module((unsigned)fr->module)->path) :
+					  "";
+
+		if (strncmp(mod, "libcuda", 7) == 0 || strncmp(mod, "libc.so", 7) == 0)
+			continue;
+		if (fr->symbol)
+			return fr;
+		if (!unnamed)
+			unnamed = fr;
+	}
+	return unnamed ? unnamed : (s->depth ? &s->frames[0] : NULL);
+}
+
+/*
+ * For people (report.txt, stderr) C++ names read better demangled.  The
+ * process's own libstdc++ does it when a C++ library loaded it; gpuspy
+ * never links it.  report.json keeps the raw symbol.  Under gs_events_lock.
+ */
+/* The innermost Python frame of user code, as `gpuspy report` picks its
+ * headline: not the standard library, not an installed package. */
+static const struct gs_pyframe *user_pyframe(const struct gs_site *s)
+{
+	for (unsigned i = 0; i < s->pydepth; i++) {
+		const char *f = s->py[i].file;
+
+		if (f && !strstr(f, "/site-packages/") && !strstr(f, "/dist-packages/") &&
+		    !strstr(f, "/lib/python3.") && strncmp(f, "<frozen", 7) != 0)
+			return &s->py[i];
+	}
+	return NULL;
+}
+
+static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
+{
+	static char *(*demangle)(const char *, char *, size_t *, int *);
+	static bool looked;
+	const char *mod =
+		fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) : "?";
+	char *d = NULL;
+	int status = -1;
+
+	if (!fr->symbol) {
+		snprintf(buf, len, "%s+0x%llx", mod, (unsigned long long)fr->offset);
+		return;
+	}
+	if (!looked) {
+		demangle = (char *(*)(const char *, char *, size_t *, int *))real_dlsym(
+			RTLD_DEFAULT, "__cxa_demangle");
+		looked = true;
+	}
+	if (demangle && fr->symbol[0] == '_' && fr->symbol[1] == 'Z')
+		d = demangle(fr->symbol, NULL, NULL, &status);
+	snprintf(buf, len, "%s (%s+0x%llx)", d && status == 0 ? d : fr->symbol, mod,
+		 (unsigned long long)fr->offset);
+	free(d);
+}
+
+int summary_write_text(FILE *f, const struct gs_view *v)
+{
+	struct gs_site **sites = v->sites;
+	unsigned n = v->n;
+	const char *host = v->host;
+	char a[32], b[32], c[32], fr[512];
+
+	human(a, sizeof(a), v->gpu_live);
+	human(b, sizeof(b), v->gpu_peak);
+	human(c, sizeof(c), v->kind[GS_KIND_PINNED].live_bytes);
+	fprintf(f, "gpuspy %s: process %d on %s\n\n", GPUSPY_VERSION, (int)getpid(), host);
+	fprintf(f, "Leaked at exit:  %s in %lld allocations (GPU memory)\n", a, v->gpu_allocs);
+	fprintf(f, "Peak:            %s\n", b);
+	fprintf(f, "Pinned host:     %s in %lld allocations still live\n", c,
+		v->kind[GS_KIND_PINNED].live_allocs);
+	fprintf(f, "Untracked frees: %lld\n\n", atomic_load(&gs_totals.untracked_frees));
+	fputs("LEAKED AT EXIT\n", f);
+	for (unsigned i = 0; i < n; i++) {
+		const struct gs_site *s = sites[i];
+		long long live = counters_live_bytes(&s->c);
+
+		if (live <= 0)
+			break;
+		human(a, sizeof(a), live);
+		human(b, sizeof(b), atomic_load(&s->c.peak_bytes));
+		fprintf(f, "%s in %lld allocations (%s, %s via %s), peak %s\n", a,
+			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees),
+			gs_kind_names[s->kind], gs_api_names[s->api], gs_door_names[s->door], b);
+		for (unsigned j = 0; j < s->pydepth; j++)
+			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
+				s->py[j].line, s->py[j].function ? s->py[j].function : "?");
+		for (unsigned j = 0; j < s->depth; j++) {
+			frame_text(fr, sizeof(fr), &s->frames[j]);
+			fprintf(f, "    #%u %s\n", j, fr);
+		}
+	}
+	fputs("\nRun `gpuspy report` on this directory for symbolized frames with files and "
+	      "lines.\n",
+	      f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* At exit, on stderr: the totals, the three largest GPU sites. */
+void summary_exit(const struct gs_view *v)
+{
+	char a[32], b[32], fr[512];
+
+	if (gs_config.quiet)
+		return;
+	human(a, sizeof(a), v->gpu_live);
+	human(b, sizeof(b), v->gpu_peak);
+	gs_warn("%s in %lld allocations of GPU memory still live at exit, peak %s (pid %d)", a,
+		v->gpu_allocs, b, (int)getpid());
+	for (unsigned i = 0, shown = 0; i < v->n && shown < 3; i++) {
+		struct gs_site *s = v->sites[i];
+		const struct gs_frame *uf = useful_frame(s);
+		const struct gs_pyframe *py = user_pyframe(s);
+
+		if (counters_live_bytes(&s->c) <= 0)
+			break;
+		if (s->kind == GS_KIND_PINNED)
+			continue;
+		shown++;
+		human(a, sizeof(a), counters_live_bytes(&s->c));
+		if (py)
+			snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?",
+				 py->file, py->line);
+		else if (uf)
+			frame_text(fr, sizeof(fr), uf);
+		else
+			snprintf(fr, sizeof(fr), "?");
+		gs_warn("  %s in %lld from %s", a,
+			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), fr);
+	}
+	if (v->n_ooms || v->oom_dropped)
+		gs_warn("  %u allocations failed for lack of memory (post-mortems: oom-*.json)",
+			v->n_ooms + v->oom_dropped);
+	gs_warn("report: %s/report.txt", v->dir);
+}
+
+/* The post-mortem NAME was written for E. */
+void summary_oom(const struct gs_view *v, const struct gs_oom *e, const char *name)
+{
+	char a[32], b[32], c[32], d[32];
+
+	if (gs_config.quiet)
+		return;
+	human(a, sizeof(a), (long long)e->requested);
+	human(b, sizeof(b), e->live);
+	human(c, sizeof(c), e->free_bytes);
+	human(d, sizeof(d), e->total_bytes);
+	if (e->free_bytes >= 0 && e->total_bytes >= 0)
+		gs_warn("out of memory: %s of %s on device %d failed (gpuspy tracks %s live; "
+			"device free %s of %s); post-mortem: %s/%s",
+			gs_api_names[e->api], a, e->device, b, c, d, v->dir, name);
+	else
+		gs_warn("out of memory: %s of %s on device %d failed (gpuspy tracks %s "
+			"live); post-mortem: %s/%s",
+			gs_api_names[e->api], a, e->device, b, v->dir, name);
+}
+
+void summary_snapshot(const char *label, const char *dir, const char *name)
+{
+	if (!gs_config.quiet)
+		gs_warn("snapshot \"%s\": %s/%s", label, dir, name);
+}
+
+/* Named once while the job runs, when a site is first seen growing. */
+void summary_growth(const struct gs_site *s)
+{
+	const struct gs_pyframe *py = user_pyframe(s);
+	const struct gs_frame *uf = useful_frame(s);
+	char a[32], fr[512];
+
+	if (gs_config.quiet)
+		return;
+	human(a, sizeof(a), counters_live_bytes(&s->c));
+	gs_lock(&gs_events_lock); /* frame_text's demangler state */
+	if (py)
+		snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?", py->file,
+			 py->line);
+	else if (uf)
+		frame_text(fr, sizeof(fr), uf);
+	else
+		snprintf(fr, sizeof(fr), "?");
+	gs_unlock(&gs_events_lock);
+	gs_warn("memory keeps growing at %s: %s live now (pid %d)", fr, a, (int)getpid());
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What gpuspy says to people from inside the process: report.txt and the
+ * lines on stderr (none of the latter under GPUSPY_QUIET).
+ */
+#ifndef GPUSPY_SUMMARY_H
+#define GPUSPY_SUMMARY_H
+
+#include <stdio.h>
+
+struct gs_view;
+struct gs_oom;
+struct gs_site;
+
+/* report.txt.  0, or -EIO. */
+int summary_write_text(FILE *f, const struct gs_view *v);
+/* At exit: what is still live, and where. */
+void summary_exit(const struct gs_view *v);
+/* An out-of-memory post-mortem, NAME in the view's directory, was written. */
+void summary_oom(const struct gs_view *v, const struct gs_oom *e, const char *name);
+/* An on-demand snapshot, NAME in DIR, was written. */
+void summary_snapshot(const char *label, const char *dir, const char *name);
+/* Named once while the job runs, when a site is first seen growing. */
+void summary_growth(const struct gs_site *s);
+
+#endif /* GPUSPY_SUMMARY_H */

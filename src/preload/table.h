@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* table.c: live allocations keyed by (space, address or handle) */
+#ifndef GPUSPY_TABLE_H
+#define GPUSPY_TABLE_H
+
+#include "core.h"
+
+struct gs_alloc {
+	uint64_t addr;
+	uint32_t space;
+	int32_t device;
+	uint64_t size;
+	uint64_t seq;
+	struct gs_site *site;
+	uint8_t kind;
+	UT_hash_handle hh;
+};
+/* Insert; returns the entry it displaced (same key), or NULL.  -ENOMEM
+ * (table full, gpuspy out of memory) is reported through *err. */
+struct gs_alloc *table_insert(struct gs_alloc *a, int *err);
+struct gs_alloc *table_remove(enum gs_space space, uint64_t addr);
+/* Change the key of a live entry (VMM release-while-mapped). */
+int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64_t naddr);
+
+#endif /* GPUSPY_TABLE_H */

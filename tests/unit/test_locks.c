@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fork() while another thread holds each of gpuspy's locks in turn: the
+ * child must find every lock free.  The test walks locks.c's own list, so
+ * a lock added there is covered with no change here; that no lock exists
+ * outside the list is check_locks.sh's business.  The child takes each
+ * lock with a deadline and is killed by alarm() as a last resort, so a
+ * broken build fails instead of hanging.
+ */
+#include <errno.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "driver.h"
+#include "locks.h"
+#include "state.h"
+
+/* What gpuspy asks the driver: there is none here. */
+int driver_current_device(void)
+{
+	return -1;
+}
+
+bool driver_mem_info(long long *free_bytes, long long *total_bytes)
+{
+	return false;
+}
+
+void driver_describe(void)
+{
+}
+
+const struct gs_cuda_info *driver_info(void)
+{
+	static const struct gs_cuda_info none;
+
+	return &none;
+}
+
+#define HOLD_MS		 100
+#define CHILD_DEADLINE_S 2
+
+static struct gs_mutex *held;
+static sem_t taken;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	gs_lock(held);
+	sem_post(&taken);
+	sleep_ms(HOLD_MS);
+	gs_unlock(held);
+	return NULL;
+}
+
+/* In the child: every lock of the list, in order, within the deadline. */
+static int child_takes_all(void)
+{
+	struct timespec deadline;
+
+	alarm(CHILD_DEADLINE_S * 3);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += CHILD_DEADLINE_S;
+	for (unsigned g = 0; g < locks_count(); g++) {
+		const struct gs_lock_group *grp = locks_group(g);
+
+		for (unsigned i = 0; i < grp->n; i++)
+			if (pthread_mutex_timedlock(&grp->locks[i].m, &deadline) != 0)
+				return 10 + (int)g;
+	}
+	return 0;
+}
+
+static void fork_while_held(const struct gs_lock_group *grp, unsigned i)
+{
+	pthread_t t;
+	pid_t pid;
+	int status;
+
+	held = &grp->locks[i];
+	assert_int_equal(pthread_create(&t, NULL, holder, NULL), 0);
+	sem_wait(&taken);
+	pid = fork();
+	if (pid == 0)
+		_exit(child_takes_all());
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	pthread_join(t, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child forked while lock %s[%u] was held: %s %d", grp->name, i,
+			 WIFEXITED(status) ? "exit status" : "killed by signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	/* and the parent has it back */
+	assert_int_equal(pthread_mutex_trylock(&held->m), 0);
+	gs_unlock(held);
+}
+
+static void test_fork_while_each_lock_held(void **state)
+{
+	unsigned total = 0;
+
+	(void)state;
+	gs_init(); /* registers the fork handlers */
+	sem_init(&taken, 0, 0);
+	assert_true(locks_count() > 0);
+	for (unsigned g = 0; g < locks_count(); g++) {
+		const struct gs_lock_group *grp = locks_group(g);
+
+		assert_non_null(grp->name);
+		assert_true(grp->n > 0);
+		for (unsigned i = 0; i < grp->n; i++, total++)
+			fork_while_held(grp, i);
+	}
+	assert_null(locks_group(locks_count()));
+	print_message("forked while each of %u locks was held\n", total);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_while_each_lock_held),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -12,20 +12,22 @@
  *
  * Counting every step would flag noise: the suffix minima of random
  * samples are their records read from the right, about ln(n) of them.  A
- * step counts only when the floor has shown it holds there: the band was
- * a new high when it was pushed (a per-sample leak, a flat staircase), or
- * the series came back down to it from above (a staircase under an
- * allocate/free cycle), or fell or stayed onto it within half a rise of
- * its lowest (a level, not a ramp passing through).  A random sample is
- * none of these but rarely, and five at once are out of reach of any
- * jitter narrower than five rises: the ratio between the lowest and the
- * fifth band above it is at least (33/32)^5 = 1.166.
+ * step counts only when the floor has shown it holds there: the series
+ * came back down to it from above (a staircase under an allocate/free
+ * cycle), or fell or stayed onto it within half a rise of its lowest (a
+ * level, not a ramp passing through), or it was a new high, above every
+ * sample before it, when pushed.  A new high that the series passed
+ * through in a sample or two counts only in a run of TREND_RISES of them,
+ * one after the other (a leak at every sample): alone, it is the record
+ * of a jittering level.  Five held rises are out of reach of any jitter
+ * narrower than five rises: the ratio between the lowest band and the
+ * fifth above it is at least (33/32)^5 = 1.166.
  *
  * An allocate/free cycle whose ramp holds or dips makes bands that are
  * held and then left when it frees: the highest of them is the roof, and
- * only new highs count below it, so the next cycles count nothing.  "New
- * high" and the roof both restart when the series falls to a new low,
- * more than a rise below every band.
+ * only new highs count below it, so the next cycles count nothing.  The
+ * roof goes when the series falls to a new low, more than a rise below
+ * every band.
  *
  * Beside the floor, the steady climb of the first rule (a new high in 3/4
  * of the last W samples) still fires, for growth in rises too small to
@@ -41,6 +43,7 @@ _Static_assert(sizeof(struct gs_trend) <= TREND_STATE_MAX, "TREND_STATE_MAX is a
 #define BAND_FLOOR   2u /* some sample landed in it falling or flat */
 
 #define WINDOW_MIN 16
+#define SINGLE_RUN TREND_RISES /* one-sample levels in a row that count */
 
 static long long rise_min(long long lo)
 {
@@ -158,7 +161,6 @@ static void floor_push(struct gs_trend *t, double time_s, long long x)
 	if (!t->nb && t->n) {
 		/* a new low: what the series held before no longer bounds it */
 		t->roof = -1;
-		t->max = x;
 	}
 	if (t->nb == TREND_BANDS)
 		bands_merge_closest(t);
@@ -226,16 +228,40 @@ static bool climb_judge(struct gs_trend *t)
 	return true;
 }
 
+/* A new high that the series passed through in a sample or two. */
+static bool band_single(const struct gs_trend *t, unsigned j)
+{
+	const struct trend_band *b = &t->band[j];
+
+	return (b->flags & BAND_NEWHIGH) && !band_held(b) && b->hits <= 2;
+}
+
+/* band[j] begins the sample after band[j - 1]'s last, both passed through. */
+static bool singles_adjacent(const struct gs_trend *t, unsigned j)
+{
+	return j > 1 && band_single(t, j - 1) && band_single(t, j) &&
+	       t->band[j].first == t->band[j - 1].first + t->band[j - 1].hits;
+}
+
 static bool floor_judge(struct gs_trend *t)
 {
 	unsigned count = 0, flat = 0, bands = 0, first = 0, last = 0;
+	uint8_t run[TREND_BANDS] = { 0 };
 	uint64_t hits = 0;
 	const struct trend_band *a, *b;
 	double dt;
 
+	/* run[j]: how many passed-through new highs, one after the other,
+	 * band[j] is one of (0: it is not one) */
+	for (unsigned j = 1; j < t->nb; j++)
+		run[j] = band_single(t, j) ? (singles_adjacent(t, j) ? run[j - 1] + 1 : 1) : 0;
+	for (unsigned j = t->nb - 1; j > 1; j--)
+		if (run[j] && singles_adjacent(t, j))
+			run[j - 1] = run[j];
+
 	for (unsigned j = 1; j < t->nb; j++) {
 		b = &t->band[j];
-		if (!band_counted(t, b))
+		if (!band_counted(t, b) || (run[j] && run[j] < SINGLE_RUN))
 			continue;
 		if (!bands)
 			first = j;

@@ -58,7 +58,7 @@ struct gs_trend {
 	uint64_t highs[TREND_WINDOW / 64];   /* bit i % 256: sample i was a new high */
 	uint64_t n;			     /* samples pushed */
 	long long last;			     /* the latest sample */
-	long long max;			     /* highest since the floor last fell to a new low */
+	long long max;			     /* the highest sample */
 	long long roof;			     /* highest level held, then left (trend.c) */
 	double t0, t_last;		     /* times of the first and latest sample */
 	double since, rate;		     /* of the latest growing verdict */

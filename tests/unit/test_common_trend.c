@@ -34,10 +34,12 @@ struct vec {
 	uint64_t epoch, phase;	 /* STAIR: epoch length, samples already past */
 	long long amp;		 /* sawtooth or random amplitude */
 	uint64_t period, sphase; /* sawtooth */
-	double frac;		 /* JITTER */
+	double frac;		 /* JITTER; others: x (1 + uniform [-frac, +frac]) */
+	long long noise;	 /* + uniform [0, noise) */
 	unsigned rises;		 /* STEPS */
 	bool rising0;		 /* STAIR: the first epoch seen is a rising one */
 	long long deadline;	 /* growing: fired by this sample index; -1: never */
+	long long earliest;	 /* and not before this one: five rises seen */
 	uint64_t quiet;		 /* never growing from this sample on (0: not checked) */
 	enum trend_shape shape;	 /* expected, TREND_NONE: not checked */
 };
@@ -65,7 +67,7 @@ static long long saw(const struct vec *v, uint64_t i)
 	return v->amp * (long long)((i + v->sphase) % v->period) / (long long)v->period;
 }
 
-static long long sample(const struct vec *v, uint64_t i)
+static long long shape_at(const struct vec *v, uint64_t i)
 {
 	switch (v->gen) {
 	case STAIR:
@@ -90,7 +92,20 @@ static long long sample(const struct vec *v, uint64_t i)
 	return 0;
 }
 
-/* Last sample of the sixth rising epoch of a STAIR vector. */
+static long long sample(const struct vec *v, uint64_t i)
+{
+	long long x = shape_at(v, i);
+
+	if (v->frac && v->gen != JITTER)
+		x = (long long)((double)x * (1 + v->frac * (2 * rng_unit() - 1)));
+	if (v->noise)
+		x += (long long)(rng_unit() * (double)v->noise);
+	return x;
+}
+
+/* First sample of the fifth rising epoch seen, last of the sixth rising
+ * epoch, of a STAIR vector. */
+#define FIFTH_SEEN(ep, ph)	    ((long long)(5 * (ep) - (ph)))
 #define SIXTH_EPOCH_END(ep, ph, r0) ((long long)(((r0) ? 6 : 7) * (ep) - (ph)-1))
 
 #define STAIRV(nm, ep, ph, st, bs, r0, sa, sp, ssp, shp)                                           \
@@ -115,12 +130,38 @@ static const struct vec table[] = {
 	STAIRV("staircase, 600-sample epochs", 600, 0, 8 * MiB, 0, true, 0, 0, 0, TREND_STAIRCASE),
 	STAIRV("staircase, 600, phase 599", 600, 599, 8 * MiB, 64 * MiB, false, 0, 0, 0,
 	       TREND_STAIRCASE),
-	STAIRV("staircase, 600, under a sawtooth", 600, 0, 8 * MiB, 64 * MiB, false, 64 * MiB, 10,
-	       0, TREND_NONE),
+	STAIRV("staircase, 600, under a sawtooth", 600, 0, 8 * MiB, 64 * MiB, false, 64 * MiB, 4, 0,
+	       TREND_STAIRCASE),
 	STAIRV("staircase, 600, phase 250, under a sawtooth", 600, 250, 8 * MiB, 64 * MiB, true,
-	       64 * MiB, 10, 7, TREND_NONE),
+	       64 * MiB, 4, 3, TREND_STAIRCASE),
 	STAIRV("staircase, 2-sample epochs", 2, 1, 8 * MiB, 100 * MiB, false, 0, 0, 0,
 	       TREND_STAIRCASE),
+	{ .name = "per-sample leak under noise",
+	  .gen = STAIR,
+	  .n = 200,
+	  .base = 256 * MiB,
+	  .step = 16 * MiB,
+	  .epoch = 1,
+	  .noise = 8 * MiB,
+	  .deadline = SIXTH_EPOCH_END(1, 0, 0) },
+	{ .name = "staircase, 25-sample epochs, under noise",
+	  .gen = STAIR,
+	  .n = 1000,
+	  .base = 256 * MiB,
+	  .step = 16 * MiB,
+	  .epoch = 25,
+	  .phase = 12,
+	  .noise = 8 * MiB,
+	  .deadline = SIXTH_EPOCH_END(25, 12, 0) },
+	{ .name = "staircase, 10-sample epochs, +-0.5% jitter",
+	  .gen = STAIR,
+	  .n = 200,
+	  .base = 100 * MiB,
+	  .step = 8 * MiB,
+	  .epoch = 10,
+	  .frac = 0.005,
+	  .deadline = SIXTH_EPOCH_END(10, 0, 0),
+	  .shape = TREND_STAIRCASE },
 	{ .name = "drift under a sawtooth",
 	  .gen = DRIFT,
 	  .n = 20000,
@@ -206,6 +247,24 @@ static const struct vec table[] = {
 	  .step = 256 * MiB,
 	  .epoch = 10,
 	  .rises = 3,
+	  .deadline = -1 },
+	{ .name = "warm-up, 3 rises, +-1% jitter",
+	  .gen = STEPS,
+	  .n = 5030,
+	  .base = 256 * MiB,
+	  .step = 256 * MiB,
+	  .epoch = 10,
+	  .rises = 3,
+	  .frac = 0.01,
+	  .deadline = -1 },
+	{ .name = "warm-up, 3 rises, under a random cycle",
+	  .gen = STEPS,
+	  .n = 5300,
+	  .base = 256 * MiB,
+	  .step = 256 * MiB,
+	  .epoch = 100,
+	  .rises = 3,
+	  .noise = 256 * MiB,
 	  .deadline = -1 },
 	{ .name = "warm-up, 3 one-sample rises",
 	  .gen = STEPS,
@@ -314,6 +373,8 @@ static void test_table(void **state)
 			fired = run(v, intervals[m], &t, &shape, &latest);
 			ok = v->deadline < 0 ? fired < 0 : fired >= 0 && fired <= v->deadline;
 			if (v->shape != TREND_NONE && shape != (int)v->shape)
+				ok = false;
+			if (fired >= 0 && fired < v->earliest)
 				ok = false;
 			if (v->quiet && latest >= (long long)v->quiet)
 				ok = false;

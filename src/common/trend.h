@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The growth rule (libgpuspy(7), "THE GROWTH RULE"): is a series of samples
+ * The growth rule (libgpuspy(7), OVER TIME): is a series of samples
  * of one call site's live bytes growing, since when, and how fast.
  *
  * One state per series.  It has a fixed size (at most TREND_STATE_MAX

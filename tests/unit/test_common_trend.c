@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The growth rule against a table of synthetic series: what must be
+ * flagged, by which sample at the latest, and what must never be.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "trend.h"
+
+#define MiB (1024LL * 1024)
+
+enum gen {
+	STAIR,	/* base + step per epoch, + a sawtooth */
+	DRIFT,	/* base + step per sample, + a sawtooth */
+	RANDOM, /* base + uniform [0, amp): a cycle sampled at random phase */
+	JITTER, /* base x (1 + uniform [-frac, +frac]) */
+	STEPS,	/* base + step per `epoch` samples, `rises` times, then flat */
+	LATE,	/* base for `epoch` samples, then + step per sample */
+	FREED,	/* base for `epoch` samples, then nothing */
+};
+
+struct vec {
+	const char *name;
+	enum gen gen;
+	uint64_t n;
+	long long base, step;
+	uint64_t epoch, phase;	 /* STAIR: epoch length, samples already past */
+	long long amp;		 /* sawtooth or random amplitude */
+	uint64_t period, sphase; /* sawtooth */
+	double frac;		 /* JITTER; others: x (1 + uniform [-frac, +frac]) */
+	long long noise;	 /* + uniform [0, noise) */
+	unsigned rises;		 /* STEPS */
+	bool rising0;		 /* STAIR: the first epoch seen is a rising one */
+	long long deadline;	 /* growing: fired by this sample index; -1: never */
+	long long earliest;	 /* and not before this one: five rises seen */
+	uint64_t quiet;		 /* never growing from this sample on (0: not checked) */
+	enum trend_shape shape;	 /* expected, TREND_NONE: not checked */
+};
+
+static uint64_t rng;
+
+static uint64_t rng_next(void)
+{
+	/* xorshift64*: enough for noise, and the same on every machine */
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545F4914F6CDD1DULL;
+}
+
+static double rng_unit(void)
+{
+	return (double)(rng_next() >> 11) / 9007199254740992.0;
+}
+
+static long long saw(const struct vec *v, uint64_t i)
+{
+	if (!v->period)
+		return 0;
+	return v->amp * (long long)((i + v->sphase) % v->period) / (long long)v->period;
+}
+
+static long long shape_at(const struct vec *v, uint64_t i)
+{
+	switch (v->gen) {
+	case STAIR:
+		return v->base + v->step * (long long)((i + v->phase) / v->epoch + v->rising0) +
+		       saw(v, i);
+	case DRIFT:
+		return v->base + v->step * (long long)i + saw(v, i);
+	case RANDOM:
+		return v->base + (long long)(rng_unit() * (double)v->amp);
+	case JITTER:
+		return (long long)((double)v->base * (1 + v->frac * (2 * rng_unit() - 1)));
+	case STEPS: {
+		uint64_t k = i / v->epoch;
+
+		return v->base + v->step * (long long)(k < v->rises ? k : v->rises);
+	}
+	case LATE:
+		return v->base + (i < v->epoch ? 0 : v->step * (long long)(i - v->epoch + 1));
+	case FREED:
+		return i < v->epoch ? v->base : 0;
+	}
+	return 0;
+}
+
+static long long sample(const struct vec *v, uint64_t i)
+{
+	long long x = shape_at(v, i);
+
+	if (v->frac && v->gen != JITTER)
+		x = (long long)((double)x * (1 + v->frac * (2 * rng_unit() - 1)));
+	if (v->noise)
+		x += (long long)(rng_unit() * (double)v->noise);
+	return x;
+}
+
+/* First sample of the fifth rising epoch seen, last of the sixth rising
+ * epoch, of a STAIR vector. */
+#define FIFTH_SEEN(ep, ph)	    ((long long)(5 * (ep) - (ph)))
+#define SIXTH_EPOCH_END(ep, ph, r0) ((long long)(((r0) ? 6 : 7) * (ep) - (ph)-1))
+
+#define STAIRV(nm, ep, ph, st, bs, r0, sa, sp, ssp, shp)                                           \
+	{                                                                                          \
+		.name = nm, .gen = STAIR, .n = 10 * (ep) + 100, .base = bs, .step = st,            \
+		.epoch = ep, .phase = ph, .amp = sa, .period = sp, .sphase = ssp, .rising0 = r0,   \
+		.deadline = SIXTH_EPOCH_END(ep, ph, r0), .shape = shp                              \
+	}
+
+static const struct vec table[] = {
+	/* must be flagged, by the end of the sixth rising epoch */
+	STAIRV("per-sample leak", 1, 0, 8 * MiB, 0, true, 0, 0, 0, TREND_PER_SAMPLE),
+	STAIRV("per-sample leak on a base", 1, 0, 8 * MiB, 100 * MiB, false, 0, 0, 0,
+	       TREND_PER_SAMPLE),
+	STAIRV("staircase, 10-sample epochs", 10, 0, 8 * MiB, 0, true, 0, 0, 0, TREND_STAIRCASE),
+	STAIRV("staircase, 10-sample epochs, phase 7", 10, 7, 8 * MiB, 100 * MiB, false, 0, 0, 0,
+	       TREND_STAIRCASE),
+	STAIRV("staircase, 10, under a sawtooth", 10, 0, 16 * MiB, 256 * MiB, false, 32 * MiB, 5, 0,
+	       TREND_NONE),
+	STAIRV("staircase, 10, phase 3, under a sawtooth", 10, 3, 16 * MiB, 256 * MiB, true,
+	       32 * MiB, 5, 2, TREND_NONE),
+	STAIRV("staircase, 600-sample epochs", 600, 0, 8 * MiB, 0, true, 0, 0, 0, TREND_STAIRCASE),
+	STAIRV("staircase, 600, phase 599", 600, 599, 8 * MiB, 64 * MiB, false, 0, 0, 0,
+	       TREND_STAIRCASE),
+	STAIRV("staircase, 600, under a sawtooth", 600, 0, 8 * MiB, 64 * MiB, false, 64 * MiB, 4, 0,
+	       TREND_STAIRCASE),
+	STAIRV("staircase, 600, phase 250, under a sawtooth", 600, 250, 8 * MiB, 64 * MiB, true,
+	       64 * MiB, 4, 3, TREND_STAIRCASE),
+	STAIRV("staircase, 2-sample epochs", 2, 1, 8 * MiB, 100 * MiB, false, 0, 0, 0,
+	       TREND_STAIRCASE),
+	{ .name = "per-sample leak under noise",
+	  .gen = STAIR,
+	  .n = 200,
+	  .base = 256 * MiB,
+	  .step = 16 * MiB,
+	  .epoch = 1,
+	  .noise = 8 * MiB,
+	  .deadline = SIXTH_EPOCH_END(1, 0, 0) },
+	{ .name = "staircase, 25-sample epochs, under noise",
+	  .gen = STAIR,
+	  .n = 1000,
+	  .base = 256 * MiB,
+	  .step = 16 * MiB,
+	  .epoch = 25,
+	  .phase = 12,
+	  .noise = 8 * MiB,
+	  .deadline = SIXTH_EPOCH_END(25, 12, 0) },
+	{ .name = "staircase, 10-sample epochs, +-0.5% jitter",
+	  .gen = STAIR,
+	  .n = 200,
+	  .base = 100 * MiB,
+	  .step = 8 * MiB,
+	  .epoch = 10,
+	  .frac = 0.005,
+	  .deadline = SIXTH_EPOCH_END(10, 0, 0),
+	  .shape = TREND_STAIRCASE },
+	{ .name = "drift under a sawtooth",
+	  .gen = DRIFT,
+	  .n = 20000,
+	  .base = 256 * MiB,
+	  .step = MiB / 8,
+	  .amp = 32 * MiB,
+	  .period = 8,
+	  .deadline = 600,
+	  .shape = TREND_DRIFT },
+	{ .name = "slow drift under a sawtooth",
+	  .gen = DRIFT,
+	  .n = 20000,
+	  .base = 256 * MiB,
+	  .step = MiB / 64,
+	  .amp = 32 * MiB,
+	  .period = 8,
+	  .deadline = 4000,
+	  .shape = TREND_DRIFT },
+	{ .name = "leak after 1000 flat samples",
+	  .gen = LATE,
+	  .n = 2000,
+	  .base = 100 * MiB,
+	  .step = 4 * MiB,
+	  .epoch = 1000,
+	  .deadline = 1005,
+	  .shape = TREND_PER_SAMPLE },
+	{ .name = "small leak after 1000 flat samples",
+	  .gen = LATE,
+	  .n = 3000,
+	  .base = 1024 * MiB,
+	  .step = MiB,
+	  .epoch = 1000,
+	  .deadline = 1400 },
+
+	/* must never be flagged */
+	{ .name = "flat", .gen = STEPS, .n = 86400, .base = 100 * MiB, .epoch = 1, .deadline = -1 },
+	{ .name = "sawtooth",
+	  .gen = DRIFT,
+	  .n = 86400,
+	  .base = 0,
+	  .amp = 512 * MiB,
+	  .period = 5,
+	  .deadline = -1 },
+	{ .name = "sawtooth on a base",
+	  .gen = DRIFT,
+	  .n = 86400,
+	  .base = 256 * MiB,
+	  .amp = 256 * MiB,
+	  .period = 4,
+	  .deadline = -1 },
+	{ .name = "cycle sampled at random phase",
+	  .gen = RANDOM,
+	  .n = 86400,
+	  .base = 0,
+	  .amp = 512 * MiB,
+	  .deadline = -1 },
+	{ .name = "cycle at random phase on a base",
+	  .gen = RANDOM,
+	  .n = 86400,
+	  .base = 512 * MiB,
+	  .amp = 512 * MiB,
+	  .deadline = -1 },
+	{ .name = "warm-up, 1 rise",
+	  .gen = STEPS,
+	  .n = 5010,
+	  .base = 0,
+	  .step = 256 * MiB,
+	  .epoch = 10,
+	  .rises = 1,
+	  .deadline = -1 },
+	{ .name = "warm-up, 2 rises",
+	  .gen = STEPS,
+	  .n = 5020,
+	  .base = 0,
+	  .step = 256 * MiB,
+	  .epoch = 10,
+	  .rises = 2,
+	  .deadline = -1 },
+	{ .name = "warm-up, 3 rises",
+	  .gen = STEPS,
+	  .n = 5030,
+	  .base = 64 * MiB,
+	  .step = 256 * MiB,
+	  .epoch = 10,
+	  .rises = 3,
+	  .deadline = -1 },
+	{ .name = "warm-up, 3 rises, +-1% jitter",
+	  .gen = STEPS,
+	  .n = 5030,
+	  .base = 256 * MiB,
+	  .step = 256 * MiB,
+	  .epoch = 10,
+	  .rises = 3,
+	  .frac = 0.01,
+	  .deadline = -1 },
+	{ .name = "warm-up, 3 rises, under a random cycle",
+	  .gen = STEPS,
+	  .n = 5300,
+	  .base = 256 * MiB,
+	  .step = 256 * MiB,
+	  .epoch = 100,
+	  .rises = 3,
+	  .noise = 256 * MiB,
+	  .deadline = -1 },
+	{ .name = "warm-up, 3 one-sample rises",
+	  .gen = STEPS,
+	  .n = 5003,
+	  .base = 64 * MiB,
+	  .step = 64 * MiB,
+	  .epoch = 1,
+	  .rises = 3,
+	  .deadline = -1 },
+	{ .name = "bounded cache, 3 steps",
+	  .gen = STEPS,
+	  .n = 86400,
+	  .base = 8 * MiB,
+	  .step = 128 * MiB,
+	  .epoch = 600,
+	  .rises = 3,
+	  .deadline = -1 },
+	{ .name = "one big allocation",
+	  .gen = STEPS,
+	  .n = 86400,
+	  .base = 16 * MiB,
+	  .step = 40960 * MiB,
+	  .epoch = 100,
+	  .rises = 1,
+	  .deadline = -1 },
+	{ .name = "jitter +-5%",
+	  .gen = JITTER,
+	  .n = 86400,
+	  .base = 1024 * MiB,
+	  .frac = 0.05,
+	  .deadline = -1 },
+	{ .name = "jitter +-5%, small",
+	  .gen = JITTER,
+	  .n = 86400,
+	  .base = 4 * MiB,
+	  .frac = 0.05,
+	  .deadline = -1 },
+	{ .name = "jitter +-0.5%, large",
+	  .gen = JITTER,
+	  .n = 86400,
+	  .base = 65536 * MiB,
+	  .frac = 0.005,
+	  .deadline = -1 },
+	{ .name = "freed",
+	  .gen = FREED,
+	  .n = 5000,
+	  .base = 512 * MiB,
+	  .epoch = 100,
+	  .deadline = -1 },
+
+	/*
+	 * A ramp that rises at six samples in a row cannot be told from a
+	 * leak while it lasts: the first ramp of a slow cycle is flagged, then
+	 * the verdict falls back when it frees, and the next ramps, below the
+	 * first one's high, are not.
+	 */
+	{ .name = "slow sawtooth, 50-sample ramps",
+	  .gen = DRIFT,
+	  .n = 86400,
+	  .base = 64 * MiB,
+	  .amp = 1024 * MiB,
+	  .period = 50,
+	  .deadline = 49,
+	  .quiet = 50 },
+};
+
+/* Index of the first sample found growing, or -1; the shape then; the
+ * latest sample found growing. */
+static long long run(const struct vec *v, double interval, struct gs_trend *t, int *shape,
+		     long long *latest)
+{
+	long long fired = -1, last = -1;
+
+	trend_init(t);
+	for (uint64_t i = 0; i < v->n; i++) {
+		trend_push(t, (double)i * interval, sample(v, i));
+		if (!trend_growing(t))
+			continue;
+		last = (long long)i;
+		if (fired < 0) {
+			fired = (long long)i;
+			if (shape)
+				trend_query(t, NULL, NULL, shape);
+		}
+	}
+	if (latest)
+		*latest = last;
+	return fired;
+}
+
+static void test_table(void **state)
+{
+	static const double intervals[] = { 1.0, 0.05 };
+	unsigned bad = 0;
+
+	for (size_t k = 0; k < sizeof(table) / sizeof(table[0]); k++) {
+		const struct vec *v = &table[k];
+
+		for (size_t m = 0; m < sizeof(intervals) / sizeof(intervals[0]); m++) {
+			struct gs_trend t;
+			long long fired, latest;
+			int shape = TREND_NONE;
+			bool ok;
+
+			rng = 0x9E3779B97F4A7C15ULL + k;
+			fired = run(v, intervals[m], &t, &shape, &latest);
+			ok = v->deadline < 0 ? fired < 0 : fired >= 0 && fired <= v->deadline;
+			if (v->shape != TREND_NONE && shape != (int)v->shape)
+				ok = false;
+			if (fired >= 0 && fired < v->earliest)
+				ok = false;
+			if (v->quiet && latest >= (long long)v->quiet)
+				ok = false;
+			print_message("%-4s %-45s %6.2fs  fired at %6lld (by %6lld)  %s\n",
+				      ok ? "ok" : "FAIL", v->name, intervals[m], fired, v->deadline,
+				      trend_shape_name(shape));
+			bad += !ok;
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+/* 8 MiB per 10-sample epoch at 1 s: 0.8 MiB/s, since the first rising epoch. */
+static void test_rate_since(void **state)
+{
+	const struct vec v = STAIRV("", 10, 0, 8 * MiB, 100 * MiB, false, 0, 0, 0, TREND_NONE);
+	struct gs_trend t;
+	double since, rate;
+	int shape;
+
+	run(&v, 1.0, &t, NULL, NULL);
+	assert_true(trend_query(&t, &since, &rate, &shape));
+	assert_true(fabs(since - 10.0) < 1e-9);
+	assert_true(fabs(rate - 0.8 * MiB) < 1e-3 * MiB);
+	assert_int_equal(shape, TREND_STAIRCASE);
+	assert_string_equal(trend_shape_name(shape), "staircase");
+}
+
+/* A leak flagged, then freed by the program's teardown: the verdict falls
+ * back, what it said is kept. */
+static void test_teardown(void **state)
+{
+	struct gs_trend t;
+	double since, rate;
+
+	trend_init(&t);
+	assert_false(trend_ever(&t));
+	assert_int_equal(trend_query(&t, &since, &rate, NULL), 0);
+	assert_true(since == 0 && rate == 0);
+	for (int i = 0; i < 20; i++)
+		trend_push(&t, i, (i + 1) * 4 * MiB);
+	assert_true(trend_growing(&t));
+	trend_push(&t, 20, 0);
+	assert_false(trend_growing(&t));
+	assert_true(trend_ever(&t));
+	trend_query(&t, &since, &rate, NULL);
+	assert_true(since > 0 && fabs(rate - 4.0 * MiB) < 1e-3 * MiB);
+}
+
+/*
+ * Marks: a training loop whose live bytes cycle at random phase every
+ * sample keeps 16 MiB per epoch of 600 samples; the program marks each
+ * epoch.  The marks' own state sees a staircase with one-sample epochs
+ * under noise, and is flagged by the sixth mark; without the leak, never.
+ */
+static void test_marks(void **state)
+{
+	for (int leak = 0; leak <= 1; leak++) {
+		struct gs_trend per_sample, marks;
+		long long fired = -1;
+
+		rng = 42;
+		trend_init(&per_sample);
+		trend_init(&marks);
+		for (uint64_t i = 0; i < 600 * 100; i++) {
+			long long live = 256 * MiB + (long long)(rng_unit() * 4 * MiB) +
+					 leak * 16 * MiB * (long long)(i / 600);
+
+			trend_push(&per_sample, (double)i, live);
+			if (i % 600 == 599) {
+				trend_push(&marks, (double)i, live);
+				if (fired < 0 && trend_growing(&marks))
+					fired = (long long)(i / 600);
+			}
+		}
+		if (leak)
+			assert_in_range(fired, 0, 5);
+		else
+			assert_int_equal(fired, -1);
+	}
+}
+
+/* A million samples: the state does not grow, and still tells. */
+static void test_cap(void **state)
+{
+	struct gs_trend t;
+	double since;
+
+	assert_int_equal(trend_state_size(), sizeof(struct gs_trend));
+	assert_true(trend_state_size() <= TREND_STATE_MAX);
+
+	trend_init(&t);
+	for (uint64_t i = 0; i < 1000000; i++) {
+		trend_push(&t, (double)i, 100 * MiB + (long long)i * 4 * MiB);
+		assert_true(t.nb <= TREND_BANDS);
+	}
+	assert_true(trend_growing(&t));
+	assert_int_equal(trend_query(&t, &since, NULL, NULL), 1);
+	assert_true(since == 1.0);
+
+	rng = 7;
+	trend_init(&t);
+	for (uint64_t i = 0; i < 1000000; i++) {
+		trend_push(&t, (double)i, (long long)(rng_unit() * 1024 * MiB));
+		assert_true(t.nb <= TREND_BANDS);
+		assert_false(trend_growing(&t));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),	 cmocka_unit_test(test_rate_since),
+		cmocka_unit_test(test_teardown), cmocka_unit_test(test_marks),
+		cmocka_unit_test(test_cap),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

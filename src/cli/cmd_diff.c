@@ -13,7 +13,7 @@
 #include "print.h"
 #include "util.h"
 
-#define DEFAULT_THRESHOLD (64 * 1024)
+#define DEFAULT_THRESHOLD (64 * (int64_t)1024)
 #define DEFAULT_TOP	  20
 
 static const char usage[] =

@@ -108,7 +108,7 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	/* The thread writes it at once; allow it five seconds. */
 	for (int i = 0; i < 500; i++) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		struct timespec ts = { 0, 10L * 1000 * 1000 };
 
 		if (count_snapshots(dir) > before) {
 			printf("%s/snapshot-%d.json\n", dir, before + 1);

@@ -155,8 +155,7 @@ static char *torch_key(const struct rd_report_tsite *s)
 	char *k = malloc(strlen(s->key) + 7);
 
 	if (k) {
-		memcpy(k, "torch\t", 6);
-		strcpy(k + 6, s->key);
+		stpcpy(stpcpy(k, "torch\t"), s->key);
 	}
 	return k;
 }
@@ -723,7 +722,6 @@ int cmd_top(int argc, char **argv)
 		e = refresh(&t, &t.err);
 		if (e < 0 && !t.err.msg[0])
 			rd_error_set(&t.err, NULL, "%s", strerror(-e));
-		e = 0;
 	}
 
 	if (t.tty)

@@ -142,7 +142,7 @@ static int file_end_time(const char *file, double *t)
 		return 0;
 	root = json_loadb(buf, len, 0, NULL);
 	free(buf);
-	j = root && json_is_object(root) ? json_object_get(root, "end_time") : NULL;
+	j = json_is_object(root) ? json_object_get(root, "end_time") : NULL;
 	r = j && json_is_number(j);
 	if (r)
 		*t = json_number_value(j);

@@ -354,7 +354,7 @@ static int load_sites(const struct vctx *v, json_t *root, struct rd_process *p)
 		    (r = load_python_frames(&sub, js, s)) < 0 ||
 		    (r = validate_member(&sub, js, "growing", false, JSON_TRUE, &growing)) < 0)
 			return r;
-		s->growing = growing && json_is_true(growing);
+		s->growing = json_is_true(growing);
 	}
 	return 0;
 }

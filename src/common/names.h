@@ -60,6 +60,11 @@ int names_kind_parse(const char *s);
  */
 #define GS_HOST_SIZE	    256
 #define GS_PROCESS_DIR_SIZE (GS_HOST_SIZE + 12)
+/* An absolute run directory (PATH_MAX), a process directory in it, and a
+ * file there: its longest name, a numbered one's temporary, fits in 64. */
+#define GS_RUN_DIR_SIZE	     4096
+#define GS_PROCESS_PATH_SIZE (GS_RUN_DIR_SIZE + GS_PROCESS_DIR_SIZE)
+#define GS_FILE_PATH_SIZE    (GS_PROCESS_PATH_SIZE + 64)
 
 /*
  * This machine's name in BUF (SIZE > 0), always NUL-terminated: "unknown"

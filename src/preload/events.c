@@ -206,11 +206,10 @@ int events_snapshot(const char *label)
  */
 void events_requested(void)
 {
-	char host[200], dir[4400], path[4608], label[GS_LABEL_MAX] = "signal";
+	char dir[GS_PROCESS_PATH_SIZE], path[GS_FILE_PATH_SIZE], label[GS_LABEL_MAX] = "signal";
 	int fd;
 
-	files_host(host, sizeof(host));
-	files_process_dir(dir, sizeof(dir), host);
+	files_process_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/.request", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {

@@ -9,24 +9,18 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "names.h"
 #include "state.h"
 
-void files_host(char *buf, size_t len)
+int files_process_dir(char *buf, size_t len)
 {
-	if (gethostname(buf, len) != 0)
-		snprintf(buf, len, "unknown");
-	buf[len - 1] = '\0';
-}
-
-void files_process_dir(char *buf, size_t len, const char *host)
-{
-	snprintf(buf, len, "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
+	return names_process_path(buf, len, gs_state.run_dir, getpid());
 }
 
 int files_write(const char *dir, const char *name, int (*fn)(FILE *, const struct gs_view *),
 		const struct gs_view *view)
 {
-	char tmp[4608], path[4608];
+	char tmp[GS_FILE_PATH_SIZE], path[GS_FILE_PATH_SIZE];
 	FILE *f;
 	int fd, err;
 

@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "files.h"
 #include "log.h"
+#include "names.h"
 #include "real.h"
 #include "state.h"
 #include "torch_probe.h"
@@ -55,7 +57,7 @@ enum { T_UNBOUND, T_WAIT, T_RUN, T_DONE };
 static atomic_int state;   /* written by both threads */
 static atomic_bool queued; /* a call is pending: queue no other */
 static PyObject *globals;  /* torch_view.py's namespace, main thread only */
-static char dir[4608];
+static char dir[GS_PROCESS_PATH_SIZE];
 
 static bool bind(void)
 {
@@ -158,7 +160,6 @@ static int tick_call(void *arg)
 
 void torch_poll(void)
 {
-	char host[200];
 	void *c10;
 
 	if (state == T_DONE || !gs_config.torch || atomic_load(&queued))
@@ -168,10 +169,7 @@ void torch_poll(void)
 			state = T_DONE;
 			return;
 		}
-		if (gethostname(host, sizeof(host)) != 0)
-			snprintf(host, sizeof(host), "unknown");
-		host[sizeof(host) - 1] = '\0';
-		snprintf(dir, sizeof(dir), "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
+		files_process_dir(dir, sizeof(dir));
 		state = T_WAIT;
 	}
 	if (state == T_WAIT) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "names.h"
 #include "print.h"
 
 #define DEFAULT_TOP 10
@@ -19,7 +20,7 @@ static const char usage[] =
 	"'gpuspy run'), one of its process directories, or a report file\n"
 	"(report.json, or an out-of-memory post-mortem oom-N.json).\n"
 	"\n"
-	"  -f, --format FMT   text (default) or json (format gpuspy-report/1)\n"
+	"  -f, --format FMT   text (default) or json (format " GS_FORMAT_REPORT ")\n"
 	"  -n, --top N        call sites per list (text: default 10; json: all);\n"
 	"                     0 means all\n"
 	"  -h, --help         show this help\n";

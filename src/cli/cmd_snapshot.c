@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "names.h"
 
 static const char usage[] = "Usage: gpuspy snapshot PID [LABEL]\n";
 
@@ -30,7 +31,8 @@ static int count_snapshots(const char *dir)
 	if (!d)
 		return -1;
 	while ((e = readdir(d)))
-		n += strncmp(e->d_name, "snapshot-", 9) == 0;
+		n += strncmp(e->d_name, GS_FILE_SNAPSHOT_N_PREFIX,
+			     strlen(GS_FILE_SNAPSHOT_N_PREFIX)) == 0;
 	closedir(d);
 	return n;
 }
@@ -95,7 +97,7 @@ int cmd_snapshot(int argc, char **argv)
 			dir, pid);
 		return EXIT_USAGE;
 	}
-	snprintf(req, sizeof(req), "%s/.request", dir);
+	names_join(req, sizeof(req), dir, GS_FILE_REQUEST);
 	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0 || write(fd, label, strlen(label)) < 0 || close(fd) < 0) {
 		fprintf(stderr, "gpuspy: snapshot: %s: %s\n", req, strerror(errno));
@@ -111,7 +113,7 @@ int cmd_snapshot(int argc, char **argv)
 		struct timespec ts = { 0, 10L * 1000 * 1000 };
 
 		if (count_snapshots(dir) > before) {
-			printf("%s/snapshot-%d.json\n", dir, before + 1);
+			printf("%s/" GS_FILE_SNAPSHOT_N "\n", dir, (unsigned)before + 1);
 			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
 		}
 		nanosleep(&ts, NULL);

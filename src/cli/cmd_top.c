@@ -458,9 +458,9 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct rd_process *p = r->procs[i];
 
-		live += p->kinds[RD_KIND_DEVICE].live_bytes + p->kinds[RD_KIND_MANAGED].live_bytes +
-			p->kinds[RD_KIND_VMM].live_bytes;
-		pinned += p->kinds[RD_KIND_PINNED].live_bytes;
+		live += p->kinds[GS_KIND_DEVICE].live_bytes + p->kinds[GS_KIND_MANAGED].live_bytes +
+			p->kinds[GS_KIND_VMM].live_bytes;
+		pinned += p->kinds[GS_KIND_PINNED].live_bytes;
 	}
 	fprintf(out, "live %s  peak %s  pinned host %s\n", util_human_size(live, a, sizeof(a)),
 		util_human_size(r->peak_bytes, b, sizeof(b)),

@@ -7,11 +7,12 @@
 
 #include "conf.h"
 #include "core.h"
+#include "env.h"
 #include "log.h"
 #include "pystack.h"
 
 struct gs_config gs_config = {
-	.output_dir = "gpuspy-out",
+	.output_dir = GS_OUTPUT_DIR_DEFAULT,
 	.depth = 16,
 	.py_depth = 32,
 	.interval_us = 1000000,

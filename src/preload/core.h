@@ -85,7 +85,6 @@ enum gs_api {
 };
 
 extern const char *const gs_api_names[GS_API_COUNT];
-extern const char *const gs_kind_names[GS_KIND_COUNT];
 extern const char *const gs_door_names[GS_DOOR_COUNT];
 
 /* Raise *peak to v; lock-free, so concurrent peaks never go backwards. */

@@ -21,6 +21,7 @@
 #include "files.h"
 #include "locks.h"
 #include "log.h"
+#include "names.h"
 #include "peak.h"
 #include "process_json.h"
 #include "sites.h"
@@ -70,9 +71,9 @@ void events_exit(void)
 		gs_unlock(&gs_events_lock);
 		return;
 	}
-	err = files_write(v.dir, "report.json", process_json_write, &v);
+	err = files_write(v.dir, GS_FILE_REPORT_JSON, process_json_write, &v);
 	if (!err)
-		err = files_write(v.dir, "report.txt", summary_write_text, &v);
+		err = files_write(v.dir, GS_FILE_REPORT_TEXT, summary_write_text, &v);
 	if (err)
 		gs_warn("cannot write the report in %s: %s", v.dir, strerror(-err));
 	else
@@ -104,7 +105,7 @@ void events_oom(struct gs_oom *e)
 		gs_unlock(&gs_events_lock);
 		return;
 	}
-	snprintf(name, sizeof(name), "oom-%u.json", e->number);
+	snprintf(name, sizeof(name), GS_FILE_OOM_N, e->number);
 	err = files_write(v.dir, name, process_json_write, &v);
 	if (err)
 		gs_warn("cannot write %s/%s: %s", v.dir, name, strerror(-err));
@@ -123,7 +124,7 @@ void events_periodic(unsigned long long samples)
 	gs_lock(&gs_events_lock);
 	if (take(&v, NULL) == 0) {
 		v.samples = samples;
-		err = files_write(v.dir, "snapshot.json", process_json_write, &v);
+		err = files_write(v.dir, GS_FILE_SNAPSHOT, process_json_write, &v);
 		view_drop(&v);
 		if (err) {
 			gs_unlock(&gs_events_lock);
@@ -189,7 +190,7 @@ int events_snapshot(const char *label)
 	}
 	v.label = label;
 	v.number = ++n_labelled;
-	snprintf(name, sizeof(name), "snapshot-%u.json", v.number);
+	snprintf(name, sizeof(name), GS_FILE_SNAPSHOT_N, v.number);
 	err = files_write(v.dir, name, process_json_write, &v);
 	if (err)
 		gs_warn("cannot write %s/%s: %s", v.dir, name, strerror(-err));
@@ -210,7 +211,7 @@ void events_requested(void)
 	int fd;
 
 	files_process_dir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/.request", dir);
+	names_join(path, sizeof(path), dir, GS_FILE_REQUEST);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		ssize_t n = read(fd, label, sizeof(label) - 1);

@@ -24,8 +24,8 @@ int files_write(const char *dir, const char *name, int (*fn)(FILE *, const struc
 	FILE *f;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	names_join(path, sizeof(path), dir, name);
+	names_tmp(tmp, sizeof(tmp), dir, name);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;

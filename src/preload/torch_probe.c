@@ -118,10 +118,17 @@ static int start_call(void *arg)
 	if (state != T_WAIT)
 		return 0;
 	if (!globals) {
+		char path[GS_FILE_PATH_SIZE], tmp[GS_FILE_PATH_SIZE];
+
+		names_join(path, sizeof(path), dir, GS_FILE_TORCH);
+		names_tmp(tmp, sizeof(tmp), dir, GS_FILE_TORCH);
 		globals = py.dict_new();
 		/* __builtins__ is borrowed: not through set() */
 		if (!globals || py.dict_set(globals, "__builtins__", py.builtins()) != 0 ||
 		    !set(globals, "GPUSPY_DIR", py.str(dir)) ||
+		    !set(globals, "GPUSPY_TORCH_PATH", py.str(path)) ||
+		    !set(globals, "GPUSPY_TORCH_TMP", py.str(tmp)) ||
+		    !set(globals, "GPUSPY_TORCH_FORMAT", py.str(GS_FORMAT_TORCH)) ||
 		    !set(globals, "GPUSPY_INTERVAL",
 			 py.real((double)gs_config.interval_us / 1e6)) ||
 		    !set(globals, "GPUSPY_QUIET", py.boolean(gs_config.quiet))) {

@@ -17,15 +17,17 @@
 # gpuspy's, so that nothing here ever imports a module concurrently with
 # the program; and never while any module is being imported.  The names
 # GPUSPY_DIR (the process directory), GPUSPY_INTERVAL (seconds) and
-# GPUSPY_QUIET are given.  Samples of the live blocks, aggregated by stack,
-# rewrite GPUSPY_DIR/torch.json (docs/format.md, "gpuspy-torch/1"); an
-# atexit handler takes the last, before the interpreter frees the
-# program's globals.  Any error turns the view off with one line; the
+# GPUSPY_QUIET are given, and the file's names from src/common/names.h:
+# GPUSPY_TORCH_PATH (GPUSPY_DIR/torch.json), GPUSPY_TORCH_TMP (where it is
+# written before its rename) and GPUSPY_TORCH_FORMAT ("gpuspy-torch/1",
+# docs/format.md).  Samples of the live blocks, aggregated by stack,
+# rewrite that file; an atexit handler takes the last, before the
+# interpreter frees the program's globals.  Any error turns the view off with one line; the
 # program never sees an exception.
 status, tick = "wait", None
 
 
-def _gpuspy_torch_start(out_dir, interval, quiet):
+def _gpuspy_torch_start(files, interval, quiet):
     import sys
 
     if _importing():
@@ -58,7 +60,7 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
     WINDOW_MIN, WINDOW_MAX = 16, 256
     sites = {}      # stack -> {"history": [...], "highs": [...], "max", "peak"}
     state = {"samples": 0, "off": False}
-    path = os.path.join(out_dir, "torch.json")
+    path, tmp, fmt = files
 
     def growing(s):
         # the rule of libgpuspy(7): over the last W samples (W half the
@@ -111,12 +113,11 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
                         "live_bytes": b, "live_blocks": n, "peak_bytes": s["peak"],
                         "growing": growing(s)})
         out.sort(key=lambda x: -x["live_bytes"])
-        doc = {"format": "gpuspy-torch/1", "pid": os.getpid(), "time": time.time(),
+        doc = {"format": fmt, "pid": os.getpid(), "time": time.time(),
                "final": final, "samples": state["samples"],
                "devices": [{"device": d, "reserved_bytes": v[0], "allocated_bytes": v[1]}
                            for d, v in sorted(devices.items())],
                "sites": out}
-        tmp = "%s.%d.tmp" % (path, os.getpid())
         with open(tmp, "w") as f:
             json.dump(doc, f)
         os.replace(tmp, path)
@@ -164,6 +165,7 @@ def _importing():
 
 def start():
     try:
-        return _gpuspy_torch_start(GPUSPY_DIR, GPUSPY_INTERVAL, GPUSPY_QUIET)
+        return _gpuspy_torch_start((GPUSPY_TORCH_PATH, GPUSPY_TORCH_TMP, GPUSPY_TORCH_FORMAT),
+                                   GPUSPY_INTERVAL, GPUSPY_QUIET)
     except Exception as e:
         return "off: %s: %s" % (type(e).__name__, e), None

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "env.h"
 #include "names.h"
 
 static const char usage[] = "Usage: gpuspy snapshot PID [LABEL]\n";
@@ -37,17 +38,21 @@ static int count_snapshots(const char *dir)
 	return n;
 }
 
+/* The signal PID's gpuspy listens to: its GPUSPY_SIGNAL, read as the
+ * library read it (env_signal), fallback included. */
 static int signal_of(pid_t pid)
 {
 	char *v = procfs_env(pid, "GPUSPY_SIGNAL");
-	int sig = SIGUSR2;
+	int sig = env_signal(v);
 
-	if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0))
-		sig = 0;
-	else if (v && (strcmp(v, "SIGUSR1") == 0 || strcmp(v, "USR1") == 0))
-		sig = SIGUSR1;
-	else if (v && atoi(v) > 0)
-		sig = atoi(v);
+	if (sig < 0) {
+		fputs("gpuspy: snapshot: GPUSPY_SIGNAL=", stderr);
+		cli_put_clean(stderr, v);
+		fprintf(stderr,
+			": not SIGUSR1, SIGUSR2, a number or off; process %d uses SIGUSR2\n",
+			(int)pid);
+		sig = GS_SIGNAL_DEFAULT;
+	}
 	free(v);
 	return sig;
 }

@@ -15,6 +15,7 @@
  * dlsym, so the library links nothing of Python.
  */
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 
 #include "conf.h"
 #include "files.h"
+#include "growth.h"
 #include "log.h"
 #include "names.h"
 #include "real.h"
@@ -44,6 +46,8 @@ static struct {
 	PyObject *(*str)(const char *);
 	PyObject *(*real)(double);
 	PyObject *(*boolean)(long);
+	PyObject *(*pointer)(void *);
+	PyObject *(*size)(size_t);
 	PyObject *(*run)(const char *, int, PyObject *, PyObject *, void *);
 	const char *(*utf8)(PyObject *);
 	void (*err_clear)(void);
@@ -70,6 +74,7 @@ static bool bind(void)
 	       SYM(dict_set, "PyDict_SetItemString") && SYM(dict_get, "PyDict_GetItemString") &&
 	       SYM(builtins, "PyEval_GetBuiltins") && SYM(str, "PyUnicode_FromString") &&
 	       SYM(real, "PyFloat_FromDouble") && SYM(boolean, "PyBool_FromLong") &&
+	       SYM(pointer, "PyLong_FromVoidPtr") && SYM(size, "PyLong_FromSize_t") &&
 	       SYM(run, "PyRun_StringFlags") && SYM(utf8, "PyUnicode_AsUTF8") &&
 	       SYM(err_clear, "PyErr_Clear") && SYM(err_matches, "PyErr_ExceptionMatches") &&
 	       SYM(exception, "PyExc_Exception") && SYM(decref, "Py_DecRef");
@@ -131,7 +136,16 @@ static int start_call(void *arg)
 		    !set(globals, "GPUSPY_TORCH_FORMAT", py.str(GS_FORMAT_TORCH)) ||
 		    !set(globals, "GPUSPY_INTERVAL",
 			 py.real((double)gs_config.interval_us / 1e6)) ||
-		    !set(globals, "GPUSPY_QUIET", py.boolean(gs_config.quiet))) {
+		    !set(globals, "GPUSPY_QUIET", py.boolean(gs_config.quiet)) ||
+		    /* the growth rule, as the snapshot thread applies it: its
+		     * functions are hidden, their addresses need no export */
+		    !set(globals, "GPUSPY_GROWTH_INIT",
+			 py.pointer((void *)(uintptr_t)growth_init)) ||
+		    !set(globals, "GPUSPY_GROWTH_PUSH",
+			 py.pointer((void *)(uintptr_t)growth_push)) ||
+		    !set(globals, "GPUSPY_GROWTH_JUDGE",
+			 py.pointer((void *)(uintptr_t)growth_judge)) ||
+		    !set(globals, "GPUSPY_GROWTH_SIZE", py.size(sizeof(struct gs_growth)))) {
 			py.err_clear();
 			state = T_DONE;
 			return 0;

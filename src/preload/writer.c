@@ -32,6 +32,7 @@
 #include "core.h"
 #include "counters.h"
 #include "events.h"
+#include "history.h"
 #include "log.h"
 #include "sites.h"
 #include "state.h"
@@ -146,6 +147,7 @@ static void tick(void)
 			summary_growth(s);
 		}
 	}
+	history_tick();
 	ev = events();
 	if (ev != written_events) {
 		events_periodic(samples);

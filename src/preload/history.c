@@ -29,8 +29,9 @@
  * TOP_SITES largest by peak, and keeps it; at most MAX_SITES do.  A
  * device's series starts at its first live byte, NVML's per GPU where
  * NVML lists the process.  The store's arrays grow by whole columns as
- * series appear (at most MAX_SLOTS, a few dozen times per run); nothing
- * else is allocated after the first sample.  Everything runs on the
+ * series appear (at most MAX_SLOTS, a dozen times per run), its map of
+ * site ids doubles as sites do; nothing is allocated per sample, and
+ * nothing on an event without a label.  Everything runs on the
  * snapshot thread except history_event_at(), and whatever both touch
  * (the fd, the line buffer, the events) is under gs_events_lock.
  */
@@ -120,7 +121,9 @@ static struct {
 	/* events, a ring */
 	struct event ev[EVENTS];
 	unsigned ev_head, nev;
-	char *line;
+	/* a line, built under gs_events_lock: static, so that an event on
+	 * an allocating thread (out of memory) never allocates for it */
+	char line[LINE_SIZE];
 	unsigned long long bytes, compacted, max_bytes, samples, compactions;
 } h;
 
@@ -145,9 +148,6 @@ void history_setup(const char *dir, double start, double interval_s)
 	h.start = start;
 	h.interval_s = interval_s;
 	h.width = 1;
-	h.line = malloc(LINE_SIZE);
-	if (!h.line)
-		history_off("out of memory for", ENOMEM);
 }
 
 /* Appending, with gs_events_lock held. */
@@ -753,7 +753,6 @@ void history_reset(void)
 {
 	if (h.open)
 		close(h.fd);
-	free(h.line);
 	free(h.cur);
 	free(h.rv);
 	free(h.rt);

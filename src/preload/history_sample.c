@@ -9,7 +9,7 @@
  *
  * A forked child goes silent (lifecycle.c): its parent's history is not
  * its own.  Nothing is written before the first allocation, which makes
- * the process directory.
+ * the process directory, nor without periodic samples (GPUSPY_INTERVAL=0).
  */
 #include "conf.h"
 #include "counters.h"
@@ -33,12 +33,18 @@ static void setup(void)
 	history_setup(dir, gs_state.start_time, (double)gs_config.interval_us / 1e6);
 }
 
+static bool wanted(void)
+{
+	return gs_config.interval_us > 0 && !atomic_load(&gs_state.silent) &&
+	       atomic_load(&gs_state.active) && history_owned();
+}
+
 void history_tick(void)
 {
 	long long used[GS_MAX_DEVICES];
 	unsigned n;
 
-	if (atomic_load(&gs_state.silent) || !atomic_load(&gs_state.active) || !history_owned())
+	if (!wanted())
 		return;
 	gs_lock(&gs_events_lock);
 	setup();
@@ -61,7 +67,7 @@ void history_tick(void)
 
 void history_event(enum history_event what, const char *label, unsigned n)
 {
-	if (atomic_load(&gs_state.silent) || !atomic_load(&gs_state.active) || !history_owned())
+	if (!wanted())
 		return;
 	setup();
 	history_event_at(gs_now() - gs_state.start_time, what, label, n);

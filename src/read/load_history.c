@@ -262,9 +262,9 @@ static int parse_header(struct parse *ps, json_t *o)
 	    (r = validate_time(&ps->v, o, "start", true, &h->start)) < 0 ||
 	    (r = validate_time(&ps->v, o, "interval_s", true, &h->interval_s)) < 0)
 		return r;
-	if (!(h->interval_s > 0 && h->interval_s <= 86400))
-		return validate_bad(&ps->v, "interval_s", "%g is out of range (0, 86400]",
-				    h->interval_s);
+	if (!(h->interval_s > 0 && h->interval_s <= TIME_MAX))
+		return validate_bad(&ps->v, "interval_s", "%g is out of range (0, %g]",
+				    h->interval_s, TIME_MAX);
 	for (size_t i = 4; keys[i]; i++)
 		if ((r = validate_int(&ps->v, o, keys[i], false, 0, 1 << 20, &x)) < 0)
 			return r;

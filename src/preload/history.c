@@ -96,7 +96,8 @@ static struct {
 	double last_t;
 	/* the series: column I of every row is slot[I] */
 	struct slot slot[MAX_SLOTS];
-	unsigned nslots, stride, nsites;
+	unsigned nslots, nsites;
+	size_t stride; /* values per row: columns allocated */
 	int dev_slot[MAX_DEVICES], out_slot[MAX_OUTSIDE], other_slot; /* 1 + slot */
 	uint8_t *site_slot;					      /* 1 + slot, by id */
 	size_t site_cap;
@@ -214,7 +215,7 @@ static void put_event(struct out *o, const struct event *e)
 
 /* A row's values, grouped as the format has them: N (a sample) or
  * [min,max,last] (a bucket: V holds three per column). */
-static void put_values(struct out *o, const long long *v, int per)
+static void put_values(struct out *o, const long long *v, size_t per)
 {
 	static const char *const group[] = { "dev", "sites", NULL, "outside" };
 
@@ -222,7 +223,7 @@ static void put_values(struct out *o, const long long *v, int per)
 		bool first = true;
 
 		if (type == SLOT_OTHER) {
-			const long long *x = v + (unsigned)(h.other_slot - 1) * per;
+			const long long *x = v + (size_t)(h.other_slot - 1) * per;
 
 			if (per == 1)
 				put(o, ",\"other\":%lld", x[0]);
@@ -315,7 +316,7 @@ static void fill(long long *v, size_t n)
 		v[i] = -1;
 }
 
-static int grow(unsigned stride)
+static int grow(size_t stride)
 {
 	long long *cur = malloc(stride * sizeof(*cur)), *rv = malloc(RECENT * stride * sizeof(*rv)),
 		  *bv = malloc(BUCKETS * stride * 3 * sizeof(*bv));
@@ -331,9 +332,9 @@ static int grow(unsigned stride)
 	fill(bv, (size_t)BUCKETS * stride * 3);
 	for (unsigned i = 0; h.cur && i < h.stride; i++)
 		cur[i] = h.cur[i];
-	for (unsigned r = 0; h.rv && r < RECENT; r++)
+	for (size_t r = 0; h.rv && r < RECENT; r++)
 		memcpy(rv + r * stride, h.rv + r * h.stride, h.stride * sizeof(*rv));
-	for (unsigned b = 0; h.bv && b < BUCKETS; b++)
+	for (size_t b = 0; h.bv && b < BUCKETS; b++)
 		memcpy(bv + b * stride * 3, h.bv + b * h.stride * 3, h.stride * 3 * sizeof(*bv));
 	free(h.cur);
 	free(h.rv);
@@ -535,7 +536,7 @@ static void to_bucket(double t, const long long *v)
 		if (h.nbk == BUCKETS) {
 			/* Neighbours merge, WIDTH doubles: once per
 			 * BUCKETS / 2 * WIDTH samples, O(BUCKETS * series). */
-			for (unsigned j = 0; j < BUCKETS / 2; j++) {
+			for (size_t j = 0; j < BUCKETS / 2; j++) {
 				long long *dst = h.bv + j * h.stride * 3;
 
 				if (j > 0)
@@ -651,7 +652,7 @@ static void compact(void)
 		put_site(&o, &h.slot[i]);
 		sink_line(&k, &o, h.line);
 	}
-	for (unsigned b = 0; b < h.nbk; b++) {
+	for (size_t b = 0; b < h.nbk; b++) {
 		while (e < h.nev && h.ev[(h.ev_head + EVENTS - h.nev + e) % EVENTS].t <= h.bk[b].t1)
 			sink_event(&k, e++);
 		o = (struct out){ h.line, h.line + LINE_SIZE, false };
@@ -659,7 +660,7 @@ static void compact(void)
 		sink_line(&k, &o, h.line);
 	}
 	for (unsigned r = 0; r < h.rn; r++) {
-		unsigned at = (h.rhead + RECENT - h.rn + r) % RECENT;
+		size_t at = (h.rhead + RECENT - h.rn + r) % RECENT;
 
 		while (e < h.nev && h.ev[(h.ev_head + EVENTS - h.nev + e) % EVENTS].t <= h.rt[at])
 			sink_event(&k, e++);

@@ -189,7 +189,7 @@ static int get_group(struct parse *ps, json_t *o, const char *name, enum rd_hist
 	sub.where = where;
 	json_object_foreach(g, k, x)
 	{
-		int64_t key, val[3];
+		int64_t key, val[3] = { 0 };
 		ssize_t s;
 
 		if (parse_key(k, kind == RD_HIST_DEVICE ? -1 : 0,
@@ -216,7 +216,7 @@ static int get_group(struct parse *ps, json_t *o, const char *name, enum rd_hist
 static int parse_values(struct parse *ps, json_t *o, struct rd_hist_row *row, bool bucket)
 {
 	struct rd_history *h = ps->h;
-	int64_t val[3];
+	int64_t val[3] = { 0 };
 	ssize_t s;
 	json_t *j;
 	int r;
@@ -301,7 +301,7 @@ static int parse_event(struct parse *ps, json_t *o)
 	static const char *const keys[] = { "t", "event", "n", "label", NULL };
 	static const char *const names[] = { "mark", "snapshot", "oom" };
 	struct rd_hist_row *row;
-	double t;
+	double t = 0;
 	json_t *j;
 	int r, e;
 
@@ -335,7 +335,7 @@ static int parse_row(struct parse *ps, json_t *o, bool bucket)
 	static const char *const bucket_keys[] = { "t0",    "t1",    "n",	"dev",
 						   "sites", "other", "outside", NULL };
 	struct rd_hist_row *row;
-	double t0, t1;
+	double t0 = 0, t1 = 0;
 	int64_t n = 1;
 	int r;
 

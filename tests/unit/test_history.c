@@ -23,8 +23,8 @@
 
 #define MiB (1LL << 20)
 /* libgpuspy(7), HISTORY: a day at 1 s with 1,000 sites. */
-#define DAY_BOUND (2 * MiB)
-#define SPIKE	  (10LL << 30)
+#define DAY_BOUND (3 * MiB)
+#define SPIKE	  (100LL << 30)
 /* a mark at the middle of every hour */
 #define MARKS_A_DAY 24
 
@@ -48,10 +48,11 @@ static char *out_dir(const char *name)
 }
 
 /*
- * SITES sites for SAMPLES seconds: site S holds (S + 1) * 64 KiB, sites
- * below 100 also leak S * 16 bytes a second (so that, as the day goes on,
- * they overtake the others and become series too), and
- * site SITES - 1 holds SPIKE for the one second at SPIKE_AT.  The mean
+ * SITES sites for SAMPLES seconds: site S holds (S + 1) * 16 MiB (values
+ * of up to 11 digits, as on a large GPU), sites below 100 also leak S *
+ * 4 KiB a second (so that, as the day goes on, they overtake the others
+ * and become series too), and site SITES - 1 holds SPIKE for the one
+ * second at SPIKE_AT.  The mean
  * and the worst cost of a sample, in microseconds, in COST.
  */
 static void simulate(const char *dir, unsigned sites, unsigned samples, unsigned spike_at,
@@ -69,10 +70,10 @@ static void simulate(const char *dir, unsigned sites, unsigned samples, unsigned
 
 		history_begin((double)i);
 		for (unsigned s = 0; s < sites; s++) {
-			long long live = (long long)(s + 1) * 65536;
+			long long live = (long long)(s + 1) << 24;
 
 			if (s < 100)
-				live += (long long)s * i * 16;
+				live += (long long)s * i * 4096;
 			if (s == sites - 1 && i == spike_at)
 				live = SPIKE;
 			if (live > peak[s])
@@ -141,7 +142,7 @@ static void test_day(void **state)
 	/* every mark outlives the rewrites */
 	assert_int_equal(marks, MARKS_A_DAY);
 	assert_int_equal(spike, SPIKE);
-	assert_int_equal(leak_last, 100LL * 65536 + 99LL * 86399 * 16);
+	assert_int_equal(leak_last, (100LL << 24) + 99LL * 86399 * 4096);
 	assert_true(h.nrows <= 256 + 256 + 4096);
 	rd_history_clear(&h);
 	free(file);

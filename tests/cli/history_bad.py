@@ -149,6 +149,30 @@ check(r.returncode == 0 and r.stdout.decode().count("\n") == 1,
       "no history.jsonl: the CSV header only")
 r = subprocess.run([cli, "merge", "--format", "csv", proc], capture_output=True)
 check(r.returncode == 2, "merge has no csv format")
+
+# a run directory: every process's rows, with its pid and rank; one bad
+# history among them refuses the whole run
+run_dir = os.path.join(tmp, "ranks")
+shutil.copytree(os.path.join(fixtures, "ranks"), run_dir)
+procs = sorted(os.listdir(run_dir))
+for name in procs:
+    pid = int(name.rsplit("-", 1)[1])
+    with open(os.path.join(run_dir, name, "history.jsonl"), "w") as f:
+        f.write(VALID.replace('"pid":4242', f'"pid":{pid}'))
+r = subprocess.run([cli, "report", "--format", "csv", run_dir], capture_output=True, text=True)
+got = {}
+for x in r.stdout.splitlines()[1:]:
+    f = x.split(",")
+    got.setdefault(f[1], set()).add(f[2])
+check(r.returncode == 0 and sorted(got) == [p.rsplit("-", 1)[1] for p in procs]
+      and all(len(v) == 1 and v != {""} for v in got.values()),
+      f"a run: the rows of {len(got)} processes, each with its rank: {got}")
+bad = os.path.join(run_dir, procs[2], "history.jsonl")
+with open(bad, "a") as f:
+    f.write(sample(1.0, 5))
+r = subprocess.run([cli, "report", "--format", "csv", run_dir], capture_output=True, text=True)
+check(r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1
+      and bad in r.stderr, f"a run with one bad history: {r.returncode}, {r.stderr.strip()}")
 shutil.rmtree(tmp)
 print(f"{len(BAD)} corrupted histories; {len(failed)} failures")
 sys.exit(1 if failed else 0)

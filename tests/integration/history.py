@@ -6,7 +6,8 @@ driver, read back by 'gpuspy report --format csv':
    stays at 0 between steps, the device's series holds both;
  - a run killed with SIGKILL: the history is readable and has samples up
    to its last interval before the kill;
- - marks and on-demand snapshots are points on it.
+ - marks and on-demand snapshots are points on it;
+ - a run of two processes prints the rows of both.
 Usage: history.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM API_PROGRAM"""
 import csv, glob, io, json, os, signal, subprocess, sys, tempfile, time
 
@@ -75,5 +76,15 @@ marks = [x["label"] for x in rows if x["series"] == "mark"]
 snaps = [(x["n"], x["label"]) for x in rows if x["series"] == "snapshot"]
 check(r.returncode == 0 and marks[:2] == ["epoch 1", "epoch 2"], f"marks: {marks}")
 check(snaps and snaps[0] == ("1", "after epoch 1"), f"snapshots: {snaps}")
+# 4. Two processes of one run: the rows of both, each with its own pid.
+out = tempfile.mkdtemp()
+pids = set()
+for _ in range(2):
+    p = subprocess.run([prog, "10", "40"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out),
+                       capture_output=True, text=True, timeout=60)
+rows = rows_of(out)
+pids = {x["pid"] for x in rows}
+check(len(pids) == 2 and all(series([x for x in rows if x["pid"] == p], "leak_step")
+                             for p in pids), f"a run of two processes: {sorted(pids)}")
 print(f"{len(failures)} failures")
 sys.exit(1 if failures else 0)

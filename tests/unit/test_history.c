@@ -164,11 +164,34 @@ static void test_cost(void **state)
 	free(dir);
 }
 
+/* A directory that cannot be made: one warning, then the history is off
+ * and every later call returns at once. */
+static void test_failure(void **state)
+{
+	struct history_stats st;
+
+	(void)state;
+	history_reset();
+	history_setup("/proc/self/no/such/dir", 1764500000.0, 1.0);
+	for (unsigned i = 0; i < 10; i++) {
+		history_begin((double)i);
+		history_site(1, "device", 1 << 20, 1 << 20);
+		history_device(0, 1 << 20);
+		history_end();
+		history_event_at(i + 0.5, HISTORY_MARK, "m", 0);
+	}
+	history_get_stats(&st);
+	assert_int_equal(st.off, 1);
+	assert_int_equal(st.file_bytes, 0);
+	history_reset();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_day),
 		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include "counters.h"
 #include "events.h"
 #include "files.h"
+#include "history.h"
 #include "locks.h"
 #include "log.h"
 #include "names.h"
@@ -101,6 +102,7 @@ void events_oom(struct gs_oom *e)
 		return;
 	}
 	ooms[n_ooms++] = *e;
+	history_event(HISTORY_OOM, NULL, e->number);
 	if (take(&v, e) < 0) {
 		gs_unlock(&gs_events_lock);
 		return;
@@ -167,6 +169,7 @@ void events_mark(const char *label)
 	marks[m].sites = copy;
 	marks[m].n = copy ? n : 0;
 	n_marks++;
+	history_event(HISTORY_MARK, marks[m].label, 0);
 	gs_unlock(&gs_events_lock);
 }
 
@@ -196,6 +199,8 @@ int events_snapshot(const char *label)
 		gs_warn("cannot write %s/%s: %s", v.dir, name, strerror(-err));
 	else
 		summary_snapshot(label, v.dir, name);
+	if (!err)
+		history_event(HISTORY_SNAPSHOT, label, v.number);
 	view_drop(&v);
 	gs_unlock(&gs_events_lock);
 	return err ? -1 : 0;

@@ -34,6 +34,7 @@
 #include "counters.h"
 #include "events.h"
 #include "growth.h"
+#include "history.h"
 #include "log.h"
 #include "sites.h"
 #include "state.h"
@@ -110,6 +111,7 @@ static void tick(void)
 			summary_growth(s);
 		}
 	}
+	history_tick();
 	ev = events();
 	if (ev != written_events) {
 		events_periodic(samples);

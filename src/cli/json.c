@@ -13,12 +13,39 @@
 #include <jansson.h>
 
 #include "diff.h"
+#include "growth_view.h"
 #include "merge.h"
 #include "names.h"
 #include "print.h"
+#include "trend.h"
 #include "util.h"
 
 /* gpuspy report */
+
+/* A growing site's "growth" (docs/format.md); NULL when its history has
+ * no series of it. */
+static json_t *growth_json(const struct rd_report *r, const struct rd_report_site *s)
+{
+	const struct rd_growth *g = growth_view_find(r->growth, s);
+	double t[JSON_GROWTH_POINTS];
+	int64_t v[JSON_GROWTH_POINTS];
+	json_t *o, *pts;
+	size_t n;
+
+	if (!g || !g->nrows)
+		return NULL;
+	n = growth_columns(g->rows, g->nrows, JSON_GROWTH_POINTS, GROWTH_PICK_MAX, t, v);
+	o = json_object();
+	pts = json_array();
+	for (size_t i = 0; pts && i < n; i++)
+		json_array_append_new(pts, json_pack("[fI]", t[i], (json_int_t)v[i]));
+	json_object_set_new(o, "since_s", g->fired ? json_real(g->since_s) : json_null());
+	json_object_set_new(o, "rate_bytes_per_s", json_real(g->fired ? g->rate_bps : 0));
+	json_object_set_new(o, "shape", json_string(trend_shape_name(g->fired ? g->shape : 0)));
+	json_object_set_new(o, "process", json_integer((json_int_t)g->proc));
+	json_object_set_new(o, "samples", pts);
+	return o;
+}
 
 static json_t *counts_json(const char *k1, int64_t v1, const char *k2, int64_t v2)
 {
@@ -99,6 +126,12 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 	json_object_set_new(o, "peak_bytes", json_integer(s->c.peak_bytes));
 	json_object_set_new(o, "at_peak_bytes", json_integer(s->at_peak_bytes));
 	json_object_set_new(o, "growing", json_boolean(s->growing));
+	if (s->growing) {
+		json_t *g = growth_json(r, s);
+
+		if (g)
+			json_object_set_new(o, "growth", g);
+	}
 	json_object_set_new(o, "allocated_bytes", json_integer(s->c.allocated_bytes));
 	json_object_set_new(o, "allocations", json_integer(s->c.allocations));
 	json_object_set_new(o, "freed_bytes", json_integer(s->c.freed_bytes));
@@ -517,6 +550,19 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 				    pair_json(o ? o->c.allocations : 0, n ? n->c.allocations : 0));
 		if (d->at_label)
 			json_object_set_new(j, "at", pair_json(w->at[0], w->at[1]));
+		{
+			double rt[2];
+			bool known[2] = { growth_rate_of(ro, o, &rt[0]),
+					  growth_rate_of(rn, n, &rt[1]) };
+
+			/* where either side grows and its rate is known */
+			if (((o && o->growing) || (n && n->growing)) && (known[0] || known[1]))
+				json_object_set_new(
+					j, "growth_rate_bytes_per_s",
+					json_pack("{soso}", "old",
+						  known[0] ? json_real(rt[0]) : json_null(), "new",
+						  known[1] ? json_real(rt[1]) : json_null()));
+		}
 		json_array_append_new(sites, j);
 	}
 	json_object_set(root, "sites", sites);

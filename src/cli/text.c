@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +16,10 @@
 
 #include "cli.h"
 #include "diff.h"
+#include "growth_view.h"
 #include "merge.h"
 #include "print.h"
+#include "trend.h"
 #include "util.h"
 
 /* gpuspy report */
@@ -126,6 +130,99 @@ static void print_site_origin(FILE *out, const struct rd_report_site *s)
 		fprintf(out, " [pool segment: %s]", s->pool);
 	if (s->growing)
 		fputs(" [growing]", out);
+}
+
+/* Whether the terminal's character set is UTF-8, from the locale the
+ * user set (LC_ALL, LC_CTYPE, LANG); asked once. */
+static bool text_utf8(void)
+{
+	static int utf8 = -1;
+
+	if (utf8 < 0) {
+		const char *cs;
+
+		setlocale(LC_CTYPE, "");
+		cs = nl_langinfo(CODESET);
+		utf8 = cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+	}
+	return utf8;
+}
+
+void text_print_sparkline(FILE *out, const int64_t *v, size_t n)
+{
+	static const char *const blocks[] = {
+		"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588",
+	};
+	static const char ascii[] = "_.-=#";
+	bool utf8 = text_utf8();
+	int levels = utf8 ? 8 : 5;
+	int64_t lo = INT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double f = hi > lo ? (double)(v[i] - lo) / (double)(hi - lo) : 0;
+		int k = (int)(f * (levels - 1) + 0.5);
+
+		k = k < 0 ? 0 : k >= levels ? levels - 1 : k;
+		if (utf8)
+			fputs(blocks[k], out);
+		else
+			putc(ascii[k], out);
+	}
+}
+
+/* A duration for people: "0.4 s", "12 s", "25 min", "3.5 h". */
+static void put_seconds(FILE *out, double s)
+{
+	if (s < 10)
+		fprintf(out, "%.1f s", s);
+	else if (s < 600)
+		fprintf(out, "%.0f s", s);
+	else if (s < 36000)
+		fprintf(out, "%.0f min", s / 60);
+	else
+		fprintf(out, "%.1f h", s / 3600);
+}
+
+/* "+40.0 MiB/min since 12 s (staircase)", no newline; "not growing" when
+ * the rule did not fire on G's series. */
+void text_print_growth_rate(FILE *out, const struct rd_growth *g)
+{
+	if (!g->fired) {
+		fputs("not growing in its history", out);
+		return;
+	}
+	fprintf(out, "%+.1f MiB/min since ", g->rate_bps * 60 / (1024.0 * 1024));
+	put_seconds(out, g->since_s);
+	fprintf(out, " (%s)", trend_shape_name(g->shape));
+}
+
+/* Under a growing site: its rate, since when and the sparkline of its
+ * history, from the process that grows fastest. */
+static void print_growth(FILE *out, const struct rd_report *r, const struct rd_report_site *s)
+{
+	const struct rd_growth *g = growth_view_find(r->growth, s);
+	int64_t v[TEXT_SPARK_WIDTH];
+	char name[REPORT_NAME_SIZE];
+	size_t n;
+
+	if (!g || !g->nrows)
+		return;
+	n = growth_columns(g->rows, g->nrows, TEXT_SPARK_WIDTH, GROWTH_PICK_MAX, NULL, v);
+	fputs("    growth: ", out);
+	text_print_growth_rate(out, g);
+	putc(' ', out);
+	text_print_sparkline(out, v, n);
+	fputs(" from ", out);
+	put_seconds(out, g->rows[0].t1);
+	fputs(" to ", out);
+	put_seconds(out, g->rows[g->nrows - 1].t1);
+	if (r->nprocs > 1)
+		fprintf(out, ", in %s", merge_process_name(r, g->proc, name, sizeof(name)));
+	putc('\n', out);
 }
 
 enum section { SEC_GROWING, SEC_LEAKED, SEC_PINNED, SEC_AT_PEAK, SEC_PEAK, SEC_CALLS };
@@ -296,6 +393,8 @@ static void print_section(FILE *out, const struct rd_report *r, enum section sec
 		}
 		print_site_origin(out, s);
 		putc('\n', out);
+		if (sec == SEC_GROWING)
+			print_growth(out, r, s);
 		print_site_spread(out, r, sec, s);
 		print_frames(out, s);
 	}
@@ -1190,6 +1289,28 @@ static void print_change(FILE *out, const char *what, int64_t o, int64_t n, bool
 			diff_sub_sat(n, o));
 }
 
+/* ", growth +1.0 MiB/min \u2192 +2.0 MiB/min" when either side grows
+ * (a side whose rate the history does not tell: "?"). */
+static void print_growth_change(FILE *out, const struct diff *d, const struct rd_report_site *o,
+				const struct rd_report_site *n)
+{
+	double rate[2];
+	bool known[2] = { growth_rate_of(&d->side[0].rep, o, &rate[0]),
+			  growth_rate_of(&d->side[1].rep, n, &rate[1]) };
+
+	if ((!(o && o->growing) && !(n && n->growing)) || (!known[0] && !known[1]))
+		return;
+	fputs(", growth ", out);
+	for (int k = 0; k < 2; k++) {
+		if (k)
+			fputs(" \u2192 ", out);
+		if (known[k])
+			fprintf(out, "%+.1f MiB/min", rate[k] * 60 / (1024.0 * 1024));
+		else
+			fputs("?", out);
+	}
+}
+
 static void print_total(FILE *out, const char *name, int64_t o, int64_t n)
 {
 	char a[32], b[32], c[40];
@@ -1354,6 +1475,7 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 				first = false;
 			}
 		}
+		print_growth_change(out, d, o, n);
 		fprintf(out, "\n      by %s (%s)\n", s->api, names_kind(s->kind));
 		print_callers(out, s);
 	}

@@ -33,8 +33,8 @@ int cmd_report(int argc, char **argv)
 	if (e >= 0)
 		return e;
 	if (l.json)
-		e = json_print_report(&l.rep, stdout, l.top);
+		e = json_print_report(&l.rep, &l.list, stdout, l.top);
 	else
-		e = text_print_report(&l.rep, stdout, l.top);
+		e = text_print_report(&l.rep, &l.list, stdout, l.top);
 	return cli_report_done(&l, e);
 }

@@ -17,9 +17,12 @@
 
 struct json_t;
 
-/* gpuspy report.  TOP limits every list; 0 means all. */
-int text_print_report(const struct rd_report *r, FILE *out, size_t top);
-int json_print_report(const struct rd_report *r, FILE *out, size_t top);
+/* gpuspy report: R, merged from LIST (whose process directories without
+ * any report are listed too).  TOP limits every list; 0 means all. */
+int text_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top);
+int json_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top);
 
 /* gpuspy merge: R's sites in ORDER (merge_by_spread); TOP as above. */
 int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,

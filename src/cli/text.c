@@ -356,7 +356,7 @@ static void print_clock(FILE *out, double t)
  * is known, and the moment of its figures. */
 static void print_state(FILE *out, const struct rd_process *p)
 {
-	double now;
+	struct timespec now;
 
 	fputs("    ", out);
 	switch (p->state) {
@@ -396,9 +396,13 @@ static void print_state(FILE *out, const struct rd_process *p)
 		} else {
 			fputs(", ", out);
 			print_clock(out, p->end_time);
-			now = (double)time(NULL);
-			if (p->state == RD_STATE_RUNNING && now >= p->end_time)
-				fprintf(out, ", %.0f s ago", now - p->end_time);
+			if (p->state == RD_STATE_RUNNING &&
+			    clock_gettime(CLOCK_REALTIME, &now) == 0) {
+				double ago = (double)now.tv_sec + (double)now.tv_nsec / 1e9 -
+					     p->end_time;
+
+				fprintf(out, ", %.1f s ago", ago > 0 ? ago : 0);
+			}
 		}
 	}
 	fputs(" (read ", out);

@@ -390,6 +390,8 @@ static json_t *merge_process_json(const struct rd_report *r, size_t i)
 		json_object_set_new(o, "partial", json_true());
 		json_object_set_new(o, "report", json_string(p->file));
 	}
+	if (rd_state_not_exited(p->state))
+		state_json(o, p->state, p->signal, p->run_end_time, p->end_time);
 	for (int m = 0; m < REPORT_METRICS; m++)
 		json_object_set_new(o, merge_metric_name(m), json_integer(r->totals[m][i]));
 	return o;

@@ -1089,6 +1089,19 @@ static void table_print(FILE *out, const struct table *t, const char *indent)
 
 static const char *merge_process_state(const struct rd_process *p)
 {
+	/* read from its last snapshot: say how it ended */
+	switch (p->state) {
+	case RD_STATE_KILLED:
+		return p->complete ? "killed" : "killed, incomplete";
+	case RD_STATE_RUNNING:
+		return p->complete ? "running" : "running, incomplete";
+	case RD_STATE_MAYBE_RUNNING:
+		return p->complete ? "may be running" : "may be running, incomplete";
+	case RD_STATE_UNKNOWN:
+		return p->complete ? "did not exit" : "did not exit, incomplete";
+	default:
+		break;
+	}
 	if (p->partial)
 		return p->complete ? "partial" : "partial, incomplete";
 	return p->complete ? "complete" : "incomplete";
@@ -1508,7 +1521,17 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		fputs("  (* differs)\n", out);
 
 	fprintf(out, "\nTOTALS%*s%12s %12s %14s\n", 26 - 6, "", "OLD", "NEW", "CHANGE");
-	print_total(out, "leaked at exit", ro->leaked_bytes, rn->leaked_bytes);
+	{
+		/* a side of processes that did not exit has no leaks yet,
+		 * only what was live at their last snapshot */
+		enum moment mo = report_moment(ro), mn = report_moment(rn);
+
+		print_total(out,
+			    mo == AT_EXIT && mn == AT_EXIT	   ? "leaked at exit" :
+			    mo == AT_SNAPSHOT && mn == AT_SNAPSHOT ? "live at last snapshot" :
+								     "leaked or live at end",
+			    ro->leaked_bytes, rn->leaked_bytes);
+	}
 	print_total(out, "peak", ro->peak_bytes, rn->peak_bytes);
 	if (d->at_label) {
 		char name[64];

@@ -54,7 +54,7 @@ static int list_add(struct rd_process_list *list, struct rd_process *p)
  * in *T: 0, or -errno (-ESRCH: no such process). */
 static int proc_start_time(pid_t pid, double *t)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024], *p, *end;
 	unsigned long long ticks = 0, btime = 0;
 	long hz = sysconf(_SC_CLK_TCK);
 	bool have_btime = false;
@@ -74,16 +74,22 @@ static int proc_start_time(pid_t pid, double *t)
 	for (int field = 2; p && field < 22; field++) {
 		p = strchr(p + 1, ' ');
 	}
-	if (!p || sscanf(p + 1, "%llu", &ticks) != 1 || hz <= 0)
+	if (!p || hz <= 0)
+		return -EINVAL;
+	errno = 0;
+	ticks = strtoull(p + 1, &end, 10);
+	if (end == p + 1 || errno)
 		return -EINVAL;
 	f = fopen("/proc/stat", "re");
 	if (!f)
 		return -errno;
-	while (fgets(buf, sizeof(buf), f))
-		if (sscanf(buf, "btime %llu", &btime) == 1) {
-			have_btime = true;
-			break;
-		}
+	while (!have_btime && fgets(buf, sizeof(buf), f)) {
+		if (strncmp(buf, "btime ", 6) != 0)
+			continue;
+		errno = 0;
+		btime = strtoull(buf + 6, &end, 10);
+		have_btime = end != buf + 6 && errno == 0;
+	}
 	fclose(f);
 	if (!have_btime)
 		return -EINVAL;

@@ -141,6 +141,15 @@ def main():
     killed = killed_run(signal.SIGKILL)
     killed_run(signal.SIGTERM)
 
+    # killed without leaving reports: the line says only that, and no run
+    # directory is made for run.json
+    out = os.path.join(tmp, "none")
+    p = subprocess.run([gpuspy, "run", "-o", out, "--", "sh", "-c", "kill -9 $$"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 137 and p.stderr == "gpuspy run: sh was killed by signal 9 (SIGKILL)\n"
+          and not os.path.exists(out), "killed without reports: one short line, no directory",
+          (p.returncode, p.stderr, os.path.exists(out)))
+
     # a clean exit under gpuspy run: as before, with run.json saying so
     out = os.path.join(tmp, "clean")
     p = subprocess.run([gpuspy, "run", "-o", out, "--", prog, "5", "10"], env=env,

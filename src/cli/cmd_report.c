@@ -60,8 +60,8 @@ int cmd_report(int argc, char **argv)
 	if (l.csv)
 		return report_csv(&l);
 	if (l.json)
-		e = json_print_report(&l.rep, stdout, l.top);
+		e = json_print_report(&l.rep, &l.list, stdout, l.top);
 	else
-		e = text_print_report(&l.rep, stdout, l.top);
+		e = text_print_report(&l.rep, &l.list, stdout, l.top);
 	return cli_report_done(&l, e);
 }

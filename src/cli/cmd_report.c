@@ -72,9 +72,9 @@ int cmd_report(int argc, char **argv)
 	}
 	l.rep.growth = &growth;
 	if (l.json)
-		e = json_print_report(&l.rep, stdout, l.top);
+		e = json_print_report(&l.rep, &l.list, stdout, l.top);
 	else
-		e = text_print_report(&l.rep, stdout, l.top);
+		e = text_print_report(&l.rep, &l.list, stdout, l.top);
 	growth_view_clear(&growth);
 	return cli_report_done(&l, e);
 }

@@ -147,6 +147,25 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 	return o;
 }
 
+/* "state" and what is known of how a process that did not exit ended
+ * (docs/format.md, gpuspy-report/1): the run's END (< 0: unknown) and the
+ * moment of its last file, LAST (< 0: unknown, or none). */
+static void state_json(json_t *o, enum rd_state state, int64_t sig, double end, double last)
+{
+	json_object_set_new(o, "state",
+			    json_string(state == RD_STATE_KILLED  ? "killed" :
+					state == RD_STATE_RUNNING ? "running" :
+								    "unknown"));
+	if (state == RD_STATE_MAYBE_RUNNING)
+		json_object_set_new(o, "pid_alive", json_true());
+	if (sig > 0)
+		json_object_set_new(o, "signal", json_integer(sig));
+	if (end >= 0)
+		json_object_set_new(o, "end_time", json_real(end));
+	if (last >= 0)
+		json_object_set_new(o, "last_snapshot_time", json_real(last));
+}
+
 static json_t *process_json(const struct rd_process *p)
 {
 	json_t *o = json_object();
@@ -169,6 +188,8 @@ static json_t *process_json(const struct rd_process *p)
 		json_object_set_new(o, "partial", json_true());
 		json_object_set_new(o, "report", json_string(p->file));
 	}
+	if (rd_state_not_exited(p->state))
+		state_json(o, p->state, p->signal, p->run_end_time, p->end_time);
 	if (p->outside.present) {
 		json_t *gpus = json_array();
 
@@ -245,7 +266,8 @@ static json_t *oom_json(const struct rd_report_oom *ro)
 	return o;
 }
 
-int json_print_report(const struct rd_report *r, FILE *out, size_t top)
+int json_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top)
 {
 	json_t *root = json_object();
 	json_t *procs = json_array();
@@ -296,12 +318,30 @@ int json_print_report(const struct rd_report *r, FILE *out, size_t top)
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(sites, site_json(r, r->sites[i]));
 	json_object_set(root, "sites", sites);
+	if (list->nunreported) {
+		json_t *un = json_array();
+
+		for (size_t i = 0; un && i < list->nunreported; i++) {
+			const struct rd_unreported *u = &list->unreported[i];
+			json_t *o = json_object();
+
+			json_object_set_new(o, "path", json_string(u->path));
+			json_object_set_new(o, "host", json_string(u->host));
+			json_object_set_new(o, "pid", json_integer(u->pid));
+			state_json(o, u->state, u->signal, -1, -1);
+			json_array_append_new(un, o);
+		}
+		if (json_array_size(un) == list->nunreported)
+			json_object_set_new(root, "unreported", un);
+		else
+			json_decref(un);
+	}
 	/* a part that could not be allocated is simply missing: check the
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
 	    json_array_size(ooms) != r->nooms ||
-	    json_object_size(root) !=
-		    9 + (size_t)r->at_peak + (r->nprocs > 1) + (size_t)r->torch.present) {
+	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
+					      (size_t)r->torch.present + (list->nunreported > 0)) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -383,6 +423,8 @@ static json_t *merge_process_json(const struct rd_report *r, size_t i)
 		json_object_set_new(o, "partial", json_true());
 		json_object_set_new(o, "report", json_string(p->file));
 	}
+	if (rd_state_not_exited(p->state))
+		state_json(o, p->state, p->signal, p->run_end_time, p->end_time);
 	for (int m = 0; m < REPORT_METRICS; m++)
 		json_object_set_new(o, merge_metric_name(m), json_integer(r->totals[m][i]));
 	return o;

@@ -19,9 +19,12 @@ struct json_t;
 struct rd_growth;
 struct rd_history;
 
-/* gpuspy report.  TOP limits every list; 0 means all. */
-int text_print_report(const struct rd_report *r, FILE *out, size_t top);
-int json_print_report(const struct rd_report *r, FILE *out, size_t top);
+/* gpuspy report: R, merged from LIST (whose process directories without
+ * any report are listed too).  TOP limits every list; 0 means all. */
+int text_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top);
+int json_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top);
 
 /* gpuspy report --format csv: the history H[P] of each of R's processes
  * P (those without one print nothing). */

@@ -4,7 +4,8 @@
 'gpuspy report', 'gpuspy diff' and 'gpuspy top', on programs run on the
 fake driver (tests/cli/leaker.c: keep_output() keeps KIB KiB per step):
  - report: the growing site's rate, since when and sparkline (UTF-8 and
-   ASCII), its JSON "growth"; two processes: the faster one's figures;
+   ASCII), its JSON "growth"; a staircase (where the library flags it);
+   two processes: the faster one's figures;
  - diff: a leak of 1 MiB per step against 2 MiB: the rates double;
  - top: on a job that leaked before top was started, the first frame's
    sparkline already rises;
@@ -102,6 +103,21 @@ if gj:
 check(not [s for s in j.get("sites", []) if not s.get("growing") and "growth" in s],
       "json: no growth object on a site that does not grow")
 
+# 1b. An "epoch" leak, a staircase: steps of 300 ms sampled every 50 ms.
+# Where the library's rule flags it, the replay names its shape and rate.
+stair = tempfile.mkdtemp()
+r = subprocess.run([prog, "10", "300", "1024"],
+                   env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=stair, GPUSPY_INTERVAL="50ms"),
+                   capture_output=True, text=True, timeout=60)
+r = gpuspy("report", stair)
+g = growth_line(r.stdout)
+if "[growing]" not in r.stdout:
+    print("skip staircase: the library does not flag it")
+else:
+    want_stair = 1 * 60000 / 300
+    check(g is not None and g[2] == "staircase" and 0.4 * want_stair <= g[0] <= 1.3 * want_stair,
+          f"staircase: its shape and a rate of about {want_stair:.0f} MiB/min", g)
+
 # 2. diff: 1 MiB per step against 2 MiB per step.
 two = tempfile.mkdtemp()
 leak(2048, two)
@@ -173,7 +189,7 @@ check(r.returncode == 0 and "growth:" not in r.stdout and "[growing]" in r.stdou
 r = gpuspy("report", "--format", "json", bad)
 check(r.returncode == 0 and '"growth"' not in r.stdout, "json without history.jsonl: no growth")
 
-for d in (one, two, both, run, bad):
+for d in (one, stair, two, both, run, bad):
     shutil.rmtree(d, ignore_errors=True)
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)

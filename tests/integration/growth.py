@@ -34,7 +34,7 @@ leak, churn, warm = (by_function(rep, n) for n in ("leak_step", "churn_step", "w
 check(len(leak) == 1 and leak[0]["growing"] is True, "leak_step is growing")
 check(len(churn) == 1 and churn[0]["growing"] is False, "churn_step (alloc + free) is not")
 check(len(warm) == 1 and warm[0]["growing"] is False, "warm_pool (warms up, plateaus) is not")
-notices = [l for l in r.stderr.splitlines() if "keeps growing" in l]
+notices = [l for l in r.stderr.splitlines() if l.startswith("gpuspy: growing: ")]
 check(len(notices) == 1 and "leak_step" in notices[0], f"named once on stderr: {notices}")
 j = json.loads(subprocess.run([cli, "report", "--format", "json", out], capture_output=True,
                               text=True, check=True).stdout)

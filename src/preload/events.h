@@ -22,7 +22,7 @@ void events_requested(void);
 /* gpuspy_mark: a label, the time, and what each site holds live then. */
 void events_mark(const char *label);
 /*
- * The marks made since the first FROM (counted from 0), oldest first, to
+ * The marks from number FROM on (counted from 0), oldest first, to
  * FN with gs_events_lock held (FN takes no gpuspy lock; the last GS_MARKS
  * only).  Returns the count of marks made, the next FROM.
  */

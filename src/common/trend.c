@@ -213,7 +213,7 @@ static bool climb_judge(struct gs_trend *t)
 		w = WINDOW_MIN;
 	if (w > TREND_WINDOW)
 		w = TREND_WINDOW;
-	if (t->n < w || highs_in_last(t, (unsigned)w) * 4 < w * 3)
+	if (t->n < w || (uint64_t)highs_in_last(t, (unsigned)w) * 4 < w * 3)
 		return false;
 	/* still near its high, and a counted rise above the window's floor */
 	if (t->max - t->last >= rise_min(t->max))

@@ -173,6 +173,23 @@ void events_mark(const char *label)
 	gs_unlock(&gs_events_lock);
 }
 
+unsigned events_marks_since(unsigned from,
+			    void (*fn)(const struct gs_mark *m, unsigned number, void *arg),
+			    void *arg)
+{
+	unsigned made;
+
+	gs_lock(&gs_events_lock);
+	made = n_marks;
+	if (made - from > GS_MARKS)
+		from = made - GS_MARKS;
+	for (unsigned i = from; i != made; i++)
+		if (marks[i % GS_MARKS].sites)
+			fn(&marks[i % GS_MARKS], i, arg);
+	gs_unlock(&gs_events_lock);
+	return made;
+}
+
 /* snapshot-N.json, now, on the calling thread.  0, or -1 if not written. */
 int events_snapshot(const char *label)
 {

@@ -7,6 +7,7 @@
 #define GPUSPY_EVENTS_H
 
 struct gs_oom;
+struct gs_mark;
 
 /* The library destructor: report.json, report.txt, the stderr lines. */
 void events_exit(void);
@@ -20,5 +21,13 @@ int events_snapshot(const char *label);
 void events_requested(void);
 /* gpuspy_mark: a label, the time, and what each site holds live then. */
 void events_mark(const char *label);
+/*
+ * The marks from number FROM on (counted from 0), oldest first, to
+ * FN with gs_events_lock held (FN takes no gpuspy lock; the last GS_MARKS
+ * only).  Returns the count of marks made, the next FROM.
+ */
+unsigned events_marks_since(unsigned from,
+			    void (*fn)(const struct gs_mark *m, unsigned number, void *arg),
+			    void *arg);
 
 #endif /* GPUSPY_EVENTS_H */

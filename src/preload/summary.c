@@ -21,6 +21,7 @@
 #include "real.h"
 #include "sites.h"
 #include "summary.h"
+#include "trend.h"
 #include "unwind.h"
 #include "view.h"
 
@@ -223,11 +224,56 @@ void summary_snapshot(const char *label, const char *dir, const char *name)
 		gs_warn("snapshot \"%s\": %s/%s", label, dir, name);
 }
 
-/* Named once while the job runs, when a site is first seen growing. */
-void summary_growth(const struct gs_site *s)
+/*
+ * The frame of the user's code, for the growth notice: the innermost one
+ * with a symbol outside gpuspy, CUDA (its libraries, or the runtime linked
+ * into the program), the C library, the Python interpreter and ctypes'
+ * foreign calls - the frames `gpuspy report` folds away as noise
+ * (src/read/classify.c), judged here on what the process knows: module
+ * and dynamic symbol.
+ */
+static bool frame_noise(const struct gs_frame *fr)
+{
+	static const char *const modules[] = { "libgpuspy", "libcuda", "libcudart", "libc.so",
+					       "libpython", "python3", "libffi",    "_ctypes." };
+	const char *mod =
+		fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) : "";
+
+	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
+		if (strncmp(mod, modules[i], strlen(modules[i])) == 0)
+			return true;
+	return fr->symbol &&
+	       (strncmp(fr->symbol, "cuda", 4) == 0 || strncmp(fr->symbol, "__cudart", 8) == 0 ||
+		strcmp(fr->symbol, "_start") == 0);
+}
+
+static const struct gs_frame *user_frame(const struct gs_site *s)
+{
+	const struct gs_frame *unnamed = NULL;
+
+	for (unsigned i = 0; i < s->depth; i++) {
+		const struct gs_frame *fr = &s->frames[i];
+
+		if (frame_noise(fr))
+			continue;
+		if (fr->symbol)
+			return fr;
+		if (!unnamed)
+			unnamed = fr;
+	}
+	return unnamed ? unnamed : useful_frame(s);
+}
+
+/*
+ * Named once while the job runs, when a site is first seen growing: how
+ * fast (MiB per minute), since when (seconds since the process started),
+ * the shape, and where.  torch_view.py writes its lines in the same form.
+ */
+void summary_growth(const struct gs_site *s, double since, double rate_bps, int shape,
+		    bool at_marks)
 {
 	const struct gs_pyframe *py = user_pyframe(s);
-	const struct gs_frame *uf = useful_frame(s);
+	const struct gs_frame *uf = user_frame(s);
 	char a[32], fr[512];
 
 	if (gs_config.quiet)
@@ -242,5 +288,7 @@ void summary_growth(const struct gs_site *s)
 	else
 		snprintf(fr, sizeof(fr), "?");
 	gs_unlock(&gs_events_lock);
-	gs_warn("memory keeps growing at %s: %s live now (pid %d)", fr, a, (int)getpid());
+	gs_warn("growing: %.1f MiB/min since %.0f s, %s%s, at %s; %s live (pid %d)",
+		rate_bps * 60 / (1024.0 * 1024.0), since, trend_shape_name(shape),
+		at_marks ? " from mark to mark" : "", fr, a, (int)getpid());
 }

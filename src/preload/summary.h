@@ -6,6 +6,7 @@
 #ifndef GPUSPY_SUMMARY_H
 #define GPUSPY_SUMMARY_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct gs_view;
@@ -20,7 +21,10 @@ void summary_exit(const struct gs_view *v);
 void summary_oom(const struct gs_view *v, const struct gs_oom *e, const char *name);
 /* An on-demand snapshot, NAME in DIR, was written. */
 void summary_snapshot(const char *label, const char *dir, const char *name);
-/* Named once while the job runs, when a site is first seen growing. */
-void summary_growth(const struct gs_site *s);
+/* Named once while the job runs, when a site is first seen growing: the
+ * rate, since when and shape of trend_query(), AT_MARKS when from mark to
+ * mark (libgpuspy(7)). */
+void summary_growth(const struct gs_site *s, double since, double rate_bps, int shape,
+		    bool at_marks);
 
 #endif /* GPUSPY_SUMMARY_H */

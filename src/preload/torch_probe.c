@@ -23,13 +23,13 @@
 
 #include "conf.h"
 #include "files.h"
-#include "growth.h"
 #include "log.h"
 #include "names.h"
 #include "real.h"
 #include "state.h"
 #include "torch_probe.h"
 #include "torch_view.h"
+#include "trend.h"
 
 #define PY_FILE_INPUT 257 /* Py_file_input */
 
@@ -137,15 +137,17 @@ static int start_call(void *arg)
 		    !set(globals, "GPUSPY_INTERVAL",
 			 py.real((double)gs_config.interval_us / 1e6)) ||
 		    !set(globals, "GPUSPY_QUIET", py.boolean(gs_config.quiet)) ||
+		    !set(globals, "GPUSPY_START", py.real(gs_state.start_time)) ||
 		    /* the growth rule, as the snapshot thread applies it: its
 		     * functions are hidden, their addresses need no export */
-		    !set(globals, "GPUSPY_GROWTH_INIT",
-			 py.pointer((void *)(uintptr_t)growth_init)) ||
-		    !set(globals, "GPUSPY_GROWTH_PUSH",
-			 py.pointer((void *)(uintptr_t)growth_push)) ||
-		    !set(globals, "GPUSPY_GROWTH_JUDGE",
-			 py.pointer((void *)(uintptr_t)growth_judge)) ||
-		    !set(globals, "GPUSPY_GROWTH_SIZE", py.size(sizeof(struct gs_growth)))) {
+		    !set(globals, "GPUSPY_TREND_INIT", py.pointer((void *)(uintptr_t)trend_init)) ||
+		    !set(globals, "GPUSPY_TREND_PUSH", py.pointer((void *)(uintptr_t)trend_push)) ||
+		    !set(globals, "GPUSPY_TREND_EVER", py.pointer((void *)(uintptr_t)trend_ever)) ||
+		    !set(globals, "GPUSPY_TREND_QUERY",
+			 py.pointer((void *)(uintptr_t)trend_query)) ||
+		    !set(globals, "GPUSPY_TREND_SHAPE_NAME",
+			 py.pointer((void *)(uintptr_t)trend_shape_name)) ||
+		    !set(globals, "GPUSPY_TREND_SIZE", py.size(trend_state_size()))) {
 			py.err_clear();
 			state = T_DONE;
 			return 0;

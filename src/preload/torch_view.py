@@ -22,16 +22,20 @@
 # written before its rename) and GPUSPY_TORCH_FORMAT ("gpuspy-torch/1",
 # docs/format.md).  Samples of the live blocks, aggregated by stack,
 # rewrite that file, each stack judged growing or not by the library's own
-# rule (src/common/growth.h), which the snapshot thread applies to call
-# sites: GPUSPY_GROWTH_INIT, GPUSPY_GROWTH_PUSH and GPUSPY_GROWTH_JUDGE are
-# the addresses of its functions, GPUSPY_GROWTH_SIZE the size of the state
-# they keep (struct gs_growth).  An atexit handler takes the last, before the
-# interpreter frees the program's globals.  Any error turns the view off with one line; the
+# rule (src/common/trend.h), which the snapshot thread applies to call
+# sites: GPUSPY_TREND_INIT, GPUSPY_TREND_PUSH, GPUSPY_TREND_EVER,
+# GPUSPY_TREND_QUERY and GPUSPY_TREND_SHAPE_NAME are the addresses of its
+# functions, GPUSPY_TREND_SIZE the size of the state they keep (struct
+# gs_trend), GPUSPY_START the process's start (time.time()), from which
+# samples are timed as the library times its own.  The first time a stack is
+# found growing, one line on stderr names it, in the library's form.  An
+# atexit handler takes the last sample, before the interpreter frees the
+# program's globals.  Any error turns the view off with one line; the
 # program never sees an exception.
 status, tick = "wait", None
 
 
-def _gpuspy_torch_start(files, growth, interval, quiet):
+def _gpuspy_torch_start(files, trend, interval, quiet):
     import sys
 
     if _importing():
@@ -61,8 +65,8 @@ def _gpuspy_torch_start(files, growth, interval, quiet):
     if not any(memory._snapshot().get("device_traces") or ()):
         memory._record_memory_history(enabled="state", context="alloc", stacks="python")
 
-    new_series, growing = _gpuspy_growth(*growth)
-    sites = {}      # stack -> {"series": its samples, "peak", "grew"}
+    new_series, push, verdict = _gpuspy_trend(*trend)
+    sites = {}      # stack -> {"series": its rule's state, "peak", "grew"}
     state = {"samples": 0, "off": False}
     path, tmp, fmt = files
 
@@ -93,7 +97,10 @@ def _gpuspy_torch_start(files, growth, interval, quiet):
             s["peak"] = max(s["peak"], b)
             # once found growing, a stack stays so, as a call site does:
             # the frees of a program's teardown must not clear its leak
-            s["grew"] = growing(s["series"], b) or s["grew"]
+            if push(s["series"], b) and not s["grew"]:
+                s["grew"] = True
+                if not quiet:
+                    _notice(key, b, *verdict(s["series"]))
             if b == 0 and not s["peak"]:
                 continue
             out.append({"frames": [{"file": f, "function": fn, "line": ln}
@@ -131,42 +138,88 @@ def _gpuspy_torch_start(files, growth, interval, quiet):
     def tick():
         # never between the lines of a module being imported: what a
         # sample imports could meet it half made
-        if state["off"] or _importing() or time.monotonic() < timing["next"]:
+        if state["off"] or _importing():
+            return
+        now = time.monotonic()
+        # calls come once an interval, a little early or late each time:
+        # the wait is rounded to the nearest whole interval
+        if now < timing["next"] - interval / 2:
             return
         # about 0.5% of the time goes to sampling, however large the pool
-        # grows, but a sample at least every tenth interval
-        wait = min(max(interval, 200 * guarded(False)), 10 * interval)
-        timing["next"] = time.monotonic() + wait
+        # grows (0.75% at most, from the rounding): after a sample that
+        # took c seconds the next waits 200 c, ten intervals at most; a
+        # cheap one waits only for the next interval's call, which the
+        # snapshot thread queues
+        timing["next"] = now + min(200 * guarded(False), 10 * interval)
 
     atexit.register(guarded, True)
-    guarded(False)
-    timing["next"] = time.monotonic() + interval
+    timing["next"] = time.monotonic() + min(200 * guarded(False), 10 * interval)
     return "ok", tick
 
 
-def _gpuspy_growth(init, push, judge, size):
+def _gpuspy_trend(init, push, ever, query, shape_name, size, start):
     # The growth rule of libgpuspy(7), the library's: new() is the state
-    # of one stack's series, from its first sample; growing(state, live)
-    # adds a sample and judges the series so far.  Called from start(),
-    # in the main thread and outside any import.  PYFUNCTYPE: the calls
-    # are short and keep the GIL.
+    # of one stack's series, from its first sample; push(state, live) adds
+    # a sample, timed as the library times its own, and says whether the
+    # series was ever found growing; verdict(state) is (since, rate in
+    # bytes per second, shape).  Called from start(), in the main thread
+    # and outside any import.  PYFUNCTYPE: the calls are short and keep
+    # the GIL.
     import ctypes
+    import time
 
-    state = ctypes.c_void_p
-    g_init = ctypes.PYFUNCTYPE(None, state)(init)
-    g_push = ctypes.PYFUNCTYPE(None, state, ctypes.c_longlong)(push)
-    g_judge = ctypes.PYFUNCTYPE(ctypes.c_bool, state)(judge)
+    state, dbl = ctypes.c_void_p, ctypes.POINTER(ctypes.c_double)
+    t_init = ctypes.PYFUNCTYPE(None, state)(init)
+    t_push = ctypes.PYFUNCTYPE(None, state, ctypes.c_double, ctypes.c_longlong)(push)
+    t_ever = ctypes.PYFUNCTYPE(ctypes.c_bool, state)(ever)
+    t_query = ctypes.PYFUNCTYPE(ctypes.c_int, state, dbl, dbl,
+                                ctypes.POINTER(ctypes.c_int))(query)
+    t_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.c_int)(shape_name)
 
     def new():
         g = ctypes.create_string_buffer(size)
-        g_init(g)
+        t_init(g)
         return g
 
-    def growing(g, live):
-        g_push(g, live)
-        return g_judge(g)
+    def add(g, live):
+        t_push(g, time.time() - start, live)
+        return t_ever(g)
 
-    return new, growing
+    def verdict(g):
+        since, rate, shape = ctypes.c_double(), ctypes.c_double(), ctypes.c_int()
+        t_query(g, ctypes.byref(since), ctypes.byref(rate), ctypes.byref(shape))
+        return since.value, rate.value, t_name(shape.value).decode()
+
+    return new, add, verdict
+
+
+def _user_frame(frames):
+    # the innermost frame of the user's code, as `gpuspy report` picks its
+    # headline: not the standard library, not an installed package
+    import re
+
+    for f in frames:
+        if not re.search(r"/(site|dist)-packages/|/lib/python\d+\.\d+/|^<frozen", f[0]):
+            return f
+    return frames[0] if frames else None
+
+
+def _human(b):
+    v, u = float(b), 0
+    while abs(v) >= 1024 and u < 4:
+        v, u = v / 1024, u + 1
+    return "%d B" % b if u == 0 else "%.1f %s" % (v, ("B", "KiB", "MiB", "GiB", "TiB")[u])
+
+
+def _notice(key, live, since, rate, shape):
+    # libgpuspy's growth notice (src/preload/summary.c), one write(2)
+    import os
+
+    f = _user_frame(key)
+    where = "%s (%s:%d)" % (f[1], f[0], f[2]) if f else "blocks allocated before the view"
+    line = "gpuspy: growing: %.1f MiB/min since %.0f s, %s, at %s [PyTorch view]; %s live " \
+           "(pid %d)\n" % (rate * 60 / (1 << 20), since, shape, where, _human(live), os.getpid())
+    os.write(2, line.encode("utf-8", "replace"))
 
 
 def _importing():
@@ -179,8 +232,9 @@ def _importing():
 def start():
     try:
         return _gpuspy_torch_start((GPUSPY_TORCH_PATH, GPUSPY_TORCH_TMP, GPUSPY_TORCH_FORMAT),
-                                   (GPUSPY_GROWTH_INIT, GPUSPY_GROWTH_PUSH, GPUSPY_GROWTH_JUDGE,
-                                    GPUSPY_GROWTH_SIZE),
+                                   (GPUSPY_TREND_INIT, GPUSPY_TREND_PUSH, GPUSPY_TREND_EVER,
+                                    GPUSPY_TREND_QUERY, GPUSPY_TREND_SHAPE_NAME,
+                                    GPUSPY_TREND_SIZE, GPUSPY_START),
                                    GPUSPY_INTERVAL, GPUSPY_QUIET)
     except Exception as e:
         return "off: %s: %s" % (type(e).__name__, e), None

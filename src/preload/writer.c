@@ -12,13 +12,13 @@
  * so signals meant for the program never land on it, and it is stopped
  * and joined before the exit report is written.
  *
- * Growth rule (libgpuspy(7), src/common/growth.h, which the PyTorch view
- * applies too): a site is growing when, over the window of its last W
- * samples - W the larger of 16 and half the samples taken so far - its
- * live bytes reached a new high in at least three quarters of the samples
- * and ended higher than they began.  A pool that warms up and then
- * plateaus stops making new highs, and its window soon holds none.  Once
- * found growing, a site keeps the flag for the rest of the run: the
+ * Growth (libgpuspy(7), src/common/trend.h, the rule the PyTorch view
+ * applies too): each site's live bytes go into a state of the rule at
+ * every sample, from its first sample with live bytes; where the program
+ * marks (gpuspy_mark), its live bytes at each mark go into a second state,
+ * so that growth from mark to mark is judged whatever happens between
+ * them.  A site growing by either is flagged, and named once on stderr.
+ * Once found growing, a site keeps the flag for the rest of the run: the
  * program's own teardown frees what leaked.
  */
 #include <errno.h>
@@ -33,13 +33,14 @@
 #include "core.h"
 #include "counters.h"
 #include "events.h"
-#include "growth.h"
 #include "history.h"
 #include "log.h"
 #include "sites.h"
 #include "state.h"
 #include "summary.h"
 #include "torch_probe.h"
+#include "trend.h"
+#include "view.h"
 #include "writer.h"
 
 static pthread_t thread;
@@ -47,14 +48,21 @@ static bool running;
 static sem_t wake; /* posted to stop the thread or to ask for a snapshot */
 static atomic_bool stop, requested;
 
+/* A site's two series: its samples, and its live bytes at each mark. */
+struct series {
+	struct gs_trend samples;
+	struct gs_trend *marks; /* from the first mark after the first sample */
+	unsigned mark;		/* the latest mark pushed into marks, plus 1 */
+};
+
 /* By site id, writer thread only; allocated at a site's first live bytes. */
-static struct gs_growth **series;
-static unsigned n_series;
+static struct series **series;
+static unsigned n_series, marks_judged;
 static unsigned long long samples, written_events = (unsigned long long)-1;
 
 static bool series_fit(unsigned sites)
 {
-	struct gs_growth **s;
+	struct series **s;
 
 	if (sites <= n_series)
 		return true;
@@ -77,18 +85,63 @@ static unsigned long long events(void)
 	return n;
 }
 
+/*
+ * Mark number N (from 0), under gs_events_lock: each site with a series
+ * gets its live bytes then, those the mark did not list 0.  A site first
+ * sampled after the mark joins at the next.
+ */
+static void judge_mark(const struct gs_mark *m, unsigned number, void *arg)
+{
+	double t = m->time - gs_state.start_time;
+	bool *nomem = arg;
+
+	for (unsigned i = 0; i < m->n; i++) {
+		struct series *r = m->sites[i].site < n_series ? series[m->sites[i].site] : NULL;
+
+		if (!r)
+			continue;
+		if (!r->marks) {
+			r->marks = malloc(sizeof(*r->marks));
+			if (!r->marks) {
+				*nomem = true;
+				return;
+			}
+			trend_init(r->marks);
+		}
+		trend_push(r->marks, t, m->sites[i].live_bytes);
+		r->mark = number + 1;
+	}
+	for (unsigned id = 0; id < n_series; id++) {
+		struct series *r = series[id];
+
+		if (r && r->marks && r->mark != number + 1) {
+			trend_push(r->marks, t, 0);
+			r->mark = number + 1;
+		}
+	}
+}
+
 static void tick(void)
 {
 	unsigned long long ev;
+	bool nomem = false;
+	double now;
 
 	if (!series_fit(site_count())) {
 		gs_fail("out of memory in the snapshot thread");
 		return;
 	}
+	marks_judged = events_marks_since(marks_judged, judge_mark, &nomem);
+	if (nomem) {
+		gs_fail("out of memory in the snapshot thread");
+		return;
+	}
 	samples++;
+	now = gs_now() - gs_state.start_time;
 	for (struct gs_site *s = site_list(); s; s = s->next_all) {
+		struct series *r;
+		struct gs_trend *by;
 		long long live;
-		bool grows;
 
 		if (s->kind == GS_KIND_PINNED || s->id >= n_series)
 			continue;
@@ -96,19 +149,29 @@ static void tick(void)
 		if (!series[s->id]) {
 			if (live <= 0)
 				continue;
-			series[s->id] = calloc(1, sizeof(struct gs_growth));
+			series[s->id] = calloc(1, sizeof(struct series));
 			if (!series[s->id]) {
 				gs_fail("out of memory in the snapshot thread");
 				return;
 			}
+			trend_init(&series[s->id]->samples);
 		}
-		growth_push(series[s->id], live);
+		r = series[s->id];
+		trend_push(&r->samples, now, live);
+		if (atomic_load_explicit(&s->growth_told, memory_order_relaxed))
+			continue;
 		/* once found growing, a site stays so: the frees of a
 		 * program's teardown must not clear the leak they end */
-		grows = growth_judge(series[s->id]);
-		if (grows && !atomic_exchange(&s->growth_told, true)) {
+		by = trend_ever(&r->samples)	      ? &r->samples :
+		     r->marks && trend_ever(r->marks) ? r->marks :
+							NULL;
+		if (by && !atomic_exchange(&s->growth_told, true)) {
+			double since, rate;
+			int shape;
+
+			trend_query(by, &since, &rate, &shape);
 			atomic_store_explicit(&s->growing, true, memory_order_relaxed);
-			summary_growth(s);
+			summary_growth(s, since, rate, shape, by == r->marks);
 		}
 	}
 	history_tick();

@@ -6,14 +6,16 @@
  */
 #include <stdint.h>
 
-#include "growth.h"
+#include "trend.h"
 
-void growth_abi(uintptr_t out[4]);
+void growth_abi(uintptr_t out[6]);
 
-void growth_abi(uintptr_t out[4])
+void growth_abi(uintptr_t out[6])
 {
-	out[0] = (uintptr_t)growth_init;
-	out[1] = (uintptr_t)growth_push;
-	out[2] = (uintptr_t)growth_judge;
-	out[3] = sizeof(struct gs_growth);
+	out[0] = (uintptr_t)trend_init;
+	out[1] = (uintptr_t)trend_push;
+	out[2] = (uintptr_t)trend_ever;
+	out[3] = (uintptr_t)trend_query;
+	out[4] = (uintptr_t)trend_shape_name;
+	out[5] = trend_state_size();
 }

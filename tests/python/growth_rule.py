@@ -1,61 +1,86 @@
 #!/usr/bin/env python3
-"""One series, one verdict: the series of tests/unit/test_common_growth.c,
-sample by sample, through the PyTorch view (src/preload/torch_view.py,
-run whole over a pretend torch whose one stack holds the series) and
-through the library's rule as the snapshot thread applies it to a call
-site (growth_push and growth_judge, a sticky flag).  Both must first find
-the series growing at the same sample, the table's.  A line that appears
-at sample 100 and grows every sample is found growing at sample 115.
+"""One series, one verdict: rule-2 series (src/common/trend.h;
+tests/unit/test_common_trend.c has the full table), sample by sample,
+through the PyTorch view (src/preload/torch_view.py, run whole over a
+pretend torch whose one stack holds the series) and through the library's
+rule as the snapshot thread applies it to a call site (trend_push from the
+first sample with live bytes, trend_ever as the sticky flag).  Both must
+first find the series growing at the same sample, in the same shape, and
+by the sample the table says at the latest (never, for those that must
+not grow); the view names the line once on stderr when it does.
 Usage: growth_rule.py TORCH_VIEW_PY LIBGROWTH_ABI"""
 import builtins
 import ctypes
+import io
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
+import time
 
 view_py, abi_so = sys.argv[1:3]
 MIB = 1 << 20
 
-# name, live bytes at sample i (from 0), samples, first sample (from 1)
-# found growing, 0 for never: tests/unit/test_common_growth.c's table
+
+def stair(epoch, step=8 * MIB, base=64 * MIB):
+    return lambda i: base + step * (i // epoch)
+
+
+rnd = random.Random(7)
+NOISE = [rnd.randrange(32 * MIB) for _ in range(400)]
+
+# name, live bytes at sample i (from 0), samples, latest first sample
+# (from 1) found growing (0: never growing), shape when growing
 VECTORS = [
-    ("steady per-sample growth", lambda i: 1000 * (i + 1), 64, 16),
-    ("appears at sample 100, then grows", lambda i: 0 if i < 99 else 4096 * (i - 98), 299, 115),
-    ("flat", lambda i: MIB, 300, 0),
-    ("never allocates", lambda i: 0, 300, 0),
-    ("sawtooth alloc/free", lambda i: (i % 10 + 1) * 100, 300, 0),
-    ("warm-up of 12 samples, then plateau", lambda i: min(i + 1, 12) * 1000, 300, 0),
-    ("warm-up of 40 samples, then plateau", lambda i: min(i + 1, 40) * 1000, 300, 16),
-    ("one big allocation", lambda i: 0 if i < 3 else 1 << 30, 300, 0),
-    ("pool grows to a bound and stays", lambda i: min(i // 8 + 1, 8) * MIB, 300, 0),
-    ("slow drift, 3 samples of 4", lambda i: 1000 + i - i // 4, 300, 16),
-    ("slow drift, 2 samples of 3", lambda i: 1000 + i - i // 3, 300, 0),
-    ("flat for 200 samples, then grows", lambda i: 5000 if i < 200 else 4801 + i, 500, 320),
-    ("flat for 1000 samples, then grows", lambda i: 5000 if i < 1000 else 4001 + i, 1300, 1192),
-    ("drop at the end of the first window", lambda i: i + 1 if i < 15 else 0 if i == 15 else i,
-     36, 17),
-    ("leak with frees between", lambda i: 1000 + 10 * (i // 2 + 1) - (3 if i % 2 else 0), 300, 0),
+    ("per-sample leak", lambda i: 8 * MIB * (i + 1), 64, 6, "per-sample"),
+    ("appears at sample 100, then grows", lambda i: 0 if i < 99 else 4 * MIB * (i - 98), 299,
+     106, "per-sample"),
+    ("staircase, 10-sample epochs", stair(10), 120, 61, "staircase"),
+    ("staircase, 25-sample epochs on a base", stair(25, step=32 * MIB, base=512 * MIB), 250, 151,
+     "staircase"),
+    ("staircase, 1-sample epochs after 2-sample ones",
+     lambda i: 64 * MIB + 8 * MIB * (i // 2 if i < 40 else i - 20), 120, 12, None),
+    ("flat", lambda i: MIB, 300, 0, None),
+    ("never allocates", lambda i: 0, 300, 0, None),
+    ("sawtooth alloc/free", lambda i: (i % 4 + 1) * 64 * MIB, 300, 0, None),
+    ("cycle at random phase", lambda i: 256 * MIB + NOISE[i], 400, 0, None),
+    ("warm-up of 3 steps, then plateau", lambda i: min(i // 10 + 1, 4) * 64 * MIB, 300, 0,
+     None),
+    ("one big allocation", lambda i: 0 if i < 3 else 1 << 30, 300, 0, None),
+    ("pool grows to a bound and stays", lambda i: min(i // 50 + 1, 4) * 128 * MIB, 300, 0,
+     None),
+    ("freed", lambda i: 512 * MIB if i < 100 else 0, 300, 0, None),
 ]
 
-abi = (ctypes.c_size_t * 4)()
+abi = (ctypes.c_size_t * 6)()
 ctypes.CDLL(abi_so).growth_abi(abi)
-GROWTH = tuple(abi)
-init = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(GROWTH[0])
-push = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_longlong)(GROWTH[1])
-judge = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p)(GROWTH[2])
+TREND = tuple(abi)
+init = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(TREND[0])
+push = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_double, ctypes.c_longlong)(TREND[1])
+ever = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p)(TREND[2])
+query = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double),
+                         ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int))(TREND[3])
+shape_name = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_int)(TREND[4])
 
 
 def library_first(live):
-    """The first sample at which the snapshot thread flags a site."""
-    g = ctypes.create_string_buffer(GROWTH[3])
+    """The first sample at which the snapshot thread flags a site, and the
+    shape it names."""
+    g = ctypes.create_string_buffer(TREND[5])
     init(g)
+    started = False
     for i, b in enumerate(live):
-        push(g, b)
-        if judge(g):
-            return i + 1
-    return 0
+        started = started or b > 0
+        if not started:
+            continue
+        push(g, float(i), b)
+        if ever(g):
+            shape = ctypes.c_int()
+            query(g, None, None, ctypes.byref(shape))
+            return i + 1, shape_name(shape.value).decode()
+    return 0, None
 
 
 class Memory:
@@ -93,41 +118,64 @@ class Torch:
 
 def view_first(live, out):
     """The first sample at which the view's torch.json says the stack is
-    growing: torch_view.py in a namespace as torch_probe.c makes it, its
-    interval 0 so that each tick() takes a sample."""
+    growing, and the notices it wrote on stderr: torch_view.py in a
+    namespace as torch_probe.c makes it, its interval 0 so that each tick()
+    takes a sample."""
     torch = Torch(live)
     sys.modules["torch"] = torch
     path = os.path.join(out, "torch.json")
     ns = {"__builtins__": builtins, "GPUSPY_DIR": out, "GPUSPY_TORCH_PATH": path,
           "GPUSPY_TORCH_TMP": os.path.join(out, ".torch.json.tmp"),
-          "GPUSPY_TORCH_FORMAT": "gpuspy-torch/1", "GPUSPY_INTERVAL": 0.0, "GPUSPY_QUIET": True,
-          "GPUSPY_GROWTH_INIT": GROWTH[0], "GPUSPY_GROWTH_PUSH": GROWTH[1],
-          "GPUSPY_GROWTH_JUDGE": GROWTH[2], "GPUSPY_GROWTH_SIZE": GROWTH[3]}
+          "GPUSPY_TORCH_FORMAT": "gpuspy-torch/1", "GPUSPY_INTERVAL": 0.0, "GPUSPY_QUIET": False,
+          "GPUSPY_START": time.time(), "GPUSPY_TREND_INIT": TREND[0], "GPUSPY_TREND_PUSH": TREND[1],
+          "GPUSPY_TREND_EVER": TREND[2], "GPUSPY_TREND_QUERY": TREND[3],
+          "GPUSPY_TREND_SHAPE_NAME": TREND[4], "GPUSPY_TREND_SIZE": TREND[5]}
     exec(compile(open(view_py).read(), view_py, "exec"), ns)
-    status, tick = ns["start"]()     # its first sample, live[0]
-    if status != "ok":
-        return "view did not start: %s" % status
-    for j in range(len(live)):
-        if j:
-            torch.cuda.memory.j = j
-            tick()
-        doc = json.load(open(path))
-        if doc["samples"] != j + 1:
-            return "view took %d samples for %d" % (doc["samples"], j + 1)
-        if any(s["growing"] for s in doc["sites"]):
-            return j + 1
-    return 0
+    # the notice is one write(2) on fd 2: catch it in a pipe
+    r, w = os.pipe()
+    saved = os.dup(2)
+    os.dup2(w, 2)
+    os.close(w)
+    os.set_blocking(r, False)
+    try:
+        status, tick = ns["start"]()     # its first sample, live[0]
+        if status != "ok":
+            return "view did not start: %s" % status, []
+        first = 0
+        for j in range(len(live)):
+            if j:
+                torch.cuda.memory.j = j
+                tick()
+            doc = json.load(open(path))
+            if doc["samples"] != j + 1:
+                return "view took %d samples for %d" % (doc["samples"], j + 1), []
+            if not first and any(s["growing"] for s in doc["sites"]):
+                first = j + 1
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    try:
+        said = os.read(r, 65536).decode()
+    except BlockingIOError:
+        said = ""
+    os.close(r)
+    return first, said.splitlines()
 
 
 failures = 0
-for name, f, n, first in VECTORS:
+for name, f, n, latest, want_shape in VECTORS:
     live = [f(i) for i in range(n)]
     out = tempfile.mkdtemp()
-    lib, view = library_first(live), view_first(live, out)
+    (lib, shape), (view, said) = library_first(live), view_first(live, out)
     shutil.rmtree(out)
-    ok = lib == view == first
-    print(("ok   " if ok else "FAIL ") + "%s: first growing at sample %s in the library, %s in "
-          "the PyTorch view (%s expected)" % (name, lib, view, first))
+    ok = lib == view and (lib == 0 if not latest else 0 < lib <= latest) and \
+        (want_shape is None or shape == want_shape)
+    told = [l for l in said if l.startswith("gpuspy: growing: ")]
+    ok = ok and len(told) == (1 if lib else 0) and len(said) == len(told) and \
+        all(f", {shape}, at step (train.py:7) [PyTorch view]; " in l for l in told)
+    print(("ok   " if ok else "FAIL ") + "%s: first growing at sample %s (%s) in the library, "
+          "%s in the PyTorch view (by %s expected); said %s" % (name, lib, shape, view, latest,
+                                                              said))
     failures += not ok
 print("%d failures" % failures)
 sys.exit(1 if failures else 0)

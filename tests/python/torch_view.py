@@ -60,7 +60,11 @@ for minor, py in [(m, p) for m, ps in sorted(found.items()) for p in ps]:
     r = run(py, out)
     check(r.returncode == 0 and r.stdout == f"kept {STEPS}\n",
           f"{tag}: the program runs as without gpuspy: {r.returncode} {r.stdout!r}")
-    check("PyTorch view" not in r.stderr, f"{tag}: no complaint on stderr: {r.stderr.strip()[:200]!r}")
+    check("PyTorch view off" not in r.stderr,
+          f"{tag}: no complaint on stderr: {r.stderr.strip()[:200]!r}")
+    told = [l for l in r.stderr.splitlines() if l.startswith("gpuspy: growing: ")]
+    check(len(told) == 1 and f"at step ({script}:{line_of['leak']}) [PyTorch view]; " in told[0],
+          f"{tag}: the leak line named once on stderr as growing: {told}")
     files = glob.glob(os.path.join(out, "*", "torch.json"))
     check(len(files) == 1, f"{tag}: torch.json written")
     if not files:

@@ -196,7 +196,33 @@ static const struct vec table[] = {
 	  .epoch = 1000,
 	  .deadline = 1400 },
 
+	{ .name = "appears at sample 100, then grows",
+	  .gen = LATE,
+	  .n = 300,
+	  .base = 0,
+	  .step = 4 * MiB,
+	  .epoch = 99,
+	  .deadline = 104,
+	  .shape = TREND_PER_SAMPLE },
+	/* +1 MiB, -0.3 MiB, +1 MiB...: a leak with frees between, half the
+	 * samples new highs (the first rule never flagged it) */
+	{ .name = "leak with frees between",
+	  .gen = STAIR,
+	  .n = 300,
+	  .base = 16 * MiB,
+	  .step = MiB,
+	  .epoch = 2,
+	  .amp = -6 * MiB / 10,
+	  .period = 2,
+	  .deadline = 40 },
+
 	/* must never be flagged */
+	{ .name = "never allocates",
+	  .gen = STEPS,
+	  .n = 5000,
+	  .base = 0,
+	  .epoch = 1,
+	  .deadline = -1 },
 	{ .name = "flat", .gen = STEPS, .n = 86400, .base = 100 * MiB, .epoch = 1, .deadline = -1 },
 	{ .name = "sawtooth",
 	  .gen = DRIFT,

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Each shape of memory over time on the fake driver
+(tests/integration/shapes.c): report.json flags per_step, epoch (a
+staircase, at epochs of 1 and 8 intervals, at GPUSPY_INTERVAL 20ms and
+50ms) and marked (by its marks) growing, each named once on stderr before
+the program's last line, "shapes: done", which it prints while it still
+runs; cycle, warm_up, cache and big_once are never flagged nor named.
+Usage: shapes.py LIBGPUSPY FAKE_DIR SHAPES_PROGRAM"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+lib, fake, prog = sys.argv[1:4]
+env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+env.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib)
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(shape, n, period_ms, interval_ms):
+    out = tempfile.mkdtemp()
+    r = subprocess.run([prog, shape, str(n), str(period_ms)],
+                       env=dict(env, GPUSPY_OUTPUT_DIR=out, GPUSPY_INTERVAL=f"{interval_ms}ms"),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    reps = glob.glob(os.path.join(out, "*", "report.json"))
+    rep = json.load(open(reps[0])) if reps else {"sites": []}
+    shutil.rmtree(out)
+    fn = "marked_hold" if shape == "marked" else shape
+    sites = [s for s in rep["sites"] if any(f.get("symbol") == fn for f in s["frames"])]
+    lines = r.stdout.splitlines()
+    return r.returncode, sites, lines
+
+
+# shape, periods, period in intervals, growing, the notice's words
+CASES = [
+    ("per_step", 20, 1, True, ", per-sample, at per_step "),
+    ("epoch", 12, 1, True, ", at epoch "),
+    ("epoch", 12, 8, True, ", staircase, at epoch "),
+    ("marked", 12, 2, True, " from mark to mark, at marked_hold "),
+    ("cycle", 60, 1, False, None),
+    ("warm_up", 60, 1, False, None),
+    ("cache", 60, 1, False, None),
+    ("big_once", 60, 1, False, None),
+]
+
+for interval in (20, 50):
+    for shape, n, per, grows, words in CASES:
+        tag = f"{shape}, {n} periods of {per} x {interval} ms"
+        rc, sites, lines = run(shape, n, per * interval, interval)
+        check(rc == 0 and "shapes: done" in lines, f"{tag}: runs ({rc})")
+        check(sites and all(s["growing"] is grows for s in sites),
+              f"{tag}: growing {grows} in report.json: {[s['growing'] for s in sites]}")
+        told = [i for i, l in enumerate(lines) if l.startswith("gpuspy: growing: ")]
+        if grows:
+            done = lines.index("shapes: done") if "shapes: done" in lines else -1
+            check(len(told) == 1 and words in lines[told[0]] and told[0] < done,
+                  f"{tag}: named once on stderr while it runs: "
+                  f"{[lines[i] for i in told]} at line {told} of {len(lines)}")
+        else:
+            check(not told, f"{tag}: nothing said: {[lines[i] for i in told]}")
+print(f"{len(failures)} failures")
+sys.exit(1 if failures else 0)

@@ -39,7 +39,7 @@ struct diff_side {
 	bool built;
 	struct at_entry *at; /* --at: by site address */
 	int64_t at_total;
-	size_t marked; /* processes that carry the mark */
+	size_t marked;		      /* processes that carry the mark */
 	struct rd_growth_view growth; /* from history.jsonl; rep.growth points here */
 };
 

@@ -1,6 +1,6 @@
 """An epoch leak: each "epoch" (about a second) trains a few steps, then
 runs a validation pass whose output is kept in a list (the line marked
-LEAK, 8 MiB an epoch) - the most common real leak: flat within an epoch,
+LEAK makes it, 8 MiB an epoch) - the most common real leak: flat within an epoch,
 one step higher at each.  At the default GPUSPY_INTERVAL (1 s) gpuspy must
 flag the LEAK line as growing while the job runs, in every allocator mode
 (with the caching allocator through the PyTorch view).
@@ -23,9 +23,9 @@ kept = []
 
 def validate():
     with torch.no_grad():
-        out = model(torch.randn(2048, 1024, device="cuda"))
+        out = model(torch.randn(2048, 1024, device="cuda"))  # LEAK: kept below, 8 MiB an epoch
     if leak:
-        kept.append(out)  # LEAK: 8 MiB kept per epoch
+        kept.append(out)
     return out.float().mean().item()
 
 

@@ -903,8 +903,7 @@ int load_process_file(const char *file, const char *display_path, struct rd_proc
 	/* duplicate keys would make "which value counts" a guess */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		rd_error_set(err, file, "invalid JSON at line %d, column %d: %s", jerr.line,
-			     jerr.column, jerr.text);
+		validate_json_error(err, file, &jerr);
 		r = -EINVAL;
 		goto out;
 	}

@@ -1354,7 +1354,9 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 				first = false;
 			}
 		}
-		fprintf(out, "\n      by %s (%s)\n", s->api, rd_kind_name(s->kind));
+		fputs("\n      by ", out);
+		cli_put_clean(out, s->api);
+		fprintf(out, " (%s)\n", rd_kind_name(s->kind));
 		print_callers(out, s);
 	}
 	if (!shown)

@@ -561,6 +561,19 @@ def main():
             c.expect_error(name, [d], os.path.join(d, "torch.json"),
                            forbid=[w.decode() for w in secret])
 
+        # two sites of one id (no gpuspy writes that, but it is read: the
+        # first counts), named by an out-of-memory event: found by the
+        # fuzzer (tests/fuzz/regress/process), the event's site leaked
+        good = os.path.join(tmp, "site-id-twice", "node-4001")
+        os.makedirs(good)
+        d = copy.deepcopy(valid_doc)
+        d["sites"][0]["id"] = d["sites"][1]["id"]
+        d["oom"] = [dict(OOM, site=d["sites"][1]["id"])]
+        with open(os.path.join(good, "report.json"), "w") as out:
+            json.dump(d, out)
+        c.expect_ok("two sites of one id, an event of that id", [good])
+        c.expect_ok("two sites of one id, an event of that id, JSON", ["--format", "json", good])
+
         # control characters in a file name are not passed to the terminal
         weird = os.path.join(tmp, "line\nbreak\x1b[31m")
         c.expect_error("control characters in the name", [weird], None)

@@ -7,8 +7,8 @@ its own frames, all live at the peak and at every mark.
 --entries is the number of at_peak and marks entries together (at least
 --sites: at_peak lists every site; the marks share out the rest, at most
 64 of them, as a process keeps).  The default, 50,000 sites and 330,000
-entries, is a report of about 23 MB, the size of a real run's that
-took 33 s to read when the reader was quadratic in sites.
+entries, is the shape of a real run's 23 MB report that took 33 s to
+read when the reader was quadratic in sites.
 """
 import argparse
 import json

@@ -46,6 +46,7 @@ struct cli_loaded {
 	struct symbolizer *sym;
 	struct rd_report rep;
 	bool json;
+	bool csv;   /* report only: the history, for plotting */
 	size_t top; /* 0: all */
 };
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,

@@ -10,10 +10,11 @@
 
 #include "cli.h"
 #include "diff.h"
+#include "names.h"
 #include "print.h"
 #include "util.h"
 
-#define DEFAULT_THRESHOLD (64 * 1024)
+#define DEFAULT_THRESHOLD (64 * (int64_t)1024)
 #define DEFAULT_TOP	  20
 
 static const char usage[] =
@@ -24,7 +25,7 @@ static const char usage[] =
 	"directories, process directories or report files; --old and --new\n"
 	"(each repeatable) take several, e.g. one run directory per node.\n"
 	"\n"
-	"  -f, --format FMT          text (default) or json (format gpuspy-diff/1)\n"
+	"  -f, --format FMT          text (default) or json (format " GS_FORMAT_DIFF ")\n"
 	"      --fail-on-growth SIZE exit 1 when a site grew by more than SIZE\n"
 	"                            (its leaked or peak bytes; with --at, its live\n"
 	"                            bytes at the mark)\n"

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "merge.h"
+#include "names.h"
 #include "print.h"
 
 #define DEFAULT_TOP 10
@@ -23,7 +24,7 @@ static const char usage[] =
 	"out.  PATH is as for 'gpuspy report': a run directory, one of its\n"
 	"process directories, or a report file.\n"
 	"\n"
-	"  -f, --format FMT   text (default) or json (format gpuspy-merge/1)\n"
+	"  -f, --format FMT   text (default) or json (format " GS_FORMAT_MERGE ")\n"
 	"  -n, --top N        call sites listed (text: default 10; json: all);\n"
 	"                     0 means all\n"
 	"  -h, --help         show this help\n";

@@ -8,21 +8,47 @@
 #include <string.h>
 
 #include "cli.h"
+#include "names.h"
+#include "load_history.h"
 #include "print.h"
 
 #define DEFAULT_TOP 10
 
 static const char usage[] =
-	"Usage: gpuspy report [--format text|json] [--top N] PATH...\n"
+	"Usage: gpuspy report [--format text|json|csv] [--top N] PATH...\n"
 	"\n"
 	"Summarize gpuspy reports.  Each PATH is a run directory (as written by\n"
 	"'gpuspy run'), one of its process directories, or a report file\n"
 	"(report.json, or an out-of-memory post-mortem oom-N.json).\n"
 	"\n"
-	"  -f, --format FMT   text (default) or json (format gpuspy-report/1)\n"
+	"  -f, --format FMT   text (default) or json (format " GS_FORMAT_REPORT ")\n"
+	"  -f, --format FMT   text (default), json (format gpuspy-report/1), or\n"
+	"                     csv: each process's history of live bytes\n"
 	"  -n, --top N        call sites per list (text: default 10; json: all);\n"
 	"                     0 means all\n"
 	"  -h, --help         show this help\n";
+
+/* Every process's history.jsonl loaded before anything is printed: one
+ * bad file is one line and exit status 2, nothing on stdout. */
+static int report_csv(struct cli_loaded *l)
+{
+	struct rd_history *h = calloc(l->rep.nprocs + 1, sizeof(*h));
+	struct rd_error err = { .msg = "" };
+	int e = h ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < l->rep.nprocs && e == 0; i++)
+		e = load_history(l->rep.procs[i], &h[i], &err);
+	if (e < 0) {
+		cli_print_error(&err, e);
+		e = e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+	} else {
+		e = csv_print_history(&l->rep, h, stdout);
+	}
+	for (size_t i = 0; h && i < l->rep.nprocs; i++)
+		rd_history_clear(&h[i]);
+	free(h);
+	return e > 0 ? (cli_report_done(l, 0), e) : cli_report_done(l, e);
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -31,6 +57,8 @@ int cmd_report(int argc, char **argv)
 
 	if (e >= 0)
 		return e;
+	if (l.csv)
+		return report_csv(&l);
 	if (l.json)
 		e = json_print_report(&l.rep, stdout, l.top);
 	else

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "env.h"
+#include "names.h"
 
 static const char usage[] = "Usage: gpuspy snapshot PID [LABEL]\n";
 
@@ -30,22 +32,27 @@ static int count_snapshots(const char *dir)
 	if (!d)
 		return -1;
 	while ((e = readdir(d)))
-		n += strncmp(e->d_name, "snapshot-", 9) == 0;
+		n += strncmp(e->d_name, GS_FILE_SNAPSHOT_N_PREFIX,
+			     strlen(GS_FILE_SNAPSHOT_N_PREFIX)) == 0;
 	closedir(d);
 	return n;
 }
 
+/* The signal PID's gpuspy listens to: its GPUSPY_SIGNAL, read as the
+ * library read it (env_signal), fallback included. */
 static int signal_of(pid_t pid)
 {
 	char *v = procfs_env(pid, "GPUSPY_SIGNAL");
-	int sig = SIGUSR2;
+	int sig = env_signal(v);
 
-	if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0))
-		sig = 0;
-	else if (v && (strcmp(v, "SIGUSR1") == 0 || strcmp(v, "USR1") == 0))
-		sig = SIGUSR1;
-	else if (v && atoi(v) > 0)
-		sig = atoi(v);
+	if (sig < 0) {
+		fputs("gpuspy: snapshot: GPUSPY_SIGNAL=", stderr);
+		cli_put_clean(stderr, v);
+		fprintf(stderr,
+			": not SIGUSR1, SIGUSR2, a number or off; process %d uses SIGUSR2\n",
+			(int)pid);
+		sig = GS_SIGNAL_DEFAULT;
+	}
 	free(v);
 	return sig;
 }
@@ -95,7 +102,7 @@ int cmd_snapshot(int argc, char **argv)
 			dir, pid);
 		return EXIT_USAGE;
 	}
-	snprintf(req, sizeof(req), "%s/.request", dir);
+	names_join(req, sizeof(req), dir, GS_FILE_REQUEST);
 	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0 || write(fd, label, strlen(label)) < 0 || close(fd) < 0) {
 		fprintf(stderr, "gpuspy: snapshot: %s: %s\n", req, strerror(errno));
@@ -108,10 +115,10 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	/* The thread writes it at once; allow it five seconds. */
 	for (int i = 0; i < 500; i++) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		struct timespec ts = { 0, 10L * 1000 * 1000 };
 
 		if (count_snapshots(dir) > before) {
-			printf("%s/snapshot-%d.json\n", dir, before + 1);
+			printf("%s/" GS_FILE_SNAPSHOT_N "\n", dir, (unsigned)before + 1);
 			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
 		}
 		nanosleep(&ts, NULL);

@@ -155,8 +155,7 @@ static char *torch_key(const struct rd_report_tsite *s)
 	char *k = malloc(strlen(s->key) + 7);
 
 	if (k) {
-		memcpy(k, "torch\t", 6);
-		strcpy(k + 6, s->key);
+		stpcpy(stpcpy(k, "torch\t"), s->key);
 	}
 	return k;
 }
@@ -459,9 +458,9 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct rd_process *p = r->procs[i];
 
-		live += p->kinds[RD_KIND_DEVICE].live_bytes + p->kinds[RD_KIND_MANAGED].live_bytes +
-			p->kinds[RD_KIND_VMM].live_bytes;
-		pinned += p->kinds[RD_KIND_PINNED].live_bytes;
+		live += p->kinds[GS_KIND_DEVICE].live_bytes + p->kinds[GS_KIND_MANAGED].live_bytes +
+			p->kinds[GS_KIND_VMM].live_bytes;
+		pinned += p->kinds[GS_KIND_PINNED].live_bytes;
 	}
 	fprintf(out, "live %s  peak %s  pinned host %s\n", util_human_size(live, a, sizeof(a)),
 		util_human_size(r->peak_bytes, b, sizeof(b)),
@@ -723,7 +722,6 @@ int cmd_top(int argc, char **argv)
 		e = refresh(&t, &t.err);
 		if (e < 0 && !t.err.msg[0])
 			rd_error_set(&t.err, NULL, "%s", strerror(-e));
-		e = 0;
 	}
 
 	if (t.tty)

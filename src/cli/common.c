@@ -35,6 +35,8 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 				l->json = true;
 			else if (strcmp(optarg, "text") == 0)
 				l->json = false;
+			else if (strcmp(optarg, "csv") == 0 && strcmp(cmd, "report") == 0)
+				l->csv = true;
 			else
 				return cli_usage_error(cmd, "unknown format", optarg);
 			break;

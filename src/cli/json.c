@@ -14,12 +14,9 @@
 
 #include "diff.h"
 #include "merge.h"
+#include "names.h"
 #include "print.h"
 #include "util.h"
-
-#define FORMAT_REPORT "gpuspy-report/1"
-#define FORMAT_MERGE  "gpuspy-merge/1"
-#define FORMAT_DIFF   "gpuspy-diff/1"
 
 /* gpuspy report */
 
@@ -90,7 +87,7 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 	ssize_t headline = merge_site_headline(s);
 
 	json_object_set_new(o, "key", json_string(s->key));
-	json_object_set_new(o, "kind", json_string(rd_kind_name(s->kind)));
+	json_object_set_new(o, "kind", json_string(names_kind(s->kind)));
 	json_object_set_new(o, "api", json_string(s->api));
 	if (s->library)
 		json_object_set_new(o, "library", json_string(s->library));
@@ -198,7 +195,7 @@ static json_t *oom_json(const struct rd_report_oom *ro)
 	json_object_set_new(o, "number", json_integer(ev->number));
 	json_object_set_new(o, "time", json_real(ev->time));
 	json_object_set_new(o, "api", json_string(ev->api));
-	json_object_set_new(o, "kind", json_string(rd_kind_name(ev->kind)));
+	json_object_set_new(o, "kind", json_string(names_kind(ev->kind)));
 	json_object_set_new(o, "requested_bytes", json_integer(ev->requested_bytes));
 	json_object_set_new(o, "device", json_integer(ev->device));
 	json_object_set_new(o, "live_bytes", json_integer(ev->live_bytes));
@@ -231,7 +228,7 @@ int json_print_report(const struct rd_report *r, FILE *out, size_t top)
 	}
 	/* jansson keeps insertion order: the keys come out as in
 	 * docs/format.md, the same every time */
-	json_object_set_new(root, "format", json_string(FORMAT_REPORT));
+	json_object_set_new(root, "format", json_string(GS_FORMAT_REPORT));
 	for (size_t i = 0; i < r->nprocs; i++)
 		json_array_append_new(procs, process_json(r->procs[i]));
 	json_object_set(root, "processes", procs);
@@ -365,7 +362,7 @@ static json_t *merge_site_json(const struct rd_report *r, const struct rd_report
 
 	json_object_set_new(o, "key", json_string(s->key));
 	json_object_set_new(o, "api", json_string(s->api));
-	json_object_set_new(o, "kind", json_string(rd_kind_name(s->kind)));
+	json_object_set_new(o, "kind", json_string(names_kind(s->kind)));
 	if (s->library)
 		json_object_set_new(o, "library", json_string(s->library));
 	if (s->pool)
@@ -395,7 +392,7 @@ int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 	}
 	/* jansson keeps insertion order: the keys come out as in
 	 * docs/format.md, the same every time */
-	json_object_set_new(root, "format", json_string(FORMAT_MERGE));
+	json_object_set_new(root, "format", json_string(GS_FORMAT_MERGE));
 	for (size_t i = 0; i < r->nprocs; i++)
 		json_array_append_new(procs, merge_process_json(r, i));
 	json_object_set(root, "processes", procs);
@@ -439,7 +436,7 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		e = -ENOMEM;
 		goto out;
 	}
-	json_object_set_new(root, "format", json_string(FORMAT_DIFF));
+	json_object_set_new(root, "format", json_string(GS_FORMAT_DIFF));
 	for (int k = 0; k < 2; k++) {
 		const struct diff_side *s = &d->side[k];
 		json_t *paths = json_array(), *one;
@@ -505,7 +502,7 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		json_object_set_new(j, "key", json_string(w->key));
 		json_object_set_new(j, "status", json_string(diff_status_name(w->status)));
 		json_object_set_new(j, "api", json_string(s->api));
-		json_object_set_new(j, "kind", json_string(rd_kind_name(s->kind)));
+		json_object_set_new(j, "kind", json_string(names_kind(s->kind)));
 		if (h >= 0)
 			json_object_set_new(j, "headline", json_frame_object(&s->frames[h]));
 		if (s->library)

@@ -16,10 +16,15 @@
 #include "merge.h"
 
 struct json_t;
+struct rd_history;
 
 /* gpuspy report.  TOP limits every list; 0 means all. */
 int text_print_report(const struct rd_report *r, FILE *out, size_t top);
 int json_print_report(const struct rd_report *r, FILE *out, size_t top);
+
+/* gpuspy report --format csv: the history H[P] of each of R's processes
+ * P (those without one print nothing). */
+int csv_print_history(const struct rd_report *r, const struct rd_history *h, FILE *out);
 
 /* gpuspy merge: R's sites in ORDER (merge_by_spread); TOP as above. */
 int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "env.h"
+#include "names.h"
 
 char *procfs_env(pid_t pid, const char *name)
 {
@@ -47,7 +49,8 @@ char *procfs_env(pid_t pid, const char *name)
 
 void procfs_process_dir(pid_t pid, char *dir, size_t size)
 {
-	char host[256], cwd_link[64], cwd[PATH_MAX], *out;
+	char cwd_link[64], cwd[PATH_MAX], run[PATH_MAX * 2], *out;
+	const char *d;
 	ssize_t n;
 
 	/* Its run directory, as the library resolved it: relative to its
@@ -56,13 +59,11 @@ void procfs_process_dir(pid_t pid, char *dir, size_t size)
 	n = readlink(cwd_link, cwd, sizeof(cwd) - 1);
 	cwd[n > 0 ? n : 0] = '\0';
 	out = procfs_env(pid, "GPUSPY_OUTPUT_DIR");
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	if (out && out[0] == '/')
-		snprintf(dir, size, "%s/%s-%d", out, host, (int)pid);
-	else
-		snprintf(dir, size, "%s/%s/%s-%d", cwd, out && *out ? out : "gpuspy-out", host,
-			 (int)pid);
+	d = env_output_dir(out);
+	if (d[0] != '/') {
+		names_join(run, sizeof(run), cwd, d);
+		d = run;
+	}
+	names_process_path(dir, size, d, pid);
 	free(out);
 }

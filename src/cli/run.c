@@ -24,6 +24,7 @@
 #include "config.h"
 #include "cli.h"
 #include "discover.h"
+#include "env.h"
 #include "util.h"
 
 /* gpuspy's own failure (fork, memory), as env(1) does, so that it is not
@@ -311,9 +312,7 @@ int cmd_run(int argc, char **argv)
 	}
 
 	if (!outopt) {
-		outopt = getenv("GPUSPY_OUTPUT_DIR");
-		if (!outopt || !outopt[0])
-			outopt = "gpuspy-out";
+		outopt = env_output_dir(getenv("GPUSPY_OUTPUT_DIR"));
 	}
 	outdir = absolute(outopt);
 	if (!outdir) {

@@ -117,7 +117,7 @@ static void print_site_origin(FILE *out, const struct rd_report_site *s)
 {
 	fputs("by ", out);
 	cli_put_clean(out, s->api);
-	fprintf(out, " (%s)", rd_kind_name(s->kind));
+	fprintf(out, " (%s)", names_kind(s->kind));
 	if (s->processes > 1)
 		fprintf(out, " in %" PRId64 " processes", s->processes);
 	if (s->library)
@@ -136,9 +136,9 @@ static bool in_section(enum section sec, const struct rd_report_site *s)
 	case SEC_GROWING:
 		return s->growing;
 	case SEC_LEAKED:
-		return s->kind != RD_KIND_PINNED && s->c.live_bytes > 0;
+		return s->kind != GS_KIND_PINNED && s->c.live_bytes > 0;
 	case SEC_PINNED:
-		return s->kind == RD_KIND_PINNED && s->c.live_bytes > 0;
+		return s->kind == GS_KIND_PINNED && s->c.live_bytes > 0;
 	case SEC_AT_PEAK:
 		return s->at_peak_bytes > 0;
 	case SEC_PEAK:
@@ -403,7 +403,7 @@ static void print_library_summary(FILE *out, const struct rd_report *r)
 		const struct rd_report_site *s = r->sites[i];
 		size_t k;
 
-		if (s->kind == RD_KIND_PINNED || s->c.live_bytes == 0)
+		if (s->kind == GS_KIND_PINNED || s->c.live_bytes == 0)
 			continue;
 		if (!s->library) {
 			util_add_sat(&user_bytes, s->c.live_bytes);
@@ -519,7 +519,7 @@ static void print_oom(FILE *out, const struct rd_report *r, const struct rd_repo
 	fputs(": ", out);
 	cli_put_clean(out, ev->api);
 	fprintf(out, " of %s", util_human_size(ev->requested_bytes, a, sizeof(a)));
-	if (ev->kind == RD_KIND_PINNED)
+	if (ev->kind == GS_KIND_PINNED)
 		fputs(" of pinned host memory", out);
 	else if (ev->device >= 0)
 		fprintf(out, " on device %" PRId64, ev->device);
@@ -552,7 +552,7 @@ static void print_oom(FILE *out, const struct rd_report *r, const struct rd_repo
 		return;
 	}
 	fprintf(out, "  largest live %s at that moment:%s\n",
-		ev->kind == RD_KIND_PINNED ? "pinned host memory" : "on the GPU",
+		ev->kind == GS_KIND_PINNED ? "pinned host memory" : "on the GPU",
 		n == 0 ? " none" : "");
 	for (size_t i = 0; i < n; i++)
 		print_oom_site(out, ro->top[i]);
@@ -945,8 +945,8 @@ static void merge_print_site_line(FILE *out, const struct rd_report *r,
 		util_human_size(merge_spread_width(s, REPORT_LEAKED), a, sizeof(a)),
 		util_human_size(merge_spread_width(s, REPORT_PEAK), b, sizeof(b)));
 	cli_put_clean(out, s->api);
-	fprintf(out, " (%s) in %" PRId64 " of %zu %s", rd_kind_name(s->kind), s->processes,
-		r->nprocs, r->nprocs == 1 ? "process" : "processes");
+	fprintf(out, " (%s) in %" PRId64 " of %zu %s", names_kind(s->kind), s->processes, r->nprocs,
+		r->nprocs == 1 ? "process" : "processes");
 	if (s->library)
 		fprintf(out, " [library memory: %s]", s->library);
 	if (s->pool)
@@ -1356,7 +1356,7 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		}
 		fputs("\n      by ", out);
 		cli_put_clean(out, s->api);
-		fprintf(out, " (%s)\n", rd_kind_name(s->kind));
+		fprintf(out, " (%s)\n", names_kind(s->kind));
 		print_callers(out, s);
 	}
 	if (!shown)

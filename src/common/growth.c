@@ -43,7 +43,7 @@ void growth_push(struct gs_growth *g, long long live)
 bool growth_judge(const struct gs_growth *g)
 {
 	unsigned long long w = window(g->n);
-	unsigned highs = 0;
+	unsigned long long highs = 0;
 
 	if (g->n < w)
 		return false;

@@ -21,6 +21,7 @@
 #define GS_FILE_SNAPSHOT    "snapshot.json" /* rewritten every GPUSPY_INTERVAL */
 #define GS_FILE_TORCH	    "torch.json"    /* the PyTorch view, gpuspy-torch/1 */
 #define GS_FILE_REQUEST	    ".request"	    /* the label `gpuspy snapshot` leaves */
+#define GS_FILE_HISTORY	    "history.jsonl" /* live bytes over time, appended */
 /* Numbered files: "snapshot-N.json" (on demand), "oom-N.json" (post-mortems).
  * The formats take one unsigned; the prefixes are what a reader matches. */
 #define GS_FILE_SNAPSHOT_N	  "snapshot-%u.json"
@@ -32,6 +33,7 @@
 /* Format ids: the "format" member of each document. */
 #define GS_FORMAT_PROCESS "gpuspy-process/1" /* report.json, snapshots, oom-N.json */
 #define GS_FORMAT_TORCH	  "gpuspy-torch/1"   /* torch.json */
+#define GS_FORMAT_HISTORY "gpuspy-history/1" /* history.jsonl */
 #define GS_FORMAT_REPORT  "gpuspy-report/1"  /* gpuspy report --format json */
 #define GS_FORMAT_MERGE	  "gpuspy-merge/1"   /* gpuspy merge --format json */
 #define GS_FORMAT_DIFF	  "gpuspy-diff/1"    /* gpuspy diff --format json */
@@ -60,6 +62,11 @@ int names_kind_parse(const char *s);
  */
 #define GS_HOST_SIZE	    256
 #define GS_PROCESS_DIR_SIZE (GS_HOST_SIZE + 12)
+/* An absolute run directory (PATH_MAX), a process directory in it, and a
+ * file there: its longest name, a numbered one's temporary, fits in 64. */
+#define GS_RUN_DIR_SIZE	     4096
+#define GS_PROCESS_PATH_SIZE (GS_RUN_DIR_SIZE + GS_PROCESS_DIR_SIZE)
+#define GS_FILE_PATH_SIZE    (GS_PROCESS_PATH_SIZE + 64)
 
 /*
  * This machine's name in BUF (SIZE > 0), always NUL-terminated: "unknown"

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "names.h" /* enum gs_kind, what an allocation occupies */
+
 /* uthash must never exit() the host program: an insert that cannot get
  * memory leaves the table unchanged and raises gs_hash_oom instead. */
 extern __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
@@ -34,15 +36,6 @@ extern __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
 #define GS_LIKELY(x)   __builtin_expect(!!(x), 1)
 
 #define GS_MAX_DEPTH 64
-
-/* What an allocation occupies.  GPU-resident kinds first. */
-enum gs_kind {
-	GS_KIND_DEVICE,
-	GS_KIND_MANAGED,
-	GS_KIND_VMM,	/* physical memory from cuMemCreate */
-	GS_KIND_PINNED, /* page-locked host memory, reported apart */
-	GS_KIND_COUNT,
-};
 
 /*
  * Namespaces of the keys in the live table: device pointers, host
@@ -92,7 +85,6 @@ enum gs_api {
 };
 
 extern const char *const gs_api_names[GS_API_COUNT];
-extern const char *const gs_kind_names[GS_KIND_COUNT];
 extern const char *const gs_door_names[GS_DOOR_COUNT];
 
 /* Raise *peak to v; lock-free, so concurrent peaks never go backwards. */

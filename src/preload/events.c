@@ -19,8 +19,10 @@
 #include "counters.h"
 #include "events.h"
 #include "files.h"
+#include "history.h"
 #include "locks.h"
 #include "log.h"
+#include "names.h"
 #include "peak.h"
 #include "process_json.h"
 #include "sites.h"
@@ -70,9 +72,9 @@ void events_exit(void)
 		gs_unlock(&gs_events_lock);
 		return;
 	}
-	err = files_write(v.dir, "report.json", process_json_write, &v);
+	err = files_write(v.dir, GS_FILE_REPORT_JSON, process_json_write, &v);
 	if (!err)
-		err = files_write(v.dir, "report.txt", summary_write_text, &v);
+		err = files_write(v.dir, GS_FILE_REPORT_TEXT, summary_write_text, &v);
 	if (err)
 		gs_warn("cannot write the report in %s: %s", v.dir, strerror(-err));
 	else
@@ -100,11 +102,12 @@ void events_oom(struct gs_oom *e)
 		return;
 	}
 	ooms[n_ooms++] = *e;
+	history_event(HISTORY_OOM, NULL, e->number);
 	if (take(&v, e) < 0) {
 		gs_unlock(&gs_events_lock);
 		return;
 	}
-	snprintf(name, sizeof(name), "oom-%u.json", e->number);
+	snprintf(name, sizeof(name), GS_FILE_OOM_N, e->number);
 	err = files_write(v.dir, name, process_json_write, &v);
 	if (err)
 		gs_warn("cannot write %s/%s: %s", v.dir, name, strerror(-err));
@@ -123,7 +126,7 @@ void events_periodic(unsigned long long samples)
 	gs_lock(&gs_events_lock);
 	if (take(&v, NULL) == 0) {
 		v.samples = samples;
-		err = files_write(v.dir, "snapshot.json", process_json_write, &v);
+		err = files_write(v.dir, GS_FILE_SNAPSHOT, process_json_write, &v);
 		view_drop(&v);
 		if (err) {
 			gs_unlock(&gs_events_lock);
@@ -166,6 +169,7 @@ void events_mark(const char *label)
 	marks[m].sites = copy;
 	marks[m].n = copy ? n : 0;
 	n_marks++;
+	history_event(HISTORY_MARK, marks[m].label, 0);
 	gs_unlock(&gs_events_lock);
 }
 
@@ -189,12 +193,14 @@ int events_snapshot(const char *label)
 	}
 	v.label = label;
 	v.number = ++n_labelled;
-	snprintf(name, sizeof(name), "snapshot-%u.json", v.number);
+	snprintf(name, sizeof(name), GS_FILE_SNAPSHOT_N, v.number);
 	err = files_write(v.dir, name, process_json_write, &v);
 	if (err)
 		gs_warn("cannot write %s/%s: %s", v.dir, name, strerror(-err));
 	else
 		summary_snapshot(label, v.dir, name);
+	if (!err)
+		history_event(HISTORY_SNAPSHOT, label, v.number);
 	view_drop(&v);
 	gs_unlock(&gs_events_lock);
 	return err ? -1 : 0;
@@ -206,12 +212,11 @@ int events_snapshot(const char *label)
  */
 void events_requested(void)
 {
-	char host[200], dir[4400], path[4608], label[GS_LABEL_MAX] = "signal";
+	char dir[GS_PROCESS_PATH_SIZE], path[GS_FILE_PATH_SIZE], label[GS_LABEL_MAX] = "signal";
 	int fd;
 
-	files_host(host, sizeof(host));
-	files_process_dir(dir, sizeof(dir), host);
-	snprintf(path, sizeof(path), "%s/.request", dir);
+	files_process_dir(dir, sizeof(dir));
+	names_join(path, sizeof(path), dir, GS_FILE_REQUEST);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		ssize_t n = read(fd, label, sizeof(label) - 1);

@@ -9,29 +9,23 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "names.h"
 #include "state.h"
 
-void files_host(char *buf, size_t len)
+int files_process_dir(char *buf, size_t len)
 {
-	if (gethostname(buf, len) != 0)
-		snprintf(buf, len, "unknown");
-	buf[len - 1] = '\0';
-}
-
-void files_process_dir(char *buf, size_t len, const char *host)
-{
-	snprintf(buf, len, "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
+	return names_process_path(buf, len, gs_state.run_dir, getpid());
 }
 
 int files_write(const char *dir, const char *name, int (*fn)(FILE *, const struct gs_view *),
 		const struct gs_view *view)
 {
-	char tmp[4608], path[4608];
+	char tmp[GS_FILE_PATH_SIZE], path[GS_FILE_PATH_SIZE];
 	FILE *f;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	names_join(path, sizeof(path), dir, name);
+	names_tmp(tmp, sizeof(tmp), dir, name);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;

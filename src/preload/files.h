@@ -9,10 +9,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* This machine's name, "unknown" when it has none. */
-void files_host(char *buf, size_t len);
-/* <run dir>/<host>-<pid> into BUF. */
-void files_process_dir(char *buf, size_t len, const char *host);
+/* <run dir>/<host>-<pid> into BUF (GS_PROCESS_PATH_SIZE): 0, or
+ * -ENAMETOOLONG with BUF truncated. */
+int files_process_dir(char *buf, size_t len);
 
 struct gs_view;
 /* DIR/NAME, written by FN through a temporary name and rename(), so that

@@ -77,7 +77,7 @@ static void *rt_real(enum rt_fn f, const void *caller)
 }
 
 /* Only valid in the exported function itself: its caller is the program. */
-#define REAL(name) ((__typeof__(&name))rt_real(R_##name, __builtin_return_address(0)))
+#define REAL(name) ((__typeof__(&(name)))rt_real(R_##name, __builtin_return_address(0)))
 
 static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api, enum gs_kind kind,
 				     void **ptr, size_t size)

@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "driver.h"
 #include "events.h"
+#include "files.h"
 #include "locks.h"
 #include "log.h"
 #include "pystack.h"
@@ -129,12 +130,9 @@ bool gs_activate(void)
 	{
 		/* The process's own directory, now: `gpuspy snapshot` leaves
 		 * its request there before any report is written. */
-		char host[200], pdir[4608];
+		char pdir[GS_PROCESS_PATH_SIZE];
 
-		if (gethostname(host, sizeof(host)) != 0)
-			snprintf(host, sizeof(host), "unknown");
-		host[sizeof(host) - 1] = '\0';
-		snprintf(pdir, sizeof(pdir), "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
+		files_process_dir(pdir, sizeof(pdir));
 		mkdir(pdir, 0777);
 	}
 	unwind_warm();

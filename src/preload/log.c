@@ -12,7 +12,9 @@
 #include "log.h"
 #include "state.h"
 
-static void vlog(const char *fmt, va_list ap, const char *suffix)
+/* The format is checked at gs_warn's and gs_fail's callers (log.h). */
+static __attribute__((format(printf, 1, 0))) void vlog(const char *fmt, va_list ap,
+						       const char *suffix)
 {
 	char buf[1024];
 	int saved = errno;

@@ -8,8 +8,10 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "nvml.h"
@@ -92,4 +94,29 @@ void nvml_write(FILE *f)
 		fputs("]}", f);
 	}
 	fputs("]}", f);
+}
+
+/* The snapshot thread's history (history_sample.c): one NVML call per
+ * GPU, its own buffer, no lock. */
+unsigned nvml_process_used(long long *used, unsigned max)
+{
+	static struct nvml_process procs[MAX_PROCS];
+	unsigned pid = (unsigned)getpid(), n = 0;
+
+	pthread_once(&once, load);
+	if (!running_processes)
+		return 0;
+	for (unsigned i = 0; i < n_gpus && i < max; i++) {
+		unsigned int np = MAX_PROCS;
+
+		used[i] = -1;
+		if (running_processes(gpus[i], &np, procs) == 0)
+			for (unsigned j = 0; j < np && j < MAX_PROCS; j++)
+				/* ULLONG_MAX: not available (in a container) */
+				if (procs[j].pid == pid &&
+				    procs[j].used <= (unsigned long long)INT64_MAX)
+					used[i] = (long long)procs[j].used;
+		n = i + 1;
+	}
+	return n;
 }

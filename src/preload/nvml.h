@@ -6,5 +6,9 @@
 #include <stdio.h>
 
 void nvml_write(FILE *f);
+/* What this process uses on each GPU NVML lists, by NVML index, into
+ * USED[0..MAX) (-1: not listed); how many GPUs, 0 without NVML.  For the
+ * snapshot thread only. */
+unsigned nvml_process_used(long long *used, unsigned max);
 
 #endif /* GPUSPY_NVML_H */

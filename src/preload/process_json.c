@@ -16,6 +16,7 @@
 #include "driver.h"
 #include "json_out.h"
 #include "locks.h"
+#include "names.h"
 #include "nvml.h"
 #include "peak.h"
 #include "process_json.h"
@@ -100,7 +101,7 @@ static void write_counters(FILE *f, struct gs_counters *c)
 static void write_site(FILE *f, struct gs_site *s)
 {
 	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
-		gs_kind_names[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
+		names_kinds[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
 	write_counters(f, &s->c);
 	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     \"frames\": [",
 		atomic_load(&s->growing) ? "true" : "false", (unsigned long long)s->first_seq);
@@ -138,11 +139,11 @@ static void write_oom_event(FILE *f, const struct gs_oom *e, bool with_file)
 		"{\"type\": \"oom\", \"number\": %u, \"time\": %.3f, \"api\": \"%s\", "
 		"\"kind\": \"%s\", \"requested_bytes\": %llu, \"device\": %d, "
 		"\"live_bytes\": %lld, \"free_bytes\": %lld, \"total_bytes\": %lld, \"site\": %u",
-		e->number, e->time, gs_api_names[e->api], gs_kind_names[e->kind],
+		e->number, e->time, gs_api_names[e->api], names_kinds[e->kind],
 		(unsigned long long)e->requested, e->device, e->live, e->free_bytes, e->total_bytes,
 		e->site);
 	if (with_file && e->number <= GS_OOM_FILES)
-		fprintf(f, ", \"file\": \"oom-%u.json\"", e->number);
+		fprintf(f, ", \"file\": \"" GS_FILE_OOM_N "\"", e->number);
 	fputc('}', f);
 }
 
@@ -181,7 +182,7 @@ int process_json_write(FILE *f, const struct gs_view *v)
 
 	snprintf(hostq, sizeof(hostq), "%s", v->host);
 
-	fprintf(f, "{\n  \"format\": \"gpuspy-process/1\",\n  \"gpuspy_version\": \"%s\",\n",
+	fprintf(f, "{\n  \"format\": \"" GS_FORMAT_PROCESS "\",\n  \"gpuspy_version\": \"%s\",\n",
 		GPUSPY_VERSION);
 	fputs("  \"host\": ", f);
 	json_str(f, hostq);
@@ -233,7 +234,7 @@ int process_json_write(FILE *f, const struct gs_view *v)
 		v->gpu_allocs);
 	fprintf(f, "  \"peak\": {\"bytes\": %lld},\n  \"kinds\": {\n", v->gpu_peak);
 	for (int k = 0; k < GS_KIND_COUNT; k++) {
-		fprintf(f, "    \"%s\": {", gs_kind_names[k]);
+		fprintf(f, "    \"%s\": {", names_kinds[k]);
 		write_counters(f, &gs_totals.kind[k]);
 		fputs(k + 1 < GS_KIND_COUNT ? "},\n" : "}\n  },\n", f);
 	}

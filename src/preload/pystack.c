@@ -149,7 +149,8 @@ void pystack_init(void)
 		minor = (unsigned)(*hexversion >> 16) & 0xff;
 		micro = (unsigned)(*hexversion >> 8) & 0xff;
 	} else if (get_version) {
-		/* 3.10 and older: "3.10.13 (main, ...)" */
+		/* 3.10 and older: "3.10.13 (main, ...)"; the count of fields is checked */
+		/* NOLINTNEXTLINE(cert-err34-c): a version component does not overflow */
 		if (sscanf(get_version(), "%u.%u.%u", &major, &minor, &micro) != 3)
 			major = 0;
 	}
@@ -353,7 +354,7 @@ int pystack_line_locations(const unsigned char *p, long size, int first, long ad
 	while (p < end) {
 		unsigned char b = *p++;
 		int code = (b >> 3) & 15;
-		long len = ((b & 7) + 1) * 2;
+		long len = ((b & 7) + 1) * 2L;
 		bool none = false;
 
 		if (code == 15)
@@ -378,6 +379,7 @@ int pystack_line_pairs(const unsigned char *p, long size, int first, long addr)
 	int line = first;
 
 	for (long i = 0; i + 1 < size; i += 2) {
+		/* NOLINTNEXTLINE(bugprone-signed-char-misuse,cert-str34-c): a signed byte */
 		int ldelta = (signed char)p[i + 1];
 		long end = pos + p[i];
 

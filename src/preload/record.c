@@ -31,7 +31,6 @@ const char *const gs_api_names[GS_API_COUNT] = {
 	GS_API_LIST(GS_API_NAME)
 #undef GS_API_NAME
 };
-const char *const gs_kind_names[GS_KIND_COUNT] = { "device", "managed", "vmm", "pinned" };
 const char *const gs_door_names[GS_DOOR_COUNT] = { "runtime", "driver", "dlsym", "getproc" };
 
 static bool on_gpu(enum gs_kind k)

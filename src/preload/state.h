@@ -6,12 +6,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "names.h"
+
 /*
  * Process-wide state.  `tracking` is read on every hook; it only ever
  * goes from true to false (gs_fail, a forked child of a tracking parent).
  */
 struct gs_state {
-	char run_dir[4096]; /* absolute, set at activation */
+	char run_dir[GS_RUN_DIR_SIZE]; /* absolute, set at activation */
 	atomic_bool tracking;
 	atomic_bool complete; /* false once anything was missed */
 	atomic_bool active;   /* at least one allocation recorded */

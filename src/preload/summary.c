@@ -16,6 +16,7 @@
 #include "counters.h"
 #include "locks.h"
 #include "log.h"
+#include "names.h"
 #include "pystack.h"
 #include "real.h"
 #include "sites.h"
@@ -141,8 +142,8 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 		human(a, sizeof(a), live);
 		human(b, sizeof(b), atomic_load(&s->c.peak_bytes));
 		fprintf(f, "%s in %lld allocations (%s, %s via %s), peak %s\n", a,
-			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees),
-			gs_kind_names[s->kind], gs_api_names[s->api], gs_door_names[s->door], b);
+			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), names_kinds[s->kind],
+			gs_api_names[s->api], gs_door_names[s->door], b);
 		for (unsigned j = 0; j < s->pydepth; j++)
 			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
 				s->py[j].line, s->py[j].function ? s->py[j].function : "?");

@@ -15,13 +15,17 @@
  * dlsym, so the library links nothing of Python.
  */
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "conf.h"
+#include "files.h"
+#include "growth.h"
 #include "log.h"
+#include "names.h"
 #include "real.h"
 #include "state.h"
 #include "torch_probe.h"
@@ -42,6 +46,8 @@ static struct {
 	PyObject *(*str)(const char *);
 	PyObject *(*real)(double);
 	PyObject *(*boolean)(long);
+	PyObject *(*pointer)(void *);
+	PyObject *(*size)(size_t);
 	PyObject *(*run)(const char *, int, PyObject *, PyObject *, void *);
 	const char *(*utf8)(PyObject *);
 	void (*err_clear)(void);
@@ -55,7 +61,7 @@ enum { T_UNBOUND, T_WAIT, T_RUN, T_DONE };
 static atomic_int state;   /* written by both threads */
 static atomic_bool queued; /* a call is pending: queue no other */
 static PyObject *globals;  /* torch_view.py's namespace, main thread only */
-static char dir[4608];
+static char dir[GS_PROCESS_PATH_SIZE];
 
 static bool bind(void)
 {
@@ -68,6 +74,7 @@ static bool bind(void)
 	       SYM(dict_set, "PyDict_SetItemString") && SYM(dict_get, "PyDict_GetItemString") &&
 	       SYM(builtins, "PyEval_GetBuiltins") && SYM(str, "PyUnicode_FromString") &&
 	       SYM(real, "PyFloat_FromDouble") && SYM(boolean, "PyBool_FromLong") &&
+	       SYM(pointer, "PyLong_FromVoidPtr") && SYM(size, "PyLong_FromSize_t") &&
 	       SYM(run, "PyRun_StringFlags") && SYM(utf8, "PyUnicode_AsUTF8") &&
 	       SYM(err_clear, "PyErr_Clear") && SYM(err_matches, "PyErr_ExceptionMatches") &&
 	       SYM(exception, "PyExc_Exception") && SYM(decref, "Py_DecRef");
@@ -116,13 +123,29 @@ static int start_call(void *arg)
 	if (state != T_WAIT)
 		return 0;
 	if (!globals) {
+		char path[GS_FILE_PATH_SIZE], tmp[GS_FILE_PATH_SIZE];
+
+		names_join(path, sizeof(path), dir, GS_FILE_TORCH);
+		names_tmp(tmp, sizeof(tmp), dir, GS_FILE_TORCH);
 		globals = py.dict_new();
 		/* __builtins__ is borrowed: not through set() */
 		if (!globals || py.dict_set(globals, "__builtins__", py.builtins()) != 0 ||
 		    !set(globals, "GPUSPY_DIR", py.str(dir)) ||
+		    !set(globals, "GPUSPY_TORCH_PATH", py.str(path)) ||
+		    !set(globals, "GPUSPY_TORCH_TMP", py.str(tmp)) ||
+		    !set(globals, "GPUSPY_TORCH_FORMAT", py.str(GS_FORMAT_TORCH)) ||
 		    !set(globals, "GPUSPY_INTERVAL",
 			 py.real((double)gs_config.interval_us / 1e6)) ||
-		    !set(globals, "GPUSPY_QUIET", py.boolean(gs_config.quiet))) {
+		    !set(globals, "GPUSPY_QUIET", py.boolean(gs_config.quiet)) ||
+		    /* the growth rule, as the snapshot thread applies it: its
+		     * functions are hidden, their addresses need no export */
+		    !set(globals, "GPUSPY_GROWTH_INIT",
+			 py.pointer((void *)(uintptr_t)growth_init)) ||
+		    !set(globals, "GPUSPY_GROWTH_PUSH",
+			 py.pointer((void *)(uintptr_t)growth_push)) ||
+		    !set(globals, "GPUSPY_GROWTH_JUDGE",
+			 py.pointer((void *)(uintptr_t)growth_judge)) ||
+		    !set(globals, "GPUSPY_GROWTH_SIZE", py.size(sizeof(struct gs_growth)))) {
 			py.err_clear();
 			state = T_DONE;
 			return 0;
@@ -158,7 +181,6 @@ static int tick_call(void *arg)
 
 void torch_poll(void)
 {
-	char host[200];
 	void *c10;
 
 	if (state == T_DONE || !gs_config.torch || atomic_load(&queued))
@@ -168,10 +190,7 @@ void torch_poll(void)
 			state = T_DONE;
 			return;
 		}
-		if (gethostname(host, sizeof(host)) != 0)
-			snprintf(host, sizeof(host), "unknown");
-		host[sizeof(host) - 1] = '\0';
-		snprintf(dir, sizeof(dir), "%s/%s-%d", gs_state.run_dir, host, (int)getpid());
+		files_process_dir(dir, sizeof(dir));
 		state = T_WAIT;
 	}
 	if (state == T_WAIT) {

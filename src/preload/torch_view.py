@@ -17,15 +17,21 @@
 # gpuspy's, so that nothing here ever imports a module concurrently with
 # the program; and never while any module is being imported.  The names
 # GPUSPY_DIR (the process directory), GPUSPY_INTERVAL (seconds) and
-# GPUSPY_QUIET are given.  Samples of the live blocks, aggregated by stack,
-# rewrite GPUSPY_DIR/torch.json (docs/format.md, "gpuspy-torch/1"); an
-# atexit handler takes the last, before the interpreter frees the
-# program's globals.  Any error turns the view off with one line; the
+# GPUSPY_QUIET are given, and the file's names from src/common/names.h:
+# GPUSPY_TORCH_PATH (GPUSPY_DIR/torch.json), GPUSPY_TORCH_TMP (where it is
+# written before its rename) and GPUSPY_TORCH_FORMAT ("gpuspy-torch/1",
+# docs/format.md).  Samples of the live blocks, aggregated by stack,
+# rewrite that file, each stack judged growing or not by the library's own
+# rule (src/common/growth.h), which the snapshot thread applies to call
+# sites: GPUSPY_GROWTH_INIT, GPUSPY_GROWTH_PUSH and GPUSPY_GROWTH_JUDGE are
+# the addresses of its functions, GPUSPY_GROWTH_SIZE the size of the state
+# they keep (struct gs_growth).  An atexit handler takes the last, before the
+# interpreter frees the program's globals.  Any error turns the view off with one line; the
 # program never sees an exception.
 status, tick = "wait", None
 
 
-def _gpuspy_torch_start(out_dir, interval, quiet):
+def _gpuspy_torch_start(files, growth, interval, quiet):
     import sys
 
     if _importing():
@@ -55,25 +61,10 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
     if not any(memory._snapshot().get("device_traces") or ()):
         memory._record_memory_history(enabled="state", context="alloc", stacks="python")
 
-    WINDOW_MIN, WINDOW_MAX = 16, 256
-    sites = {}      # stack -> {"history": [...], "highs": [...], "max", "peak"}
+    new_series, growing = _gpuspy_growth(*growth)
+    sites = {}      # stack -> {"series": its samples, "peak", "grew"}
     state = {"samples": 0, "off": False}
-    path = os.path.join(out_dir, "torch.json")
-
-    def growing(s):
-        # the rule of libgpuspy(7): over the last W samples (W half the
-        # samples so far, within 16..256), a new high in three quarters
-        # of them, and more at the end than at the start; once found
-        # growing, a stack stays so
-        if s["grew"]:
-            return True
-        n = state["samples"]
-        w = min(max(n // 2, WINDOW_MIN), WINDOW_MAX)
-        h, highs = s["history"], s["highs"]
-        if len(h) < w:
-            return False
-        s["grew"] = sum(highs[-w:]) * 4 >= w * 3 and h[-1] > h[-w]
-        return s["grew"]
+    path, tmp, fmt = files
 
     def sample(final):
         snap = memory._snapshot()
@@ -95,28 +86,26 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
         state["samples"] += 1
         for key in live:
             if key not in sites:
-                sites[key] = {"history": [], "highs": [], "max": 0, "peak": 0, "grew": False}
+                sites[key] = {"series": new_series(), "peak": 0, "grew": False}
         out = []
         for key, s in sites.items():
             b, n = live.get(key, (0, 0))
-            s["highs"].append(len(s["history"]) > 0 and b > s["max"])
-            s["history"].append(b)
-            del s["history"][:-WINDOW_MAX], s["highs"][:-WINDOW_MAX]
-            s["max"] = max(s["max"], b)
             s["peak"] = max(s["peak"], b)
+            # once found growing, a stack stays so, as a call site does:
+            # the frees of a program's teardown must not clear its leak
+            s["grew"] = growing(s["series"], b) or s["grew"]
             if b == 0 and not s["peak"]:
                 continue
             out.append({"frames": [{"file": f, "function": fn, "line": ln}
                                    for f, fn, ln in key],
                         "live_bytes": b, "live_blocks": n, "peak_bytes": s["peak"],
-                        "growing": growing(s)})
+                        "growing": s["grew"]})
         out.sort(key=lambda x: -x["live_bytes"])
-        doc = {"format": "gpuspy-torch/1", "pid": os.getpid(), "time": time.time(),
+        doc = {"format": fmt, "pid": os.getpid(), "time": time.time(),
                "final": final, "samples": state["samples"],
                "devices": [{"device": d, "reserved_bytes": v[0], "allocated_bytes": v[1]}
                            for d, v in sorted(devices.items())],
                "sites": out}
-        tmp = "%s.%d.tmp" % (path, os.getpid())
         with open(tmp, "w") as f:
             json.dump(doc, f)
         os.replace(tmp, path)
@@ -155,6 +144,31 @@ def _gpuspy_torch_start(out_dir, interval, quiet):
     return "ok", tick
 
 
+def _gpuspy_growth(init, push, judge, size):
+    # The growth rule of libgpuspy(7), the library's: new() is the state
+    # of one stack's series, from its first sample; growing(state, live)
+    # adds a sample and judges the series so far.  Called from start(),
+    # in the main thread and outside any import.  PYFUNCTYPE: the calls
+    # are short and keep the GIL.
+    import ctypes
+
+    state = ctypes.c_void_p
+    g_init = ctypes.PYFUNCTYPE(None, state)(init)
+    g_push = ctypes.PYFUNCTYPE(None, state, ctypes.c_longlong)(push)
+    g_judge = ctypes.PYFUNCTYPE(ctypes.c_bool, state)(judge)
+
+    def new():
+        g = ctypes.create_string_buffer(size)
+        g_init(g)
+        return g
+
+    def growing(g, live):
+        g_push(g, live)
+        return g_judge(g)
+
+    return new, growing
+
+
 def _importing():
     import sys
 
@@ -164,6 +178,9 @@ def _importing():
 
 def start():
     try:
-        return _gpuspy_torch_start(GPUSPY_DIR, GPUSPY_INTERVAL, GPUSPY_QUIET)
+        return _gpuspy_torch_start((GPUSPY_TORCH_PATH, GPUSPY_TORCH_TMP, GPUSPY_TORCH_FORMAT),
+                                   (GPUSPY_GROWTH_INIT, GPUSPY_GROWTH_PUSH, GPUSPY_GROWTH_JUDGE,
+                                    GPUSPY_GROWTH_SIZE),
+                                   GPUSPY_INTERVAL, GPUSPY_QUIET)
     except Exception as e:
         return "off: %s: %s" % (type(e).__name__, e), None

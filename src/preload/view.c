@@ -7,6 +7,7 @@
 
 #include "files.h"
 #include "log.h"
+#include "names.h"
 #include "sites.h"
 #include "view.h"
 
@@ -54,8 +55,8 @@ int view_take(struct gs_view *v, const struct gs_oom *event)
 		v->sites[v->n++] = s;
 	qsort(v->sites, v->n, sizeof(*v->sites), cmp_live);
 
-	files_host(v->host, sizeof(v->host));
-	files_process_dir(v->dir, sizeof(v->dir), v->host);
+	names_host(v->host, sizeof(v->host));
+	files_process_dir(v->dir, sizeof(v->dir));
 	if (mkdir(v->dir, 0777) < 0 && errno != EEXIST) {
 		int err = -errno;
 

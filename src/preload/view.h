@@ -10,6 +10,7 @@
 
 #include "core.h"
 #include "counters.h"
+#include "names.h"
 #include "peak.h"
 #include "sites.h"
 
@@ -43,12 +44,12 @@ struct gs_view {
 	unsigned n;
 	struct gs_count_snap kind[GS_KIND_COUNT];
 	long long gpu_live, gpu_allocs, gpu_peak;
-	char host[200];
-	char dir[4400];		    /* <run dir>/<host>-<pid>, created */
-	const struct gs_oom *event; /* the out-of-memory this file is about */
-	unsigned long long samples; /* snapshot.json: the thread's samples so far */
-	const char *label;	    /* snapshot-N.json: what asked for it */
-	unsigned number;	    /* snapshot-N.json */
+	char host[GS_HOST_SIZE];
+	char dir[GS_PROCESS_PATH_SIZE]; /* <run dir>/<host>-<pid>, created */
+	const struct gs_oom *event;	/* the out-of-memory this file is about */
+	unsigned long long samples;	/* snapshot.json: the thread's samples so far */
+	const char *label;		/* snapshot-N.json: what asked for it */
+	unsigned number;		/* snapshot-N.json */
 	/* The events so far (events.c). */
 	const struct gs_oom *ooms; /* n_ooms of them */
 	unsigned n_ooms, oom_dropped;

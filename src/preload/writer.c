@@ -12,13 +12,14 @@
  * so signals meant for the program never land on it, and it is stopped
  * and joined before the exit report is written.
  *
- * Growth rule (libgpuspy(7)): a site is growing when, over the window of
- * its last W samples - W the larger of 16 and half the samples taken so
- * far - its live bytes reached a new high in at least three quarters of
- * the samples and ended higher than they began.  A pool that warms up
- * and then plateaus stops making new highs, and its window soon holds
- * none.  Once found growing, a site keeps the flag for the rest of the
- * run: the program's own teardown frees what leaked.
+ * Growth rule (libgpuspy(7), src/common/growth.h, which the PyTorch view
+ * applies too): a site is growing when, over the window of its last W
+ * samples - W the larger of 16 and half the samples taken so far - its
+ * live bytes reached a new high in at least three quarters of the samples
+ * and ended higher than they began.  A pool that warms up and then
+ * plateaus stops making new highs, and its window soon holds none.  Once
+ * found growing, a site keeps the flag for the rest of the run: the
+ * program's own teardown frees what leaked.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +33,8 @@
 #include "core.h"
 #include "counters.h"
 #include "events.h"
+#include "growth.h"
+#include "history.h"
 #include "log.h"
 #include "sites.h"
 #include "state.h"
@@ -39,30 +42,19 @@
 #include "torch_probe.h"
 #include "writer.h"
 
-#define MIN_WINDOW 16
-#define MAX_WINDOW 256 /* samples kept per site: 256 x 9 bytes */
-
-struct series {
-	long long live[MAX_WINDOW]; /* ring, newest at head - 1 */
-	bool high[MAX_WINDOW];	    /* did that sample set a new high */
-	unsigned head;
-	unsigned long long n; /* samples taken of this site */
-	long long max;
-};
-
 static pthread_t thread;
 static bool running;
 static sem_t wake; /* posted to stop the thread or to ask for a snapshot */
 static atomic_bool stop, requested;
 
 /* By site id, writer thread only; allocated at a site's first live bytes. */
-static struct series **series;
+static struct gs_growth **series;
 static unsigned n_series;
 static unsigned long long samples, written_events = (unsigned long long)-1;
 
 static bool series_fit(unsigned sites)
 {
-	struct series **s;
+	struct gs_growth **s;
 
 	if (sites <= n_series)
 		return true;
@@ -73,33 +65,6 @@ static bool series_fit(unsigned sites)
 	series = s;
 	n_series = sites;
 	return true;
-}
-
-static void sample_push(struct series *s, long long live)
-{
-	s->live[s->head] = live;
-	s->high[s->head] = s->n > 0 && live > s->max;
-	if (live > s->max)
-		s->max = live;
-	s->head = (s->head + 1) % MAX_WINDOW;
-	s->n++;
-}
-
-static bool series_growing(const struct series *s)
-{
-	unsigned long long w = s->n / 2;
-	unsigned highs = 0;
-
-	if (w < MIN_WINDOW)
-		w = MIN_WINDOW;
-	if (w > MAX_WINDOW)
-		w = MAX_WINDOW;
-	if (s->n < w)
-		return false;
-	for (unsigned i = 0; i < w; i++)
-		highs += s->high[(s->head + MAX_WINDOW - 1 - i) % MAX_WINDOW];
-	return highs * 4 >= w * 3 && s->live[(s->head + MAX_WINDOW - 1) % MAX_WINDOW] >
-					     s->live[(s->head + MAX_WINDOW - w) % MAX_WINDOW];
 }
 
 /* Allocations and frees so far: unchanged means nothing to write. */
@@ -131,21 +96,22 @@ static void tick(void)
 		if (!series[s->id]) {
 			if (live <= 0)
 				continue;
-			series[s->id] = calloc(1, sizeof(struct series));
+			series[s->id] = calloc(1, sizeof(struct gs_growth));
 			if (!series[s->id]) {
 				gs_fail("out of memory in the snapshot thread");
 				return;
 			}
 		}
-		sample_push(series[s->id], live);
+		growth_push(series[s->id], live);
 		/* once found growing, a site stays so: the frees of a
 		 * program's teardown must not clear the leak they end */
-		grows = series_growing(series[s->id]);
+		grows = growth_judge(series[s->id]);
 		if (grows && !atomic_exchange(&s->growth_told, true)) {
 			atomic_store_explicit(&s->growing, true, memory_order_relaxed);
 			summary_growth(s);
 		}
 	}
+	history_tick();
 	ev = events();
 	if (ev != written_events) {
 		events_periodic(samples);

@@ -15,6 +15,7 @@
 
 #include "discover.h"
 #include "load.h"
+#include "names.h"
 #include "util.h"
 #include "validate.h"
 
@@ -62,7 +63,7 @@ static int load_one(struct rd_process_list *list, const char *file, const char *
 		rd_process_free(p);
 		return -EINVAL;
 	}
-	if (!p->snapshot.present && strcmp(base, "snapshot.json") == 0) {
+	if (!p->snapshot.present && strcmp(base, GS_FILE_SNAPSHOT) == 0) {
 		rd_error_set(err, file,
 			     "snapshot: missing (a snapshot.json is the report "
 			     "of a snapshot)");
@@ -78,7 +79,8 @@ static int load_one(struct rd_process_list *list, const char *file, const char *
 	r = load_snapshots(p, err);
 	/* torch.json is rewritten with snapshot.json: it says nothing of the
 	 * moment of an oom-N.json or snapshot-N.json */
-	if (r == 0 && (strcmp(base, "report.json") == 0 || strcmp(base, "snapshot.json") == 0))
+	if (r == 0 &&
+	    (strcmp(base, GS_FILE_REPORT_JSON) == 0 || strcmp(base, GS_FILE_SNAPSHOT) == 0))
 		r = load_torch(p, err);
 	if (r < 0) {
 		if (r == -ENOMEM)
@@ -142,7 +144,7 @@ static int file_end_time(const char *file, double *t)
 		return 0;
 	root = json_loadb(buf, len, 0, NULL);
 	free(buf);
-	j = root && json_is_object(root) ? json_object_get(root, "end_time") : NULL;
+	j = json_is_object(root) ? json_object_get(root, "end_time") : NULL;
 	r = j && json_is_number(j);
 	if (r)
 		*t = json_number_value(j);
@@ -159,7 +161,7 @@ static int file_end_time(const char *file, double *t)
  * absence (*FILEP then names what could not be read). */
 static int process_report(const char *dir, char **filep)
 {
-	char *file = util_path_join(dir, "report.json");
+	char *file = util_path_join(dir, GS_FILE_REPORT_JSON);
 	char *name = NULL, *oom = NULL;
 	double snap_t, oom_t;
 	struct stat st;
@@ -189,7 +191,7 @@ static int process_report(const char *dir, char **filep)
 		if (!oom)
 			return -ENOMEM;
 	}
-	file = util_path_join(dir, "snapshot.json");
+	file = util_path_join(dir, GS_FILE_SNAPSHOT);
 	if (!file) {
 		free(oom);
 		return -ENOMEM;

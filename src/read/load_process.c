@@ -13,10 +13,9 @@
 #include <jansson.h>
 
 #include "load.h"
+#include "names.h"
 #include "util.h"
 #include "validate.h"
-
-#define FORMAT_PROCESS "gpuspy-process/1"
 
 /* A kind's or a site's counters, and the relations any correct tracker
  * keeps between them: what is live or was freed was allocated first, and
@@ -184,13 +183,13 @@ static int load_kinds(const struct vctx *v, json_t *root, struct rd_process *p)
 
 	if (r < 0)
 		return r;
-	for (int i = 0; i < RD_KIND_COUNT; i++) {
+	for (int i = 0; i < GS_KIND_COUNT; i++) {
 		char where[32];
 		struct vctx sub = *v;
 
-		snprintf(where, sizeof(where), "kinds.%s", rd_kind_name(i));
+		snprintf(where, sizeof(where), "kinds.%s", names_kind(i));
 		sub.where = "kinds";
-		r = validate_member(&sub, kinds, rd_kind_name(i), true, JSON_OBJECT, &k);
+		r = validate_member(&sub, kinds, names_kind(i), true, JSON_OBJECT, &k);
 		if (r < 0)
 			return r;
 		sub.where = where;
@@ -335,10 +334,10 @@ static int load_sites(const struct vctx *v, json_t *root, struct rd_process *p)
 		r = validate_str(&sub, js, "kind", true, true, &kind);
 		if (r < 0)
 			return r;
-		for (k = 0; k < RD_KIND_COUNT; k++)
-			if (strcmp(kind, rd_kind_name(k)) == 0)
+		for (k = 0; k < GS_KIND_COUNT; k++)
+			if (strcmp(kind, names_kind(k)) == 0)
 				break;
-		if (k == RD_KIND_COUNT) {
+		if (k == GS_KIND_COUNT) {
 			r = validate_bad(&sub, "kind", "unknown kind \"%.64s\"", kind);
 			free(kind);
 			return r;
@@ -354,7 +353,7 @@ static int load_sites(const struct vctx *v, json_t *root, struct rd_process *p)
 		    (r = load_python_frames(&sub, js, s)) < 0 ||
 		    (r = validate_member(&sub, js, "growing", false, JSON_TRUE, &growing)) < 0)
 			return r;
-		s->growing = growing && json_is_true(growing);
+		s->growing = json_is_true(growing);
 	}
 	return 0;
 }
@@ -667,18 +666,9 @@ static int load_marks(const struct vctx *v, json_t *root, struct rd_process *p,
  * process writes 16 at most); *N gets N. */
 bool load_oom_file_name(const char *name, int64_t *n)
 {
-	const char *d = name + 4;
-	int64_t x = 0;
-	size_t len = 0;
+	unsigned x;
 
-	if (strncmp(name, "oom-", 4) != 0)
-		return false;
-	for (; *d >= '0' && *d <= '9'; d++, len++) {
-		if (len == 9)
-			return false;
-		x = x * 10 + (*d - '0');
-	}
-	if (len == 0 || strcmp(d, ".json") != 0)
+	if (names_parse_numbered(name, GS_FILE_OOM_N_PREFIX, &x) < 0)
 		return false;
 	*n = x;
 	return true;
@@ -709,10 +699,10 @@ static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file, str
 	    (r = validate_str(v, obj, "api", true, true, &o->api)) < 0 ||
 	    (r = validate_str(v, obj, "kind", true, true, &kind)) < 0)
 		return r;
-	for (k = 0; k < RD_KIND_COUNT; k++)
-		if (strcmp(kind, rd_kind_name(k)) == 0)
+	for (k = 0; k < GS_KIND_COUNT; k++)
+		if (strcmp(kind, names_kind(k)) == 0)
 			break;
-	if (k == RD_KIND_COUNT) {
+	if (k == GS_KIND_COUNT) {
 		r = validate_bad(v, "kind", "unknown kind \"%.64s\"", kind);
 		free(kind);
 		return r;
@@ -831,10 +821,11 @@ static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
 	if (!json_is_string(j))
 		return validate_bad(v, "format", "expected a string, got %s",
 				    validate_type_name(j));
-	if (strcmp(json_string_value(j), FORMAT_PROCESS) != 0)
+	if (strcmp(json_string_value(j), GS_FORMAT_PROCESS) != 0)
 		return validate_bad(
 			v, NULL,
-			"unsupported format \"%.64s\" (this gpuspy reads \"" FORMAT_PROCESS "\")",
+			"unsupported format \"%.64s\" (this gpuspy reads \"" GS_FORMAT_PROCESS
+			"\")",
 			json_string_value(j));
 
 	if ((r = validate_str(v, root, "host", true, false, &p->host)) < 0 ||

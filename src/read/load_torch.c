@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "load.h"
+#include "names.h"
 #include "util.h"
 #include "validate.h"
 
@@ -26,10 +27,10 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 				    validate_type_name(root));
 	if ((r = validate_member(v, root, "format", true, JSON_STRING, &j)) < 0)
 		return r;
-	if (strcmp(json_string_value(j), "gpuspy-torch/1") != 0)
+	if (strcmp(json_string_value(j), GS_FORMAT_TORCH) != 0)
 		return validate_bad(v, NULL,
 				    "unsupported format \"%.64s\" (this gpuspy reads "
-				    "\"gpuspy-torch/1\")",
+				    "\"" GS_FORMAT_TORCH "\")",
 				    json_string_value(j));
 	if ((r = validate_int(v, root, "pid", true, 1, INT32_MAX, &x)) < 0)
 		return r;
@@ -113,7 +114,7 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 /* torch.json beside P's report, when it is there. */
 int load_torch(struct rd_process *p, struct rd_error *err)
 {
-	char *dir = util_dir_of(p->file), *file = dir ? util_path_join(dir, "torch.json") : NULL;
+	char *dir = util_dir_of(p->file), *file = dir ? util_path_join(dir, GS_FILE_TORCH) : NULL;
 	struct vctx v = { .file = file, .err = err };
 	json_error_t jerr;
 	json_t *root = NULL;

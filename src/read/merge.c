@@ -471,7 +471,7 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 			 struct rd_error *err)
 {
 	const struct rd_process *p = r->procs[index];
-	const struct rd_counters *pin = &p->kinds[RD_KIND_PINNED];
+	const struct rd_counters *pin = &p->kinds[GS_KIND_PINNED];
 	struct sym_module **mods;
 	int64_t *at_peak = NULL;
 	bool *main_exe;
@@ -605,9 +605,9 @@ overflow:
 
 /* Whether a site of kind K held memory of the kind an event of kind EV
  * asked for: pinned host memory, or memory on the GPU. */
-static bool same_memory(enum rd_kind k, enum rd_kind ev)
+static bool same_memory(enum gs_kind k, enum gs_kind ev)
 {
-	return (k == RD_KIND_PINNED) == (ev == RD_KIND_PINNED);
+	return (k == GS_KIND_PINNED) == (ev == GS_KIND_PINNED);
 }
 
 static int cmp_key(const void *pa, const void *pb)
@@ -847,7 +847,7 @@ static int build_spreads(struct rd_report *r)
 		r->totals[REPORT_PEAK][i] = p->peak_bytes;
 		/* every kind, pinned included, as the sites count them; a
 		 * count beyond 64 bits stops there rather than wrap */
-		for (int k = 0; k < RD_KIND_COUNT; k++)
+		for (int k = 0; k < GS_KIND_COUNT; k++)
 			if (__builtin_add_overflow(allocs, p->kinds[k].allocations, &allocs))
 				allocs = INT64_MAX;
 		r->totals[REPORT_ALLOCATIONS][i] = allocs;

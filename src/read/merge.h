@@ -28,7 +28,7 @@ struct rd_report_spread {
 
 struct rd_report_site {
 	char *key;
-	enum rd_kind kind;
+	enum gs_kind kind;
 	char *api;
 	const char *library; /* static label, NULL for user code */
 	const char *pool;    /* static label, NULL when not a pool segment */

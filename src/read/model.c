@@ -1,20 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The model of what was read: names of its kinds, and freeing it. */
+/* The model of what was read: freeing it. */
 #include <stdlib.h>
 
 #include "model.h"
-
-static const char *const kind_names[RD_KIND_COUNT] = {
-	[RD_KIND_DEVICE] = "device",
-	[RD_KIND_MANAGED] = "managed",
-	[RD_KIND_VMM] = "vmm",
-	[RD_KIND_PINNED] = "pinned",
-};
-
-const char *rd_kind_name(enum rd_kind kind)
-{
-	return kind < RD_KIND_COUNT ? kind_names[kind] : "?";
-}
 
 static void oom_clear(const struct rd_process *p, struct rd_oom *o)
 {

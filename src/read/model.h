@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "names.h"
+
 /* One line, without the "gpuspy: " prefix and without a newline; control
  * characters from file names or file contents are replaced by '?', so that
  * printing it can never produce a second line. */
@@ -28,16 +30,12 @@ struct rd_error {
 void rd_error_set(struct rd_error *err, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The memory kinds of a report, in the order of "kinds". */
-enum rd_kind {
-	RD_KIND_DEVICE,
-	RD_KIND_MANAGED,
-	RD_KIND_VMM,
-	RD_KIND_PINNED,
-	RD_KIND_COUNT,
-};
-
-const char *rd_kind_name(enum rd_kind kind);
+/* The memory kinds of a report, in the order of "kinds", are names.h's
+ * enum gs_kind; the tests of the reading library know them as RD_KIND_*. */
+#define RD_KIND_DEVICE	GS_KIND_DEVICE
+#define RD_KIND_MANAGED GS_KIND_MANAGED
+#define RD_KIND_VMM	GS_KIND_VMM
+#define RD_KIND_PINNED	GS_KIND_PINNED
 
 struct rd_counters {
 	int64_t live_bytes;
@@ -70,7 +68,7 @@ struct rd_pyframe {
 
 struct rd_site {
 	int64_t id; /* sites[].id; -1 when the report gave none */
-	enum rd_kind kind;
+	enum gs_kind kind;
 	char *api;
 	struct rd_counters c;
 	struct rd_frame *frames;
@@ -96,7 +94,7 @@ struct rd_oom {
 	int64_t number; /* 1, 2, ... in the process */
 	double time;	/* seconds since the epoch */
 	char *api;
-	enum rd_kind kind;
+	enum gs_kind kind;
 	int64_t requested_bytes;
 	int64_t device;	     /* -1: unknown */
 	int64_t live_bytes;  /* GPU memory gpuspy tracked as live */
@@ -236,7 +234,7 @@ struct rd_process {
 	int64_t leaked_bytes;
 	int64_t leaked_allocations;
 	int64_t peak_bytes;
-	struct rd_counters kinds[RD_KIND_COUNT];
+	struct rd_counters kinds[GS_KIND_COUNT];
 	int64_t untracked_frees;
 	double start_time; /* -1 when not said */
 	double end_time;   /* -1 when not said; a snapshot's: its moment */

@@ -122,8 +122,8 @@ static int build_id_hex(Dwfl_Module *mod, char **out)
 	if (!hex)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
-	hex[2 * n] = '\0';
+		snprintf(hex + 2 * (size_t)i, 3, "%02x", bits[i]);
+	hex[2 * (size_t)n] = '\0';
 	*out = hex;
 	return 0;
 }

@@ -68,10 +68,13 @@ r = subprocess.run([prog, "5000", "1"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUT
                    timeout=120)
 d = glob.glob(os.path.join(out, "*"))[0]
 snap = json.load(open(os.path.join(d, "snapshot.json")))
-size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f != "history.jsonl")
 check(r.returncode == 0 and snap["snapshot"]["samples"] >= 5000,
       f"{snap['snapshot']['samples']} intervals in {time.time() - t0:.1f} s")
-check(sorted(os.listdir(d)) == ["report.json", "report.txt", "snapshot.json"] and size < 64 << 10,
-      f"files stay a report's size: {size} bytes")
+check(sorted(os.listdir(d)) == ["history.jsonl", "report.json", "report.txt", "snapshot.json"]
+      and size < 64 << 10, f"files stay a report's size: {size} bytes")
+# the history is bounded apart (libgpuspy(7)): at most 2 MiB with few sites
+hsize = os.path.getsize(os.path.join(d, "history.jsonl"))
+check(hsize <= 2 << 20, f"history.jsonl stays bounded: {hsize} bytes")
 print(f"{len(failures)} failures")
 sys.exit(1 if failures else 0)

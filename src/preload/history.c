@@ -1,0 +1,789 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The history of live bytes, history.jsonl (gpuspy-history/1,
+ * docs/format.md): per device, per call site for the top sites by peak
+ * with the rest summed as "other", and NVML's view of the process, one
+ * sample per interval; marks, on-demand snapshots and out-of-memory
+ * events are points on it.
+ *
+ * Durable: each line is appended with one write(2) on an O_APPEND fd, so
+ * a SIGKILL leaves every line of the intervals before it (a reader drops
+ * a last line without its newline).  Bounded: the file is rewritten from
+ * memory (a temporary name, then rename, as files.c does) once it holds
+ * twice what its last rewrite held, and at least FILE_MIN.  Memory holds
+ * the newest RECENT samples whole and the older ones in at most BUCKETS
+ * buckets of WIDTH samples each, keeping per series its min, max and
+ * last, so a peak never disappears by downsampling; when the buckets are
+ * full, neighbours merge and WIDTH doubles.  A run of any length so holds
+ * at most RECENT + BUCKETS + EVENTS + MAX_SITES + 1 lines after a rewrite.
+ *
+ * Why these choices rather than, say, one file per resolution: one file,
+ * one reader, and a line appended per interval is what makes SIGKILL cost
+ * at most that interval; rewriting only when the file has doubled makes
+ * the rewrite's cost, O(what memory holds), at most the bytes appended
+ * since the last one, so the cost per interval stays O(series): O(sites)
+ * to sample, O(series) to format and append, amortised O(series) to
+ * compact and to merge buckets (tests/unit/test_history.c measures it).
+ *
+ * Series: a site becomes one the first interval it ranks among the
+ * TOP_SITES largest by peak, and keeps it; at most MAX_SITES do.  A
+ * device's series starts at its first live byte, NVML's per GPU where
+ * NVML lists the process.  The store's arrays grow by whole columns as
+ * series appear (at most MAX_SLOTS, a dozen times per run), its map of
+ * site ids doubles as sites do; nothing is allocated per sample, and
+ * nothing on an event without a label.  Everything runs on the
+ * snapshot thread except history_event_at(), and whatever both touch
+ * (the fd, the line buffer, the events) is under gs_events_lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "history.h"
+#include "json_out.h"
+#include "locks.h"
+#include "log.h"
+#include "names.h"
+
+#define TOP_SITES   32
+#define MAX_SITES   64
+#define MAX_DEVICES 65 /* ordinals -1 (unknown) to 63 */
+#define MAX_OUTSIDE 64
+#define MAX_SLOTS   (MAX_DEVICES + MAX_SITES + 1 + MAX_OUTSIDE)
+#define RECENT	    256
+#define BUCKETS	    256 /* even: neighbours merge in pairs */
+#define EVENTS	    1024
+#define LABEL_MAX   128
+#define FILE_MIN    (1ULL << 20)
+/* The longest line: MAX_SLOTS series of three 20-digit values. */
+#define LINE_SIZE 32768
+#define OUT_SIZE  65536
+
+enum { SLOT_DEVICE, SLOT_SITE, SLOT_OTHER, SLOT_OUTSIDE };
+
+struct slot {
+	uint8_t type;
+	long long key;	  /* device ordinal, site id, NVML index */
+	const char *kind; /* a site's kind of memory */
+};
+struct bucket {
+	double t0, t1;
+	unsigned long long n;
+};
+struct event {
+	double t;
+	uint8_t what;
+	unsigned n;
+	char label[LABEL_MAX];
+};
+struct top {
+	long long peak, live;
+	uint32_t id;
+	const char *kind;
+};
+
+static struct {
+	bool set, off, open;
+	pid_t pid;
+	char dir[4400];
+	double start, interval_s;
+	int fd;
+	double last_t;
+	/* the series: column I of every row is slot[I] */
+	struct slot slot[MAX_SLOTS];
+	unsigned nslots, nsites;
+	size_t stride; /* values per row: columns allocated */
+	int dev_slot[MAX_DEVICES], out_slot[MAX_OUTSIDE], other_slot; /* 1 + slot */
+	uint8_t *site_slot;					      /* 1 + slot, by id */
+	size_t site_cap;
+	/* the sample being taken */
+	bool taking;
+	double t;
+	long long *cur;
+	long long other;
+	struct top top[TOP_SITES]; /* a min-heap by peak */
+	unsigned ntop;
+	unsigned fresh[TOP_SITES]; /* slots chosen this sample */
+	unsigned nfresh;
+	/* the newest samples, a ring; -1: no value */
+	double *rt;
+	long long *rv;
+	unsigned rhead, rn;
+	/* older ones, oldest first: [min, max, last] per column */
+	struct bucket *bk;
+	long long *bv;
+	unsigned nbk;
+	unsigned long long width;
+	/* events, a ring */
+	struct event ev[EVENTS];
+	unsigned ev_head, nev;
+	/* a line, built under gs_events_lock: static, so that an event on
+	 * an allocating thread (out of memory) never allocates for it */
+	char line[LINE_SIZE];
+	unsigned long long bytes, compacted, max_bytes, samples, compactions;
+} h;
+
+static void history_off(const char *what, int err)
+{
+	if (h.off)
+		return;
+	h.off = true;
+	gs_warn("no history: %s %s/%s: %s", what, h.dir, GS_FILE_HISTORY, strerror(err));
+	if (h.open)
+		close(h.fd);
+	h.open = false;
+}
+
+void history_setup(const char *dir, double start, double interval_s)
+{
+	if (h.set)
+		return;
+	h.set = true;
+	h.pid = getpid();
+	snprintf(h.dir, sizeof(h.dir), "%s", dir);
+	h.start = start;
+	h.interval_s = interval_s;
+	h.width = 1;
+}
+
+/* Appending, with gs_events_lock held. */
+
+struct out {
+	char *p, *end;
+	bool full;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->full)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->p, (size_t)(o->end - o->p), fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= o->end - o->p)
+		o->full = true;
+	else
+		o->p += n;
+}
+
+static void put_header(struct out *o)
+{
+	put(o,
+	    "{\"format\":\"%s\",\"pid\":%d,\"start\":%.6f,\"interval_s\":%.6f,\"recent\":%d,"
+	    "\"buckets\":%d,\"top\":%d,\"max_sites\":%d}\n",
+	    GS_FORMAT_HISTORY, (int)h.pid, h.start, h.interval_s, RECENT, BUCKETS, TOP_SITES,
+	    MAX_SITES);
+}
+
+static void put_site(struct out *o, const struct slot *s)
+{
+	put(o, "{\"site\":%lld,\"kind\":\"%s\"}\n", s->key, s->kind);
+}
+
+static const char *const event_names[] = { "mark", "snapshot", "oom" };
+
+static void put_event(struct out *o, const struct event *e)
+{
+	put(o, "{\"t\":%.3f,\"event\":\"%s\"", e->t, event_names[e->what]);
+	if (e->n)
+		put(o, ",\"n\":%u", e->n);
+	if (e->label[0] && !o->full) {
+		/* json_str replaces what is not UTF-8: the line stays JSON */
+		FILE *f = fmemopen(o->p, (size_t)(o->end - o->p), "w");
+		long n;
+
+		if (f) {
+			fputs(",\"label\":", f);
+			json_str(f, e->label);
+			n = ftell(f);
+			if (fclose(f) != 0 || n < 0 || n >= o->end - o->p)
+				o->full = true;
+			else
+				o->p += n;
+		}
+	}
+	put(o, "}\n");
+}
+
+/* A row's values, grouped as the format has them: N (a sample) or
+ * [min,max,last] (a bucket: V holds three per column). */
+static void put_values(struct out *o, const long long *v, size_t per)
+{
+	static const char *const group[] = { "dev", "sites", NULL, "outside" };
+
+	for (int type = SLOT_DEVICE; type <= SLOT_OUTSIDE; type++) {
+		bool first = true;
+
+		if (type == SLOT_OTHER) {
+			const long long *x = v + (size_t)(h.other_slot - 1) * per;
+
+			if (per == 1)
+				put(o, ",\"other\":%lld", x[0]);
+			else
+				put(o, ",\"other\":[%lld,%lld,%lld]", x[0], x[1], x[2]);
+			continue;
+		}
+		for (unsigned i = 0; i < h.nslots; i++) {
+			const long long *x = v + i * per;
+
+			if (h.slot[i].type != type || x[0] < 0)
+				continue;
+			if (first && type == SLOT_OUTSIDE)
+				put(o, ",\"outside\":{");
+			else if (first)
+				put(o, ",\"%s\":{", group[type]);
+			if (per == 1)
+				put(o, "%s\"%lld\":%lld", first ? "" : ",", h.slot[i].key, x[0]);
+			else
+				put(o, "%s\"%lld\":[%lld,%lld,%lld]", first ? "" : ",",
+				    h.slot[i].key, x[0], x[1], x[2]);
+			first = false;
+		}
+		if (!first)
+			put(o, "}");
+		else if (type != SLOT_OUTSIDE)
+			put(o, ",\"%s\":{}", group[type]);
+	}
+}
+
+static void put_sample(struct out *o, double t, const long long *v)
+{
+	put(o, "{\"t\":%.3f", t);
+	put_values(o, v, 1);
+	put(o, "}\n");
+}
+
+static void put_bucket(struct out *o, const struct bucket *b, const long long *v)
+{
+	put(o, "{\"t0\":%.3f,\"t1\":%.3f,\"n\":%llu", b->t0, b->t1, b->n);
+	put_values(o, v, 3);
+	put(o, "}\n");
+}
+
+/* One line, one write(2): all of it or, on a full disk, history off. */
+static void append(const char *line, size_t len)
+{
+	ssize_t n;
+
+	if (!h.open)
+		return;
+	n = write(h.fd, line, len);
+	if (n != (ssize_t)len) {
+		history_off("cannot append to", n < 0 ? errno : ENOSPC);
+		return;
+	}
+	h.bytes += len;
+	if (h.bytes > h.max_bytes)
+		h.max_bytes = h.bytes;
+}
+
+static void open_file(void)
+{
+	char path[4608];
+	struct out o = { h.line, h.line + LINE_SIZE, false };
+
+	if (h.open || h.off)
+		return;
+	if (mkdir(h.dir, 0777) < 0 && errno != EEXIST) {
+		history_off("cannot create the directory of", errno);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s", h.dir, GS_FILE_HISTORY);
+	h.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+	if (h.fd < 0) {
+		history_off("cannot open", errno);
+		return;
+	}
+	h.open = true;
+	put_header(&o);
+	append(h.line, (size_t)(o.p - h.line));
+}
+
+/* The store's columns: a row of STRIDE values per sample, three per
+ * bucket; new room holds -1, no value. */
+
+static void fill(long long *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = -1;
+}
+
+static int grow(size_t stride)
+{
+	long long *cur = malloc(stride * sizeof(*cur)), *rv = malloc(RECENT * stride * sizeof(*rv)),
+		  *bv = malloc(BUCKETS * stride * 3 * sizeof(*bv));
+
+	if (!cur || !rv || !bv) {
+		free(cur);
+		free(rv);
+		free(bv);
+		return -ENOMEM;
+	}
+	fill(cur, stride);
+	fill(rv, (size_t)RECENT * stride);
+	fill(bv, (size_t)BUCKETS * stride * 3);
+	for (unsigned i = 0; h.cur && i < h.stride; i++)
+		cur[i] = h.cur[i];
+	for (size_t r = 0; h.rv && r < RECENT; r++)
+		memcpy(rv + r * stride, h.rv + r * h.stride, h.stride * sizeof(*rv));
+	for (size_t b = 0; h.bv && b < BUCKETS; b++)
+		memcpy(bv + b * stride * 3, h.bv + b * h.stride * 3, h.stride * 3 * sizeof(*bv));
+	free(h.cur);
+	free(h.rv);
+	free(h.bv);
+	h.cur = cur;
+	h.rv = rv;
+	h.bv = bv;
+	h.stride = stride;
+	return 0;
+}
+
+/* A new series; its slot, or -1 when there is no room for it. */
+static int add_slot(uint8_t type, long long key, const char *kind)
+{
+	unsigned s = h.nslots;
+
+	if (s == MAX_SLOTS)
+		return -1;
+	if (s == h.stride && grow(h.stride + 16 < MAX_SLOTS ? h.stride + 16 : MAX_SLOTS) < 0) {
+		history_off("out of memory for", ENOMEM);
+		return -1;
+	}
+	h.slot[s] = (struct slot){ type, key, kind };
+	h.nslots++;
+	h.cur[s] = type == SLOT_OUTSIDE ? -1 : 0;
+	return (int)s;
+}
+
+void history_begin(double t)
+{
+	h.taking = false;
+	if (!h.set || h.off)
+		return;
+	if (!h.cur) {
+		h.rt = malloc(RECENT * sizeof(*h.rt));
+		h.bk = malloc(BUCKETS * sizeof(*h.bk));
+		if (!h.rt || !h.bk || grow(8) < 0) {
+			history_off("out of memory for", ENOMEM);
+			return;
+		}
+		h.other_slot = add_slot(SLOT_OTHER, 0, NULL) + 1;
+	}
+	h.t = t;
+	for (unsigned i = 0; i < h.nslots; i++)
+		h.cur[i] = h.slot[i].type == SLOT_OUTSIDE ? -1 : 0;
+	h.other = 0;
+	h.ntop = 0;
+	h.nfresh = 0;
+	h.taking = true;
+}
+
+void history_device(int device, long long bytes)
+{
+	int s;
+
+	if (!h.taking || device < -1 || device >= MAX_DEVICES - 1)
+		return;
+	s = h.dev_slot[device + 1] - 1;
+	if (s < 0) {
+		if (bytes <= 0)
+			return;
+		s = add_slot(SLOT_DEVICE, device, NULL);
+		if (s < 0)
+			return;
+		h.dev_slot[device + 1] = s + 1;
+	}
+	h.cur[s] = bytes > 0 ? bytes : 0;
+}
+
+static void top_down(unsigned i)
+{
+	for (;;) {
+		unsigned l = 2 * i + 1, m = i;
+		struct top x;
+
+		if (l < h.ntop && h.top[l].peak < h.top[m].peak)
+			m = l;
+		if (l + 1 < h.ntop && h.top[l + 1].peak < h.top[m].peak)
+			m = l + 1;
+		if (m == i)
+			return;
+		x = h.top[i];
+		h.top[i] = h.top[m];
+		h.top[m] = x;
+		i = m;
+	}
+}
+
+static void top_offer(const struct top *t)
+{
+	unsigned i;
+
+	if (h.ntop == TOP_SITES) {
+		if (t->peak <= h.top[0].peak)
+			return;
+		h.top[0] = *t;
+		top_down(0);
+		return;
+	}
+	i = h.ntop++;
+	h.top[i] = *t;
+	while (i > 0 && h.top[(i - 1) / 2].peak > h.top[i].peak) {
+		struct top x = h.top[i];
+
+		h.top[i] = h.top[(i - 1) / 2];
+		h.top[(i - 1) / 2] = x;
+		i = (i - 1) / 2;
+	}
+}
+
+void history_site(uint32_t id, const char *kind, long long live, long long peak)
+{
+	int s;
+
+	if (!h.taking)
+		return;
+	if (live < 0)
+		live = 0;
+	s = id < h.site_cap ? h.site_slot[id] - 1 : -1;
+	if (s >= 0)
+		h.cur[s] = live;
+	else
+		h.other += live;
+	/* chosen sites rank too: the top is of all sites */
+	if (h.nsites < MAX_SITES && peak > 0)
+		top_offer(&(struct top){ peak, live, id, kind });
+}
+
+void history_outside(unsigned index, long long bytes)
+{
+	int s;
+
+	if (!h.taking || index >= MAX_OUTSIDE || bytes < 0)
+		return;
+	s = h.out_slot[index] - 1;
+	if (s < 0) {
+		s = add_slot(SLOT_OUTSIDE, index, NULL);
+		if (s < 0)
+			return;
+		h.out_slot[index] = s + 1;
+	}
+	h.cur[s] = bytes;
+}
+
+static void choose(const struct top *t)
+{
+	int s;
+
+	if (t->id < h.site_cap && h.site_slot[t->id])
+		return;
+	if (t->id >= h.site_cap) {
+		size_t cap = h.site_cap ? h.site_cap : 1024;
+		uint8_t *m;
+
+		while (cap <= t->id)
+			cap *= 2;
+		m = realloc(h.site_slot, cap);
+		if (!m) {
+			history_off("out of memory for", ENOMEM);
+			return;
+		}
+		memset(m + h.site_cap, 0, cap - h.site_cap);
+		h.site_slot = m;
+		h.site_cap = cap;
+	}
+	s = add_slot(SLOT_SITE, t->id, t->kind ? t->kind : "device");
+	if (s < 0)
+		return;
+	h.site_slot[t->id] = (uint8_t)(s + 1);
+	h.nsites++;
+	h.cur[s] = t->live;
+	h.other -= t->live;
+	h.fresh[h.nfresh++] = (unsigned)s;
+}
+
+static void bucket_merge(long long *a, const long long *b)
+{
+	for (unsigned i = 0; i < h.nslots; i++, a += 3, b += 3) {
+		if (b[0] < 0)
+			continue;
+		if (a[0] < 0) {
+			memcpy(a, b, 3 * sizeof(*a));
+			continue;
+		}
+		if (b[0] < a[0])
+			a[0] = b[0];
+		if (b[1] > a[1])
+			a[1] = b[1];
+		a[2] = b[2];
+	}
+}
+
+/* The oldest sample at full resolution goes into the buckets. */
+static void to_bucket(double t, const long long *v)
+{
+	long long *b;
+
+	if (h.nbk == 0 || h.bk[h.nbk - 1].n >= h.width) {
+		if (h.nbk == BUCKETS) {
+			/* Neighbours merge, WIDTH doubles: once per
+			 * BUCKETS / 2 * WIDTH samples, O(BUCKETS * series). */
+			for (size_t j = 0; j < BUCKETS / 2; j++) {
+				long long *dst = h.bv + j * h.stride * 3;
+
+				if (j > 0)
+					memcpy(dst, h.bv + 2 * j * h.stride * 3,
+					       h.stride * 3 * sizeof(*dst));
+				bucket_merge(dst, h.bv + (2 * j + 1) * h.stride * 3);
+				h.bk[j] = (struct bucket){ h.bk[2 * j].t0, h.bk[2 * j + 1].t1,
+							   h.bk[2 * j].n + h.bk[2 * j + 1].n };
+			}
+			fill(h.bv + BUCKETS / 2 * h.stride * 3, (size_t)BUCKETS / 2 * h.stride * 3);
+			h.nbk = BUCKETS / 2;
+			h.width *= 2;
+		}
+		h.bk[h.nbk++] = (struct bucket){ t, t, 0 };
+	}
+	b = h.bv + (h.nbk - 1) * h.stride * 3;
+	for (unsigned i = 0; i < h.nslots; i++, b += 3) {
+		if (v[i] < 0)
+			continue;
+		if (b[0] < 0) {
+			b[0] = b[1] = b[2] = v[i];
+			continue;
+		}
+		if (v[i] < b[0])
+			b[0] = v[i];
+		if (v[i] > b[1])
+			b[1] = v[i];
+		b[2] = v[i];
+	}
+	h.bk[h.nbk - 1].t1 = t;
+	h.bk[h.nbk - 1].n++;
+}
+
+static void to_recent(double t, const long long *v)
+{
+	long long *row = h.rv + h.rhead * h.stride;
+
+	if (h.rn == RECENT)
+		to_bucket(h.rt[h.rhead], row);
+	else
+		h.rn++;
+	h.rt[h.rhead] = t;
+	memcpy(row, v, h.stride * sizeof(*row));
+	h.rhead = (h.rhead + 1) % RECENT;
+}
+
+/* The rewrite's output: whole lines through a buffer, flushed by write. */
+struct sink {
+	int fd;
+	char buf[OUT_SIZE];
+	size_t len;
+	unsigned long long bytes;
+	int err;
+};
+
+static void sink_line(struct sink *k, const struct out *o, const char *line)
+{
+	size_t n = (size_t)(o->p - line);
+
+	if (o->full && !k->err)
+		k->err = EOVERFLOW;
+	if (k->err)
+		return;
+	if (k->len + n > sizeof(k->buf)) {
+		if (write(k->fd, k->buf, k->len) != (ssize_t)k->len) {
+			k->err = errno ? errno : ENOSPC;
+			return;
+		}
+		k->len = 0;
+	}
+	memcpy(k->buf + k->len, line, n);
+	k->len += n;
+	k->bytes += n;
+}
+
+static void sink_event(struct sink *k, unsigned i)
+{
+	struct out o = { h.line, h.line + LINE_SIZE, false };
+
+	put_event(&o, &h.ev[(h.ev_head + EVENTS - h.nev + i) % EVENTS]);
+	sink_line(k, &o, h.line);
+}
+
+/*
+ * The file again, from memory: header, site lines, then buckets, samples
+ * and events in order of time (an event before the first row that ends
+ * after it).  O(what memory holds); called once the file doubled.
+ */
+static void compact(void)
+{
+	static struct sink k;
+	char path[4608], tmp[4608];
+	unsigned e = 0;
+	struct out o;
+
+	snprintf(path, sizeof(path), "%s/%s", h.dir, GS_FILE_HISTORY);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", h.dir, GS_FILE_HISTORY);
+	k.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+	if (k.fd < 0) {
+		history_off("cannot rewrite", errno);
+		return;
+	}
+	k.len = 0;
+	k.bytes = 0;
+	k.err = 0;
+	o = (struct out){ h.line, h.line + LINE_SIZE, false };
+	put_header(&o);
+	sink_line(&k, &o, h.line);
+	for (unsigned i = 0; i < h.nslots; i++) {
+		if (h.slot[i].type != SLOT_SITE)
+			continue;
+		o = (struct out){ h.line, h.line + LINE_SIZE, false };
+		put_site(&o, &h.slot[i]);
+		sink_line(&k, &o, h.line);
+	}
+	for (size_t b = 0; b < h.nbk; b++) {
+		while (e < h.nev && h.ev[(h.ev_head + EVENTS - h.nev + e) % EVENTS].t <= h.bk[b].t1)
+			sink_event(&k, e++);
+		o = (struct out){ h.line, h.line + LINE_SIZE, false };
+		put_bucket(&o, &h.bk[b], h.bv + b * h.stride * 3);
+		sink_line(&k, &o, h.line);
+	}
+	for (unsigned r = 0; r < h.rn; r++) {
+		size_t at = (h.rhead + RECENT - h.rn + r) % RECENT;
+
+		while (e < h.nev && h.ev[(h.ev_head + EVENTS - h.nev + e) % EVENTS].t <= h.rt[at])
+			sink_event(&k, e++);
+		o = (struct out){ h.line, h.line + LINE_SIZE, false };
+		put_sample(&o, h.rt[at], h.rv + at * h.stride);
+		sink_line(&k, &o, h.line);
+	}
+	while (e < h.nev)
+		sink_event(&k, e++);
+	if (!k.err && k.len && write(k.fd, k.buf, k.len) != (ssize_t)k.len)
+		k.err = errno ? errno : ENOSPC;
+	/* No fsync: the appends are not synced either, and a process's
+	 * death, unlike the machine's, loses nothing the kernel holds. */
+	if (!k.err && rename(tmp, path) < 0)
+		k.err = errno;
+	if (k.err) {
+		close(k.fd);
+		unlink(tmp);
+		history_off("cannot rewrite", k.err);
+		return;
+	}
+	close(h.fd);
+	h.fd = k.fd;
+	h.bytes = h.compacted = k.bytes;
+	h.compactions++;
+}
+
+void history_end(void)
+{
+	struct out o;
+
+	if (!h.taking)
+		return;
+	h.taking = false;
+	for (unsigned i = 0; i < h.ntop && h.nsites < MAX_SITES && !h.off; i++)
+		choose(&h.top[i]);
+	if (h.off)
+		return;
+	h.cur[h.other_slot - 1] = h.other > 0 ? h.other : 0;
+
+	gs_lock(&gs_events_lock);
+	open_file();
+	if (h.t < h.last_t)
+		h.t = h.last_t;
+	h.last_t = h.t;
+	for (unsigned i = 0; i < h.nfresh && h.open; i++) {
+		o = (struct out){ h.line, h.line + LINE_SIZE, false };
+		put_site(&o, &h.slot[h.fresh[i]]);
+		if (!o.full)
+			append(h.line, (size_t)(o.p - h.line));
+	}
+	o = (struct out){ h.line, h.line + LINE_SIZE, false };
+	put_sample(&o, h.t, h.cur);
+	if (h.open && !o.full)
+		append(h.line, (size_t)(o.p - h.line));
+	to_recent(h.t, h.cur);
+	h.samples++;
+	if (h.open && h.bytes > FILE_MIN && h.bytes > 2 * h.compacted)
+		compact();
+	gs_unlock(&gs_events_lock);
+}
+
+void history_event_at(double t, enum history_event what, const char *label, unsigned n)
+{
+	struct event *e;
+	struct out o;
+
+	if (!h.set || h.off || (unsigned)what > HISTORY_OOM)
+		return;
+	open_file();
+	if (!h.open)
+		return;
+	if (t < h.last_t)
+		t = h.last_t;
+	h.last_t = t;
+	e = &h.ev[h.ev_head];
+	e->t = t;
+	e->what = (uint8_t)what;
+	e->n = n;
+	snprintf(e->label, sizeof(e->label), "%s", label ? label : "");
+	h.ev_head = (h.ev_head + 1) % EVENTS;
+	if (h.nev < EVENTS)
+		h.nev++;
+	o = (struct out){ h.line, h.line + LINE_SIZE, false };
+	put_event(&o, e);
+	if (!o.full)
+		append(h.line, (size_t)(o.p - h.line));
+}
+
+void history_reset(void)
+{
+	if (h.open)
+		close(h.fd);
+	free(h.cur);
+	free(h.rv);
+	free(h.rt);
+	free(h.bv);
+	free(h.bk);
+	free(h.site_slot);
+	memset(&h, 0, sizeof(h));
+}
+
+void history_get_stats(struct history_stats *out)
+{
+	*out = (struct history_stats){
+		.samples = h.samples,
+		.file_bytes = h.bytes,
+		.max_bytes = h.max_bytes,
+		.compactions = h.compactions,
+		.width = h.width,
+		.series = h.nslots,
+		.buckets = h.nbk,
+		.recent = h.rn,
+		.off = h.off,
+	};
+}
+
+bool history_is_set(void)
+{
+	return h.set;
+}
+
+bool history_owned(void)
+{
+	return !h.set || h.pid == getpid();
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""'gpuspy report --format csv' on history.jsonl (docs/format.md,
+"gpuspy-history/1"): a valid history prints its series; a last line cut
+short by a kill is dropped; each of 25+ corrupted histories gives exit
+status 2, exactly one line on stderr naming the file, and nothing on stdout.
+
+    history_bad.py GPUSPY FIXTURES
+
+The histories are written here, beside a copy of the valid fixture
+process/node7-4242/report.json (pid 4242, sites 1 and 2 of device memory).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+cli, fixtures = sys.argv[1:3]
+failed = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failed.append(what)
+
+
+HEADER = {"format": "gpuspy-history/1", "pid": 4242, "start": 1764510000.5, "interval_s": 1.0,
+          "recent": 256, "buckets": 256, "top": 32, "max_sites": 64}
+
+
+def line(o):
+    return json.dumps(o, separators=(",", ":")) + "\n"
+
+
+def sample(t, a, b=0, other=0):
+    return line({"t": t, "dev": {"0": a + b}, "sites": {"1": a, "2": b}, "other": other})
+
+
+VALID = (line(HEADER) + line({"site": 1, "kind": "device"}) + line({"site": 2, "kind": "device"})
+         + line({"t0": 0.5, "t1": 3.5, "n": 4, "dev": {"0": [0, 9 << 20, 3 << 20]},
+                 "sites": {"1": [0, 9 << 20, 3 << 20]}, "other": [0, 0, 0]})
+         + sample(4.5, 4 << 20) + line({"t": 4.5, "event": "mark", "label": "epoch, \"1\""})
+         + sample(5.5, 5 << 20, 1 << 20) + line({"t": 5.6, "event": "oom", "n": 1})
+         + line({"t": 6.5, "dev": {"0": 6 << 20, "-1": 0}, "sites": {"1": 6 << 20}, "other": 0,
+                 "outside": {"0": 7 << 20}}))
+
+tmp = tempfile.mkdtemp()
+proc = os.path.join(tmp, "node7-4242")
+os.mkdir(proc)
+shutil.copy(os.path.join(fixtures, "process", "node7-4242", "report.json"), proc)
+hist = os.path.join(proc, "history.jsonl")
+
+
+def run(content):
+    with open(hist, "wb") as f:
+        f.write(content if isinstance(content, bytes) else content.encode())
+    return subprocess.run([cli, "report", "--format", "csv", proc], capture_output=True)
+
+
+# the valid history, and one killed in the middle of a line
+r = run(VALID)
+rows = r.stdout.decode().splitlines()
+check(r.returncode == 0 and r.stderr == b"", f"valid: status {r.returncode}, {r.stderr[:200]}")
+check(rows[0] == "host,pid,rank,t0,t1,n,series,min,max,last,label", "the CSV header")
+s1 = [x.split(",") for x in rows[1:] if ",site:1," in x]
+check([int(x[9]) for x in s1] == [3 << 20, 4 << 20, 5 << 20, 6 << 20] and s1[0][5] == "4"
+      and int(s1[0][8]) == 9 << 20, f"site 1's series, the bucket's peak kept: {s1}")
+check(any(',mark,,,,"epoch, ""1"""' in x for x in rows), "a mark, its label quoted")
+check(any(",nvml:0," in x for x in rows) and any(",device:-1," in x for x in rows),
+      "NVML's and the unknown device's series")
+r = run(VALID + '{"t":7.5,"dev":{"0":1')
+check(r.returncode == 0 and len(r.stdout.decode().splitlines()) == len(rows),
+      "a last line without its newline is dropped")
+
+BAD = {
+    "empty file": "",
+    "only a cut header": line(HEADER)[:-5],
+    "missing header": VALID.split("\n", 1)[1],
+    "wrong format id": VALID.replace("gpuspy-history/1", "gpuspy-history/2"),
+    "format not a string": VALID.replace('"gpuspy-history/1"', "1"),
+    "pid of another process": VALID.replace('"pid":4242', '"pid":4243'),
+    "pid zero": VALID.replace('"pid":4242', '"pid":0'),
+    "negative interval": VALID.replace('"interval_s":1.0', '"interval_s":-1.0'),
+    "a second header": VALID + line(HEADER),
+    "bad JSON line": VALID + '{"t": 9.0, "dev": {\n',
+    "not an object": VALID + "[1,2,3]\n",
+    "empty line": VALID + "\n" + sample(9.0, 1),
+    "NUL byte": VALID[:200] + "\0" + VALID[201:],
+    "NUL byte in the cut last line": VALID + '{"t":\0',
+    "negative bytes": VALID + sample(9.0, -5),
+    "negative other": VALID + sample(9.0, 5, other=-1),
+    "bytes a string": VALID + line({"t": 9.0, "dev": {"0": "5"}, "sites": {}, "other": 0}),
+    "unknown series id": VALID + line({"t": 9.0, "dev": {}, "sites": {"7": 1}, "other": 0}),
+    "site id not a number": VALID + line({"t": 9.0, "dev": {}, "sites": {"x": 1}, "other": 0}),
+    "device out of range": VALID + line({"t": 9.0, "dev": {"64": 1}, "sites": {}, "other": 0}),
+    "device key with a leading zero": VALID + line({"t": 9.0, "dev": {"01": 1}, "sites": {},
+                                                    "other": 0}),
+    "site declared twice": VALID + line({"site": 1, "kind": "device"}),
+    "site of an unknown kind": VALID + line({"site": 9, "kind": "vram"}),
+    "65 site series": VALID + "".join(line({"site": 100 + i, "kind": "device"})
+                                      for i in range(63)),
+    "t going backwards": VALID + sample(6.0, 1),
+    "event before the last sample": VALID + line({"t": 6.0, "event": "mark"}),
+    "bucket t0 before the last sample": VALID + line({"t0": 6.0, "t1": 9.0, "n": 2, "dev": {},
+                                                      "sites": {}, "other": [0, 0, 0]}),
+    "bucket t1 before t0": VALID + line({"t0": 9.0, "t1": 8.0, "n": 2, "dev": {}, "sites": {},
+                                         "other": [0, 0, 0]}),
+    "bucket last above max": VALID + line({"t0": 9.0, "t1": 9.5, "n": 2, "dev": {}, "sites": {},
+                                           "other": [0, 1, 2]}),
+    "bucket of two values": VALID + line({"t0": 9.0, "t1": 9.5, "n": 2, "dev": {}, "sites": {},
+                                          "other": [0, 1]}),
+    "bucket of no interval": VALID + line({"t0": 9.0, "t1": 9.5, "n": 0, "dev": {}, "sites": {},
+                                           "other": [0, 0, 0]}),
+    "huge integer": VALID + '{"t":9.0,"dev":{"0":99999999999999999999999},"sites":{},"other":0}\n',
+    "huge time": VALID + '{"t":1e300,"dev":{},"sites":{},"other":0}\n',
+    "time overflowing a double": VALID + '{"t":1e999,"dev":{},"sites":{},"other":0}\n',
+    "negative time": VALID.replace('"t0":0.5', '"t0":-0.5'),
+    "a line of 10 MB": VALID + '{"t":9.0,"event":"mark","label":"' + "x" * (10 << 20) + '"}\n',
+    "unknown member": VALID + line({"t": 9.0, "dev": {}, "sites": {}, "other": 0, "x": 1}),
+    "duplicate key": VALID + '{"t":9.0,"t":9.5,"dev":{},"sites":{},"other":0}\n',
+    "missing other": VALID + line({"t": 9.0, "dev": {}, "sites": {}}),
+    "unknown event": VALID + line({"t": 9.0, "event": "reboot"}),
+    "event number zero": VALID + line({"t": 9.0, "event": "oom", "n": 0}),
+    "label not a string": VALID + line({"t": 9.0, "event": "mark", "label": 5}),
+    "not a history line": VALID + line({"hello": 1}),
+    "invalid UTF-8": VALID + '{"t":9.0,"event":"mark","label":"\xff"}\n'.encode("latin-1").decode(
+        "latin-1"),
+}
+
+for what, content in BAD.items():
+    data = content.encode("latin-1") if what == "invalid UTF-8" else content.encode()
+    r = run(data)
+    err = r.stderr.decode(errors="replace").splitlines()
+    check(r.returncode == 2 and r.stdout == b"" and len(err) == 1 and hist in err[0]
+          and err[0].startswith("gpuspy: "), f"{what}: status {r.returncode}, {err[:2]}")
+
+# a history that is not a regular file
+os.remove(hist)
+os.mkfifo(hist)
+r = subprocess.run([cli, "report", "--format", "csv", proc], capture_output=True, timeout=10)
+check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and r.stdout == b"",
+      f"a FIFO: status {r.returncode}")
+os.remove(hist)
+r = subprocess.run([cli, "report", "--format", "csv", proc], capture_output=True)
+check(r.returncode == 0 and r.stdout.decode().count("\n") == 1,
+      "no history.jsonl: the CSV header only")
+r = subprocess.run([cli, "merge", "--format", "csv", proc], capture_output=True)
+check(r.returncode == 2, "merge has no csv format")
+
+# a run directory: every process's rows, with its pid and rank; one bad
+# history among them refuses the whole run
+run_dir = os.path.join(tmp, "ranks")
+shutil.copytree(os.path.join(fixtures, "ranks"), run_dir)
+procs = sorted(os.listdir(run_dir))
+for name in procs:
+    pid = int(name.rsplit("-", 1)[1])
+    with open(os.path.join(run_dir, name, "history.jsonl"), "w") as f:
+        f.write(VALID.replace('"pid":4242', f'"pid":{pid}'))
+r = subprocess.run([cli, "report", "--format", "csv", run_dir], capture_output=True, text=True)
+got = {}
+for x in r.stdout.splitlines()[1:]:
+    f = x.split(",")
+    got.setdefault(f[1], set()).add(f[2])
+check(r.returncode == 0 and sorted(got) == [p.rsplit("-", 1)[1] for p in procs]
+      and all(len(v) == 1 and v != {""} for v in got.values()),
+      f"a run: the rows of {len(got)} processes, each with its rank: {got}")
+bad = os.path.join(run_dir, procs[2], "history.jsonl")
+with open(bad, "a") as f:
+    f.write(sample(1.0, 5))
+r = subprocess.run([cli, "report", "--format", "csv", run_dir], capture_output=True, text=True)
+check(r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1
+      and bad in r.stderr, f"a run with one bad history: {r.returncode}, {r.stderr.strip()}")
+shutil.rmtree(tmp)
+print(f"{len(BAD)} corrupted histories; {len(failed)} failures")
+sys.exit(1 if failed else 0)

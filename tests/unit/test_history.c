@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * history.c, driven with a clock of its own: a simulated 24-hour run at
+ * one sample a second with 1,000 call sites must leave a history.jsonl
+ * within the bound libgpuspy(7) states, that gpuspy_read reads back with
+ * every peak still in it; and the writer's cost per interval, printed,
+ * grows with the sites, not with the samples taken.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "history.h"
+#include "load_history.h"
+
+#define MiB (1LL << 20)
+/* libgpuspy(7), HISTORY: a day at 1 s with 1,000 sites. */
+#define DAY_BOUND (3 * MiB)
+#define SPIKE	  (100LL << 30)
+/* a mark at the middle of every hour */
+#define MARKS_A_DAY 24
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char *out_dir(const char *name)
+{
+	const char *base = getenv("GPUSPY_OUTPUT_DIR");
+	char *dir = NULL;
+
+	assert_non_null(base);
+	mkdir(base, 0777);
+	assert_true(asprintf(&dir, "%s/%s", base, name) > 0);
+	return dir;
+}
+
+/*
+ * SITES sites for SAMPLES seconds: site S holds (S + 1) * 16 MiB (values
+ * of up to 11 digits, as on a large GPU), sites below 100 also leak S *
+ * 4 KiB a second (so that, as the day goes on, they overtake the others
+ * and become series too), and site SITES - 1 holds SPIKE for the one
+ * second at SPIKE_AT.  The mean
+ * and the worst cost of a sample, in microseconds, in COST.
+ */
+static void simulate(const char *dir, unsigned sites, unsigned samples, unsigned spike_at,
+		     double cost[2])
+{
+	long long *peak = calloc(sites, sizeof(*peak));
+	double total = 0, worst = 0;
+
+	assert_non_null(peak);
+	history_reset();
+	history_setup(dir, 1764500000.0, 1.0);
+	for (unsigned i = 0; i < samples; i++) {
+		double t0 = now_s(), dt;
+		long long device = 0;
+
+		history_begin((double)i);
+		for (unsigned s = 0; s < sites; s++) {
+			long long live = (long long)(s + 1) << 24;
+
+			if (s < 100)
+				live += (long long)s * i * 4096;
+			if (s == sites - 1 && i == spike_at)
+				live = SPIKE;
+			if (live > peak[s])
+				peak[s] = live;
+			device += live;
+			history_site(s, "device", live, peak[s]);
+		}
+		history_device(0, device);
+		history_end();
+		if (i % 3600 == 1800)
+			history_event_at(i + 0.5, HISTORY_MARK, "hour", 0);
+		dt = now_s() - t0;
+		total += dt;
+		if (dt > worst)
+			worst = dt;
+	}
+	cost[0] = total / samples * 1e6;
+	cost[1] = worst * 1e6;
+	free(peak);
+}
+
+static void test_day(void **state)
+{
+	char *dir = out_dir("history-day"), *file = NULL;
+	struct rd_error err = { .msg = "" };
+	struct history_stats st;
+	struct rd_history h;
+	double cost[2];
+	int64_t spike = 0, leak_last = 0;
+	size_t site_series = 0, marks = 0;
+
+	(void)state;
+	simulate(dir, 1000, 86400, 5000, cost);
+	history_get_stats(&st);
+	printf("# 24 h at 1 s, 1,000 sites: history.jsonl at most %llu bytes (now %llu), "
+	       "%u series, %llu rewrites, buckets of %llu s\n",
+	       st.max_bytes, st.file_bytes, st.series, st.compactions, st.width);
+	printf("# cost per interval: %.1f us mean, %.0f us worst (a rewrite)\n", cost[0], cost[1]);
+	assert_int_equal(st.off, 0);
+	assert_int_equal(st.samples, 86400);
+	assert_true(st.compactions > 0);
+	assert_true(st.max_bytes <= DAY_BOUND);
+	history_reset();
+
+	/* what is left reads back, and the one-second spike is in it */
+	assert_true(asprintf(&file, "%s/history.jsonl", dir) > 0);
+	if (load_history_file(file, 0, &h, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t i = 0; i < h.nseries; i++)
+		site_series += h.series[i].kind == RD_HIST_SITE;
+	/* the 32 largest at the start, then every leaking site that ranked
+	 * among the 32 largest some time later (site 999 always does) */
+	assert_true(site_series >= 60 && site_series <= 64);
+	for (size_t r = 0; r < h.nrows; r++) {
+		marks += h.rows[r].type == RD_HIST_EVENT;
+		for (size_t k = 0; k < h.rows[r].count; k++) {
+			const struct rd_hist_value *v = &h.values[h.rows[r].first + k];
+			const struct rd_hist_series *s = &h.series[v->series];
+
+			if (s->kind == RD_HIST_SITE && s->key == 999 && v->max > spike)
+				spike = v->max;
+			if (s->kind == RD_HIST_SITE && s->key == 99)
+				leak_last = v->last;
+		}
+	}
+	/* every mark outlives the rewrites */
+	assert_int_equal(marks, MARKS_A_DAY);
+	assert_int_equal(spike, SPIKE);
+	assert_int_equal(leak_last, (100LL << 24) + 99LL * 86399 * 4096);
+	assert_true(h.nrows <= 256 + 256 + 4096);
+	rd_history_clear(&h);
+	free(file);
+	free(dir);
+}
+
+/* O(sites): the mean cost of an interval at 1,000 and at 10,000 sites. */
+static void test_cost(void **state)
+{
+	char *dir = out_dir("history-cost");
+	double small[2], large[2];
+
+	(void)state;
+	simulate(dir, 1000, 3000, 0, small);
+	simulate(dir, 10000, 3000, 0, large);
+	history_reset();
+	printf("# cost per interval: %.1f us at 1,000 sites, %.1f us at 10,000\n", small[0],
+	       large[0]);
+	free(dir);
+}
+
+/* A directory that cannot be made: one warning, then the history is off
+ * and every later call returns at once. */
+static void test_failure(void **state)
+{
+	struct history_stats st;
+
+	(void)state;
+	history_reset();
+	history_setup("/proc/self/no/such/dir", 1764500000.0, 1.0);
+	for (unsigned i = 0; i < 10; i++) {
+		history_begin((double)i);
+		history_site(1, "device", 1 << 20, 1 << 20);
+		history_device(0, 1 << 20);
+		history_end();
+		history_event_at(i + 0.5, HISTORY_MARK, "m", 0);
+	}
+	history_get_stats(&st);
+	assert_int_equal(st.off, 1);
+	assert_int_equal(st.file_bytes, 0);
+	history_reset();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_day),
+		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_failure),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

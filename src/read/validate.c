@@ -210,44 +210,37 @@ int validate_counts_object(const struct vctx *v, json_t *root, const char *key)
 	return 0;
 }
 
-void validate_json_error(struct rd_error *err, const char *file, const json_error_t *jerr)
+const char *validate_json_what(const json_error_t *jerr)
 {
-	const char *what;
-
 	/* jansson's own text quotes the token at fault: never print it, the
 	 * file may be anything (a link to a file the user may not read) */
 	switch (json_error_code(jerr)) {
 	case json_error_out_of_memory:
-		what = "out of memory";
-		break;
+		return "out of memory";
 	case json_error_stack_overflow:
-		what = "nested too deeply";
-		break;
+		return "nested too deeply";
 	case json_error_invalid_utf8:
-		what = "not valid UTF-8";
-		break;
+		return "not valid UTF-8";
 	case json_error_premature_end_of_input:
-		what = "the text ends before the document does (cut short?)";
-		break;
+		return "the text ends before the document does (cut short?)";
 	case json_error_end_of_input_expected:
-		what = "more text after the end of the document";
-		break;
+		return "more text after the end of the document";
 	case json_error_null_character:
 	case json_error_null_byte_in_key:
-		what = "a NUL character in a string";
-		break;
+		return "a NUL character in a string";
 	case json_error_duplicate_key:
-		what = "a key twice in one object";
-		break;
+		return "a key twice in one object";
 	case json_error_numeric_overflow:
-		what = "a number out of range";
-		break;
+		return "a number out of range";
 	default:
-		what = "a syntax error";
-		break;
+		return "a syntax error";
 	}
+}
+
+void validate_json_error(struct rd_error *err, const char *file, const json_error_t *jerr)
+{
 	rd_error_set(err, file, "invalid JSON at line %d, column %d (byte %d): %s", jerr->line,
-		     jerr->column, jerr->position, what);
+		     jerr->column, jerr->position, validate_json_what(jerr));
 }
 
 /* O_NONBLOCK so that a FIFO named by mistake fails instead of hanging; it

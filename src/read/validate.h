@@ -69,6 +69,9 @@ int validate_counts_object(const struct vctx *v, json_t *root, const char *key);
  * failure of json_loadb: where, and a fixed description, never the text. */
 void validate_json_error(struct rd_error *err, const char *file, const json_error_t *jerr);
 
+/* JERR's kind of error in a few fixed words ("a syntax error"). */
+const char *validate_json_what(const json_error_t *jerr);
+
 /* The whole of FILE in memory (*BUFP, *LENP; *ST its stat): a regular file
  * of at most MAX_REPORT_SIZE bytes, without a NUL byte.  -errno, with ERR
  * filled. */

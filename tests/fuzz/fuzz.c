@@ -14,6 +14,24 @@
 
 static char dir[256];
 
+#define ZERO                                                                                       \
+	"{\"live_bytes\": 0, \"live_allocations\": 0, \"peak_bytes\": 0, \"allocated_bytes\": 0,"  \
+	" \"allocations\": 0, \"freed_bytes\": 0, \"frees\": 0}"
+#define SITE(id, fn)                                                                               \
+	"{\"id\": " #id ", \"kind\": \"device\", \"api\": \"cudaMalloc\", \"live_bytes\": 0,"      \
+	" \"live_allocations\": 0, \"peak_bytes\": 0, \"allocated_bytes\": 0, \"allocations\": 0," \
+	" \"freed_bytes\": 0, \"frees\": 0, \"frames\": [{\"module\": 0, \"offset\": 4096,"        \
+	" \"symbol\": \"" fn "\"}]}"
+
+const char fuzz_report66[] =
+	"{\"format\": \"gpuspy-process/1\", \"host\": \"node6\", \"pid\": 66,"
+	" \"command\": [\"./train\"], \"complete\": true,"
+	" \"leaked\": {\"bytes\": 0, \"allocations\": 0}, \"peak\": {\"bytes\": 0},"
+	" \"kinds\": {\"device\": " ZERO ", \"managed\": " ZERO ", \"vmm\": " ZERO
+	", \"pinned\": " ZERO "}, \"untracked_frees\": 0,"
+	" \"modules\": [{\"path\": \"/nonexistent/train\", \"build_id\": \"\", \"base\": 0}],"
+	" \"sites\": [" SITE(1, "step") ", " SITE(2, "forward") "]}";
+
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);

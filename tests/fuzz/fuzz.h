@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A valid report of pid 66 (the seeds' pid of torch.json and
+ * history.jsonl): two device sites, of ids 1 and 2, nothing live. */
+extern const char fuzz_report66[];
+
 /* A directory of its own, made once, removed at exit. */
 const char *fuzz_dir(void);
 

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "names.h"
+#include "growth_view.h"
 #include "load_history.h"
 #include "print.h"
 
@@ -53,15 +54,27 @@ static int report_csv(struct cli_loaded *l)
 int cmd_report(int argc, char **argv)
 {
 	struct cli_loaded l;
+	struct rd_growth_view growth;
+	struct rd_error err = { .msg = "" };
 	int e = cli_report_setup("report", usage, DEFAULT_TOP, argc, argv, &l);
 
 	if (e >= 0)
 		return e;
 	if (l.csv)
 		return report_csv(&l);
+	/* the growing sites' rate, since when and sparkline: every history
+	 * read before anything is printed, as for csv */
+	e = growth_view_load(&l.rep, &growth, &err);
+	if (e < 0) {
+		cli_print_error(&err, e);
+		cli_report_done(&l, 0);
+		return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+	}
+	l.rep.growth = &growth;
 	if (l.json)
-		e = json_print_report(&l.rep, stdout, l.top);
+		e = json_print_report(&l.rep, &l.list, stdout, l.top);
 	else
-		e = text_print_report(&l.rep, stdout, l.top);
+		e = text_print_report(&l.rep, &l.list, stdout, l.top);
+	growth_view_clear(&growth);
 	return cli_report_done(&l, e);
 }

@@ -7,8 +7,14 @@
  * has not exited is read from the snapshot.json its gpuspy thread rewrites
  * every GPUSPY_INTERVAL), merges it, and shows the totals and the call
  * sites that hold most, each with a sparkline of its live bytes.  The
- * reports hold no history: the sparklines are this command's own memory
- * of its last refreshes.
+ * sparklines start from the job's own history (history.jsonl) where a
+ * process has one: on the first refresh, each site's series from the start
+ * of the job is cut into HISTORY - 1 spans of equal time, the latest value
+ * of each (what a refresh then would have read), summed over the
+ * processes; every refresh then appends one column and the oldest go.
+ * So the first frame already shows the trend of a job that was leaking
+ * before top was opened; the whole run rather than its last 20 samples,
+ * because a slow leak is flat over 20 intervals.
  *
  * On a terminal it draws on the alternate screen and reads single keys;
  * otherwise it prints one plain block per refresh, for logs and pipes, and
@@ -32,6 +38,8 @@
 
 #include "cli.h"
 #include "discover.h"
+#include "growth_view.h"
+#include "load_history.h"
 #include "merge.h"
 #include "util.h"
 
@@ -43,7 +51,8 @@ static const char usage[] =
 	"\n"
 	"Show what a running job holds on the GPU, refreshed every interval: the\n"
 	"totals, each device, and the call sites with most live memory, each with\n"
-	"its live bytes over the last 20 refreshes.  PATH is what 'gpuspy report'\n"
+	"its live bytes over the last 20 refreshes (from the job's start, read\n"
+	"from its history, on the first).  PATH is what 'gpuspy report'\n"
 	"reads; PID stands for that process's directory.  On a terminal, q quits;\n"
 	"otherwise one block is printed per refresh, until every process has\n"
 	"written its report at exit.\n"
@@ -78,6 +87,7 @@ struct top {
 	struct rd_error err; /* why the last refresh failed; "" when it worked */
 	struct hist *hist;   /* one per site of the view, by key */
 	size_t nhist;
+	bool seeded; /* the history files were read */
 	struct termios saved;
 	bool termios_set;
 };
@@ -198,6 +208,69 @@ static int hist_update(struct top *t, const struct rd_report *r)
 	return 0;
 }
 
+/* The first sparklines, from the history of every process of R that has
+ * one (see the top of this file); T->hist is empty then.  A history that
+ * cannot be read seeds nothing: 'gpuspy report' is where it is refused. */
+static int hist_seed(struct top *t, const struct rd_report *r)
+{
+	struct hist *nh = calloc(r->nsites + 1, sizeof(*nh));
+	size_t n = 0;
+
+	if (!nh)
+		return -ENOMEM;
+	for (size_t p = 0; p < r->nprocs; p++) {
+		struct rd_history h;
+		struct rd_error err;
+		struct rd_site_series *ss = NULL;
+		size_t nss = 0;
+		int e = load_history(r->procs[p], &h, &err);
+
+		if (e == 0 && h.present)
+			e = growth_process_series(r, p, &h, &ss, &nss);
+		rd_history_clear(&h);
+		if (e == -ENOMEM) {
+			hist_free(nh, n);
+			return e;
+		}
+		for (size_t j = 0; j < nss; j++) {
+			int64_t v[HISTORY - 1];
+			size_t c = growth_columns(ss[j].rows, ss[j].nrows, HISTORY - 1,
+						  GROWTH_PICK_LAST, NULL, v);
+			struct hist *x = NULL;
+
+			for (size_t i = 0; i < n && !x; i++)
+				if (strcmp(nh[i].key, ss[j].site->key) == 0)
+					x = &nh[i];
+			if (!c)
+				continue;
+			if (!x) {
+				x = &nh[n];
+				x->key = strdup(ss[j].site->key);
+				if (!x->key) {
+					growth_series_free(ss, nss);
+					hist_free(nh, n);
+					return -ENOMEM;
+				}
+				n++;
+			}
+			/* right-aligned: every process's columns end now */
+			for (size_t i = 0; i < c; i++)
+				x->v[HISTORY - 1 - c + i] += v[i];
+			if (x->n < c)
+				x->n = c;
+		}
+		growth_series_free(ss, nss);
+	}
+	/* the values sit at the end of V: move them to its start */
+	for (size_t i = 0; i < n; i++)
+		memmove(nh[i].v, nh[i].v + HISTORY - 1 - nh[i].n, nh[i].n * sizeof(nh[i].v[0]));
+	qsort(nh, n, sizeof(*nh), cmp_hist);
+	hist_free(t->hist, t->nhist);
+	t->hist = nh;
+	t->nhist = n;
+	return 0;
+}
+
 /* Read PATH again.  A failure replaces nothing: the view shown stays the
  * last one that loaded (a file may be mid-replacement, or its process be
  * writing a report we cannot read yet), and says why it is stale.  A path
@@ -230,7 +303,13 @@ static int refresh(struct top *t, struct rd_error *err)
 		rd_process_list_clear(&list);
 		return e;
 	}
-	e = hist_update(t, &rep);
+	e = 0;
+	if (!t->seeded && rep.nprocs > 0) {
+		t->seeded = true;
+		e = hist_seed(t, &rep);
+	}
+	if (e == 0)
+		e = hist_update(t, &rep);
 	if (e < 0) {
 		rd_error_set(err, NULL, "out of memory");
 		merge_clear(&rep);

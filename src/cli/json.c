@@ -13,12 +13,39 @@
 #include <jansson.h>
 
 #include "diff.h"
+#include "growth_view.h"
 #include "merge.h"
 #include "names.h"
 #include "print.h"
+#include "trend.h"
 #include "util.h"
 
 /* gpuspy report */
+
+/* A growing site's "growth" (docs/format.md); NULL when its history has
+ * no series of it. */
+static json_t *growth_json(const struct rd_report *r, const struct rd_report_site *s)
+{
+	const struct rd_growth *g = growth_view_find(r->growth, s);
+	double t[JSON_GROWTH_POINTS];
+	int64_t v[JSON_GROWTH_POINTS];
+	json_t *o, *pts;
+	size_t n;
+
+	if (!g || !g->nrows)
+		return NULL;
+	n = growth_columns(g->rows, g->nrows, JSON_GROWTH_POINTS, GROWTH_PICK_MAX, t, v);
+	o = json_object();
+	pts = json_array();
+	for (size_t i = 0; pts && i < n; i++)
+		json_array_append_new(pts, json_pack("[fI]", t[i], (json_int_t)v[i]));
+	json_object_set_new(o, "since_s", g->fired ? json_real(g->since_s) : json_null());
+	json_object_set_new(o, "rate_bytes_per_s", json_real(g->fired ? g->rate_bps : 0));
+	json_object_set_new(o, "shape", json_string(trend_shape_name(g->fired ? g->shape : 0)));
+	json_object_set_new(o, "process", json_integer((json_int_t)g->proc));
+	json_object_set_new(o, "samples", pts);
+	return o;
+}
 
 static json_t *counts_json(const char *k1, int64_t v1, const char *k2, int64_t v2)
 {
@@ -99,6 +126,12 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 	json_object_set_new(o, "peak_bytes", json_integer(s->c.peak_bytes));
 	json_object_set_new(o, "at_peak_bytes", json_integer(s->at_peak_bytes));
 	json_object_set_new(o, "growing", json_boolean(s->growing));
+	if (s->growing) {
+		json_t *g = growth_json(r, s);
+
+		if (g)
+			json_object_set_new(o, "growth", g);
+	}
 	json_object_set_new(o, "allocated_bytes", json_integer(s->c.allocated_bytes));
 	json_object_set_new(o, "allocations", json_integer(s->c.allocations));
 	json_object_set_new(o, "freed_bytes", json_integer(s->c.freed_bytes));
@@ -112,6 +145,25 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 		json_array_append_new(frames, frame_json(&s->frames[i]));
 	json_object_set_new(o, "frames", frames);
 	return o;
+}
+
+/* "state" and what is known of how a process that did not exit ended
+ * (docs/format.md, gpuspy-report/1): the run's END (< 0: unknown) and the
+ * moment of its last file, LAST (< 0: unknown, or none). */
+static void state_json(json_t *o, enum rd_state state, int64_t sig, double end, double last)
+{
+	json_object_set_new(o, "state",
+			    json_string(state == RD_STATE_KILLED  ? "killed" :
+					state == RD_STATE_RUNNING ? "running" :
+								    "unknown"));
+	if (state == RD_STATE_MAYBE_RUNNING)
+		json_object_set_new(o, "pid_alive", json_true());
+	if (sig > 0)
+		json_object_set_new(o, "signal", json_integer(sig));
+	if (end >= 0)
+		json_object_set_new(o, "end_time", json_real(end));
+	if (last >= 0)
+		json_object_set_new(o, "last_snapshot_time", json_real(last));
 }
 
 static json_t *process_json(const struct rd_process *p)
@@ -136,6 +188,8 @@ static json_t *process_json(const struct rd_process *p)
 		json_object_set_new(o, "partial", json_true());
 		json_object_set_new(o, "report", json_string(p->file));
 	}
+	if (rd_state_not_exited(p->state))
+		state_json(o, p->state, p->signal, p->run_end_time, p->end_time);
 	if (p->outside.present) {
 		json_t *gpus = json_array();
 
@@ -212,7 +266,8 @@ static json_t *oom_json(const struct rd_report_oom *ro)
 	return o;
 }
 
-int json_print_report(const struct rd_report *r, FILE *out, size_t top)
+int json_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top)
 {
 	json_t *root = json_object();
 	json_t *procs = json_array();
@@ -263,12 +318,30 @@ int json_print_report(const struct rd_report *r, FILE *out, size_t top)
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(sites, site_json(r, r->sites[i]));
 	json_object_set(root, "sites", sites);
+	if (list->nunreported) {
+		json_t *un = json_array();
+
+		for (size_t i = 0; un && i < list->nunreported; i++) {
+			const struct rd_unreported *u = &list->unreported[i];
+			json_t *o = json_object();
+
+			json_object_set_new(o, "path", json_string(u->path));
+			json_object_set_new(o, "host", json_string(u->host));
+			json_object_set_new(o, "pid", json_integer(u->pid));
+			state_json(o, u->state, u->signal, -1, -1);
+			json_array_append_new(un, o);
+		}
+		if (json_array_size(un) == list->nunreported)
+			json_object_set_new(root, "unreported", un);
+		else
+			json_decref(un);
+	}
 	/* a part that could not be allocated is simply missing: check the
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
 	    json_array_size(ooms) != r->nooms ||
-	    json_object_size(root) !=
-		    9 + (size_t)r->at_peak + (r->nprocs > 1) + (size_t)r->torch.present) {
+	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
+					      (size_t)r->torch.present + (list->nunreported > 0)) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -350,6 +423,8 @@ static json_t *merge_process_json(const struct rd_report *r, size_t i)
 		json_object_set_new(o, "partial", json_true());
 		json_object_set_new(o, "report", json_string(p->file));
 	}
+	if (rd_state_not_exited(p->state))
+		state_json(o, p->state, p->signal, p->run_end_time, p->end_time);
 	for (int m = 0; m < REPORT_METRICS; m++)
 		json_object_set_new(o, merge_metric_name(m), json_integer(r->totals[m][i]));
 	return o;
@@ -517,6 +592,19 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 				    pair_json(o ? o->c.allocations : 0, n ? n->c.allocations : 0));
 		if (d->at_label)
 			json_object_set_new(j, "at", pair_json(w->at[0], w->at[1]));
+		{
+			double rt[2];
+			bool known[2] = { growth_rate_of(ro, o, &rt[0]),
+					  growth_rate_of(rn, n, &rt[1]) };
+
+			/* where either side grows and its rate is known */
+			if (((o && o->growing) || (n && n->growing)) && (known[0] || known[1]))
+				json_object_set_new(
+					j, "growth_rate_bytes_per_s",
+					json_pack("{soso}", "old",
+						  known[0] ? json_real(rt[0]) : json_null(), "new",
+						  known[1] ? json_real(rt[1]) : json_null()));
+		}
 		json_array_append_new(sites, j);
 	}
 	json_object_set(root, "sites", sites);

@@ -16,11 +16,15 @@
 #include "merge.h"
 
 struct json_t;
+struct rd_growth;
 struct rd_history;
 
-/* gpuspy report.  TOP limits every list; 0 means all. */
-int text_print_report(const struct rd_report *r, FILE *out, size_t top);
-int json_print_report(const struct rd_report *r, FILE *out, size_t top);
+/* gpuspy report: R, merged from LIST (whose process directories without
+ * any report are listed too).  TOP limits every list; 0 means all. */
+int text_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top);
+int json_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top);
 
 /* gpuspy report --format csv: the history H[P] of each of R's processes
  * P (those without one print nothing). */
@@ -48,6 +52,16 @@ void text_print_frame(FILE *out, const struct rd_report_frame *f);
  * (V: its value in VALUES, indexed like R->procs); no newline. */
 void text_print_spread(FILE *out, const struct rd_report *r, enum rd_report_metric metric,
 		       const struct rd_report_spread *sp, const int64_t *values);
+
+/* Sparklines of a growing site's history: columns, and JSON points. */
+#define TEXT_SPARK_WIDTH   24
+#define JSON_GROWTH_POINTS 64
+
+/* V[0..N-1] as N blocks from the lowest to the highest of them: U+2581 to
+ * U+2588 when the locale's character set is UTF-8, else "_.-=#". */
+void text_print_sparkline(FILE *out, const int64_t *v, size_t n);
+/* "+40.0 MiB/min since 12 s (staircase)", no newline. */
+void text_print_growth_rate(FILE *out, const struct rd_growth *g);
 
 /* The PyTorch view: the lines of the summary, and its own section. */
 void text_print_torch_summary(FILE *out, const struct rd_report_torch *t);

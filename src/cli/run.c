@@ -8,8 +8,13 @@
  * behaves like a shell waiting for a foreground job: the terminal's SIGINT
  * and SIGQUIT reach the command directly and gpuspy ignores them, while
  * SIGTERM and SIGHUP, which are usually sent to gpuspy alone, are passed on.
+ *
+ * How the command ended is recorded in the run directory (run.json): a
+ * process of it that wrote no report.json is then known to have been
+ * killed, and by which signal, rather than only to have not exited.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -19,12 +24,16 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "config.h"
 #include "cli.h"
 #include "discover.h"
 #include "env.h"
+#include "names.h"
 #include "util.h"
 
 /* gpuspy's own failure (fork, memory), as env(1) does, so that it is not
@@ -199,8 +208,25 @@ static int setup_environment(const char *lib, const char *outdir)
 	return r;
 }
 
+/* How the command went: its pid, when it started and ended, its wait
+ * status (valid when WAITED). */
+struct outcome {
+	pid_t pid;
+	double start_time, end_time;
+	bool waited;
+	int status;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Fork, exec, wait.  Returns the exit status to pass on. */
-static int spawn(char **argv)
+static int spawn(char **argv, struct outcome *o)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	struct sigaction fwd = { .sa_handler = forward_signal };
@@ -223,6 +249,7 @@ static int spawn(char **argv)
 	sigaction(SIGHUP, &fwd, &old_hup);
 
 	fflush(NULL);
+	o->start_time = now();
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "gpuspy: fork: %s\n", strerror(errno));
@@ -246,20 +273,131 @@ static int spawn(char **argv)
 		_exit(EXIT_EXEC_FAILED);
 	}
 	child_pid = pid;
+	o->pid = pid;
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 
 	while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
 	child_pid = 0;
+	o->end_time = now();
 	if (r < 0) {
 		fprintf(stderr, "gpuspy: waitpid: %s\n", strerror(errno));
 		return EXIT_RUN_FAILED;
 	}
+	o->waited = true;
+	o->status = status;
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return EXIT_RUN_FAILED;
+}
+
+/* DOC written to DIR/NAME through a temporary of this process's own:
+ * created exclusively and without following a link (another user's
+ * symbolic link in a shared directory must not redirect the write), then
+ * renamed into place, so that a reader sees the old file or the new one. */
+static int write_json_file(const char *dir, const char *name, const json_t *doc)
+{
+	char tmp[GS_FILE_PATH_SIZE], path[GS_FILE_PATH_SIZE];
+	char *text = json_dumps(doc, JSON_INDENT(2));
+	size_t len, off = 0;
+	int fd, r = 0;
+
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	if (names_join(path, sizeof(path), dir, name) < 0 ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s.%ld.tmp", dir, name, (long)getpid()) >=
+		    (int)sizeof(tmp)) {
+		free(text);
+		return -ENAMETOOLONG;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/* one left by an earlier gpuspy of this pid that was killed while
+	 * writing: ours to replace (unlink removes a link, not its target) */
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r = -errno;
+		free(text);
+		return r;
+	}
+	while (off < len && r == 0) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno != EINTR)
+			r = -errno;
+		else if (n > 0)
+			off += (size_t)n;
+	}
+	if (r == 0 && write(fd, "\n", 1) != 1)
+		r = -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	free(text);
+	return r;
+}
+
+/* run.json (docs/format.md, "gpuspy-run/1"): the command, its pid and
+ * host, when it started and ended, and its exit status or the signal that
+ * killed it.  Only into a run directory that exists: a command that never
+ * used CUDA leaves none, and gpuspy run does not make one for it. */
+static void record_run(const char *outdir, char **argv, const struct outcome *o)
+{
+	char host[GS_HOST_SIZE];
+	struct stat st;
+	json_t *doc, *cmd;
+	int r = -ENOMEM;
+
+	if (!o->waited || stat(outdir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	names_host(host, sizeof(host));
+	doc = json_object();
+	cmd = json_array();
+	if (doc && cmd) {
+		for (char **a = argv; *a; a++)
+			json_array_append_new(cmd, json_string(*a));
+		json_object_set_new(doc, "format", json_string(GS_FORMAT_RUN));
+		json_object_set_new(doc, "gpuspy_version", json_string(GPUSPY_VERSION));
+		json_object_set_new(doc, "command", cmd);
+		cmd = NULL;
+		json_object_set_new(doc, "host", json_string(host));
+		json_object_set_new(doc, "pid", json_integer(o->pid));
+		json_object_set_new(doc, "start_time", json_real(o->start_time));
+		json_object_set_new(doc, "end_time", json_real(o->end_time));
+		if (WIFSIGNALED(o->status))
+			json_object_set_new(doc, "signal", json_integer(WTERMSIG(o->status)));
+		else
+			json_object_set_new(doc, "exit_status",
+					    json_integer(WIFEXITED(o->status) ?
+								 WEXITSTATUS(o->status) :
+								 EXIT_RUN_FAILED));
+		r = write_json_file(outdir, GS_FILE_RUN, doc);
+	}
+	json_decref(cmd);
+	json_decref(doc);
+	if (r < 0) {
+		fputs("gpuspy run: cannot record the run in ", stderr);
+		cli_put_clean(stderr, outdir);
+		fprintf(stderr, "/" GS_FILE_RUN ": %s\n", strerror(-r));
+	}
+}
+
+/* "SIGKILL", or NULL for a number without a name. */
+static const char *signal_name(int sig)
+{
+	static char buf[16];
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (!abbrev)
+		return NULL;
+	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
+	return buf;
 }
 
 int cmd_run(int argc, char **argv)
@@ -271,6 +409,8 @@ int cmd_run(int argc, char **argv)
 	};
 	const char *outopt = NULL;
 	char *lib = NULL, *outdir = NULL;
+	struct outcome o = { 0 };
+	bool reports;
 	int c, r, status;
 
 	opterr = 0;
@@ -331,9 +471,23 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	status = spawn(argv + optind);
+	status = spawn(argv + optind, &o);
+	record_run(outdir, argv + optind, &o);
 
-	if (discover_has_reports(outdir)) {
+	reports = discover_has_reports(outdir);
+	if (o.waited && WIFSIGNALED(o.status)) {
+		const char *name = signal_name(WTERMSIG(o.status));
+
+		fputs("gpuspy run: ", stderr);
+		cli_put_clean(stderr, argv[optind]);
+		fprintf(stderr, " was killed by signal %d", WTERMSIG(o.status));
+		if (name)
+			fprintf(stderr, " (%s)", name);
+		fputs(reports ? "; the reports are partial: the last snapshot of each process\n" :
+				"\n",
+		      stderr);
+	}
+	if (reports) {
 		fputs("gpuspy: run directory ", stderr);
 		cli_put_clean(stderr, outdir);
 		fputs(" \u2014 see: gpuspy report ", stderr);

@@ -7,15 +7,20 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "diff.h"
+#include "growth_view.h"
 #include "merge.h"
 #include "print.h"
+#include "trend.h"
 #include "util.h"
 
 /* gpuspy report */
@@ -37,6 +42,37 @@ void text_print_spread(FILE *out, const struct rd_report *r, enum rd_report_metr
 static const char *plural(int64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
+}
+
+/* What R's figures of live memory are: every process's at exit (the
+ * headings say "at exit"), every one's at its last snapshot (none
+ * exited), or a mix. */
+enum moment { AT_EXIT, AT_SNAPSHOT, AT_BOTH };
+
+static size_t not_exited(const struct rd_report *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		n += rd_state_not_exited(r->procs[i]->state);
+	return n;
+}
+
+static enum moment report_moment(const struct rd_report *r)
+{
+	size_t n = not_exited(r);
+
+	return n == 0 ? AT_EXIT : n == r->nprocs ? AT_SNAPSHOT : AT_BOTH;
+}
+
+/* " (SIGKILL)" after "signal 9", or nothing for a number without a name. */
+static void print_signal(FILE *out, int64_t sig)
+{
+	const char *abbrev = sig > 0 && sig < 256 ? sigabbrev_np((int)sig) : NULL;
+
+	fprintf(out, "signal %" PRId64, sig);
+	if (abbrev)
+		fprintf(out, " (SIG%s)", abbrev);
 }
 
 /* One frame on one line: "function (module) file:line" for native code,
@@ -126,6 +162,99 @@ static void print_site_origin(FILE *out, const struct rd_report_site *s)
 		fprintf(out, " [pool segment: %s]", s->pool);
 	if (s->growing)
 		fputs(" [growing]", out);
+}
+
+/* Whether the terminal's character set is UTF-8, from the locale the
+ * user set (LC_ALL, LC_CTYPE, LANG); asked once. */
+static bool text_utf8(void)
+{
+	static int utf8 = -1;
+
+	if (utf8 < 0) {
+		const char *cs;
+
+		setlocale(LC_CTYPE, "");
+		cs = nl_langinfo(CODESET);
+		utf8 = cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+	}
+	return utf8;
+}
+
+void text_print_sparkline(FILE *out, const int64_t *v, size_t n)
+{
+	static const char *const blocks[] = {
+		"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588",
+	};
+	static const char ascii[] = "_.-=#";
+	bool utf8 = text_utf8();
+	int levels = utf8 ? 8 : 5;
+	int64_t lo = INT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double f = hi > lo ? (double)(v[i] - lo) / (double)(hi - lo) : 0;
+		int k = (int)(f * (levels - 1) + 0.5);
+
+		k = k < 0 ? 0 : k >= levels ? levels - 1 : k;
+		if (utf8)
+			fputs(blocks[k], out);
+		else
+			putc(ascii[k], out);
+	}
+}
+
+/* A duration for people: "0.4 s", "12 s", "25 min", "3.5 h". */
+static void put_seconds(FILE *out, double s)
+{
+	if (s < 10)
+		fprintf(out, "%.1f s", s);
+	else if (s < 600)
+		fprintf(out, "%.0f s", s);
+	else if (s < 36000)
+		fprintf(out, "%.0f min", s / 60);
+	else
+		fprintf(out, "%.1f h", s / 3600);
+}
+
+/* "+40.0 MiB/min since 12 s (staircase)", no newline; "not growing" when
+ * the rule did not fire on G's series. */
+void text_print_growth_rate(FILE *out, const struct rd_growth *g)
+{
+	if (!g->fired) {
+		fputs("not growing in its history", out);
+		return;
+	}
+	fprintf(out, "%+.1f MiB/min since ", g->rate_bps * 60 / (1024.0 * 1024));
+	put_seconds(out, g->since_s);
+	fprintf(out, " (%s)", trend_shape_name(g->shape));
+}
+
+/* Under a growing site: its rate, since when and the sparkline of its
+ * history, from the process that grows fastest. */
+static void print_growth(FILE *out, const struct rd_report *r, const struct rd_report_site *s)
+{
+	const struct rd_growth *g = growth_view_find(r->growth, s);
+	int64_t v[TEXT_SPARK_WIDTH];
+	char name[REPORT_NAME_SIZE];
+	size_t n;
+
+	if (!g || !g->nrows)
+		return;
+	n = growth_columns(g->rows, g->nrows, TEXT_SPARK_WIDTH, GROWTH_PICK_MAX, NULL, v);
+	fputs("    growth: ", out);
+	text_print_growth_rate(out, g);
+	putc(' ', out);
+	text_print_sparkline(out, v, n);
+	fputs(" from ", out);
+	put_seconds(out, g->rows[0].t1);
+	fputs(" to ", out);
+	put_seconds(out, g->rows[g->nrows - 1].t1);
+	if (r->nprocs > 1)
+		fprintf(out, ", in %s", merge_process_name(r, g->proc, name, sizeof(name)));
+	putc('\n', out);
 }
 
 enum section { SEC_GROWING, SEC_LEAKED, SEC_PINNED, SEC_AT_PEAK, SEC_PEAK, SEC_CALLS };
@@ -238,6 +367,8 @@ static void print_section(FILE *out, const struct rd_report *r, enum section sec
 {
 	size_t total = 0, shown = 0;
 	char a[32], b[32];
+	/* no process exited: what is live was not (yet) leaked */
+	bool live = report_moment(r) == AT_SNAPSHOT;
 
 	for (size_t i = 0; i < r->nsites; i++)
 		total += in_section(sec, order[i]);
@@ -252,7 +383,10 @@ static void print_section(FILE *out, const struct rd_report *r, enum section sec
 	if (sec == SEC_AT_PEAK)
 		print_at_peak_line(out, r);
 	if (total == 0) {
-		fputs(sec == SEC_LEAKED ? "  nothing leaked\n" : "  none\n", out);
+		if (sec != SEC_LEAKED)
+			fputs("  none\n", out);
+		else
+			fputs(live ? "  nothing live\n" : "  nothing leaked\n", out);
 		return;
 	}
 	for (size_t i = 0; i < r->nsites && (!top || shown < top); i++) {
@@ -270,9 +404,9 @@ static void print_section(FILE *out, const struct rd_report *r, enum section sec
 			break;
 		case SEC_LEAKED:
 		case SEC_PINNED:
-			fprintf(out, "%s leaked in %" PRId64 " %s, ",
+			fprintf(out, "%s %s in %" PRId64 " %s, ",
 				util_human_size(s->c.live_bytes, a, sizeof(a)),
-				s->c.live_allocations,
+				live ? "live" : "leaked", s->c.live_allocations,
 				plural(s->c.live_allocations, "allocation", "allocations"));
 			break;
 		case SEC_AT_PEAK:
@@ -296,9 +430,113 @@ static void print_section(FILE *out, const struct rd_report *r, enum section sec
 		}
 		print_site_origin(out, s);
 		putc('\n', out);
+		if (sec == SEC_GROWING)
+			print_growth(out, r, s);
 		print_site_spread(out, r, sec, s);
 		print_frames(out, s);
 	}
+}
+
+/* "HH:MM:SS UTC" of T, seconds since the epoch: one clock for the hosts
+ * of a job, whatever their time zones. */
+static void print_clock(FILE *out, double t)
+{
+	time_t secs = (time_t)t;
+	struct tm tm;
+	char buf[32];
+
+	if (gmtime_r(&secs, &tm) && strftime(buf, sizeof(buf), "%H:%M:%S UTC", &tm))
+		fputs(buf, out);
+	else
+		fprintf(out, "%.0f", t);
+}
+
+/* The line of a process that did not exit: how it ended, as far as that
+ * is known, and the moment of its figures. */
+static void print_state(FILE *out, const struct rd_process *p)
+{
+	struct timespec now;
+
+	fputs("    ", out);
+	switch (p->state) {
+	case RD_STATE_KILLED:
+		fputs("killed by ", out);
+		print_signal(out, p->signal);
+		break;
+	case RD_STATE_RUNNING:
+		fputs("running", out);
+		break;
+	case RD_STATE_MAYBE_RUNNING:
+		fprintf(out,
+			"may still be running (pid %" PRId64
+			" is alive on this host; when it started is unknown)",
+			p->pid);
+		break;
+	default:
+		fputs("did not exit (no report.json)", out);
+		break;
+	}
+	if (p->event.number > 0)
+		fprintf(out, ": at out-of-memory event %" PRId64, p->event.number);
+	else
+		fputs(": at the last snapshot", out);
+	if (p->snapshot.present && !p->snapshot.periodic) {
+		fprintf(out, " (on-demand snapshot %" PRId64, p->snapshot.number);
+		if (p->snapshot.label) {
+			fputs(" \"", out);
+			cli_put_clean(out, p->snapshot.label);
+			putc('"', out);
+		}
+		putc(')', out);
+	}
+	if (p->end_time >= 0) {
+		if (p->run_end_time >= p->end_time) {
+			fprintf(out, ", %.1f s before the end", p->run_end_time - p->end_time);
+		} else {
+			fputs(", ", out);
+			print_clock(out, p->end_time);
+			if (p->state == RD_STATE_RUNNING &&
+			    clock_gettime(CLOCK_REALTIME, &now) == 0) {
+				double ago = (double)now.tv_sec + (double)now.tv_nsec / 1e9 -
+					     p->end_time;
+
+				fprintf(out, ", %.1f s ago", ago > 0 ? ago : 0);
+			}
+		}
+	}
+	fputs(" (read ", out);
+	cli_put_clean(out, util_basename(p->file));
+	if (p->start_time >= 0 && p->end_time >= p->start_time)
+		fprintf(out, ", %.1f s after it started", p->end_time - p->start_time);
+	fputs(")\n", out);
+}
+
+/* A process directory without any report: a process killed, or still
+ * running, before its first snapshot. */
+static void print_unreported(FILE *out, const struct rd_unreported *u)
+{
+	fputs("  ", out);
+	cli_put_clean(out, u->path);
+	fprintf(out, ": pid %" PRId64 " on ", u->pid);
+	cli_put_clean(out, u->host);
+	fputs(", no report: ", out);
+	switch (u->state) {
+	case RD_STATE_KILLED:
+		fputs("killed by ", out);
+		print_signal(out, u->signal);
+		fputs(" before its first snapshot", out);
+		break;
+	case RD_STATE_MAYBE_RUNNING:
+		fprintf(out,
+			"may still be running (pid %" PRId64 " is alive on this host), "
+			"no snapshot yet",
+			u->pid);
+		break;
+	default:
+		fputs("did not exit, killed or crashed before its first snapshot", out);
+		break;
+	}
+	fputs(" (its directory is empty)\n", out);
 }
 
 static void print_process(FILE *out, const struct rd_process *p)
@@ -312,9 +550,12 @@ static void print_process(FILE *out, const struct rd_process *p)
 	/* what the spread lines name the process by */
 	if (p->rank >= 0)
 		fprintf(out, ", rank %" PRId64, p->rank);
-	fprintf(out, ", leaked %s in %" PRId64 ", peak %s%s\n",
-		util_human_size(p->leaked_bytes, a, sizeof(a)), p->leaked_allocations,
-		util_human_size(p->peak_bytes, b, sizeof(b)), p->complete ? "" : " (incomplete)");
+	fprintf(out,
+		rd_state_not_exited(p->state) ? ", live %s in %" PRId64 " at the last snapshot" :
+						", leaked %s in %" PRId64,
+		util_human_size(p->leaked_bytes, a, sizeof(a)), p->leaked_allocations);
+	fprintf(out, ", peak %s%s\n", util_human_size(p->peak_bytes, b, sizeof(b)),
+		p->complete ? "" : " (incomplete)");
 	if (p->ncommand > 0) {
 		fputs("    $", out);
 		for (size_t i = 0; i < p->ncommand; i++) {
@@ -323,7 +564,9 @@ static void print_process(FILE *out, const struct rd_process *p)
 		}
 		putc('\n', out);
 	}
-	if (p->partial) {
+	if (rd_state_not_exited(p->state)) {
+		print_state(out, p);
+	} else if (p->partial) {
 		/* a directory's report.json is read first: when it was not,
 		 * there was none */
 		fputs("    partial: ", out);
@@ -570,9 +813,59 @@ static void print_ooms(FILE *out, const struct rd_report *r, size_t top)
 			r->oom_dropped, plural(r->oom_dropped, "event", "events"));
 }
 
-int text_print_report(const struct rd_report *r, FILE *out, size_t top)
+/* "  did not exit:  N processes (...)": how many of R's processes, and how
+ * they ended. */
+static void print_not_exited(FILE *out, const struct rd_report *r, size_t n)
+{
+	size_t count[RD_STATE_UNKNOWN + 1] = { 0 };
+	int64_t sig = 0;
+	bool one_signal = true, first = true;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct rd_process *p = r->procs[i];
+
+		if (!rd_state_not_exited(p->state))
+			continue;
+		count[p->state]++;
+		if (p->state == RD_STATE_KILLED) {
+			if (sig && sig != p->signal)
+				one_signal = false;
+			sig = p->signal;
+		}
+	}
+	fprintf(out, "  did not exit:     %zu %s (", n, plural(n, "process", "processes"));
+	if (count[RD_STATE_KILLED]) {
+		fprintf(out, "%zu killed", count[RD_STATE_KILLED]);
+		if (one_signal) {
+			fputs(" by ", out);
+			print_signal(out, sig);
+		}
+		first = false;
+	}
+	if (count[RD_STATE_RUNNING]) {
+		fprintf(out, "%s%zu running", first ? "" : ", ", count[RD_STATE_RUNNING]);
+		first = false;
+	}
+	if (count[RD_STATE_MAYBE_RUNNING]) {
+		fprintf(out, "%s%zu may still be running", first ? "" : ", ",
+			count[RD_STATE_MAYBE_RUNNING]);
+		first = false;
+	}
+	if (count[RD_STATE_UNKNOWN])
+		fprintf(out, "%s%zu killed or crashed", first ? "" : ", ", count[RD_STATE_UNKNOWN]);
+	fprintf(out, "); %s figures are those of the last snapshot (see PROCESSES)\n",
+		plural(n, "its", "their"));
+}
+
+int text_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top)
 {
 	struct rd_report_site **by_at_peak = NULL, **by_peak = NULL, **by_calls = NULL;
+	enum moment moment = report_moment(r);
+	/* what "leaked" means: lost at exit, or still live at the last
+	 * snapshot of a process that did not exit */
+	static const char *const leaked[] = { "leaked", "live", "leaked or live" };
+	size_t partial = 0, stopped = not_exited(r);
 	char a[32], b[32];
 
 	if (r->nsites > 0) {
@@ -595,21 +888,36 @@ int text_print_report(const struct rd_report *r, FILE *out, size_t top)
 		qsort(by_calls, r->nsites, sizeof(*by_calls), cmp_calls);
 	}
 
-	fprintf(out, "gpuspy report: %zu %s, %zu call %s\n", r->nprocs,
+	fprintf(out, "gpuspy report: %zu %s, %zu call %s", r->nprocs,
 		plural(r->nprocs, "process", "processes"), r->nsites,
 		plural(r->nsites, "site", "sites"));
+	if (list->nunreported)
+		fprintf(out, "; %zu more %s no report (see PROCESSES)", list->nunreported,
+			plural(list->nunreported, "process wrote", "processes wrote"));
+	putc('\n', out);
 
 	fputs("\nSUMMARY\n", out);
-	fprintf(out,
-		"  leaked at exit:   %s in %" PRId64 " %s (%" PRId64
-		" bytes of device, managed and VMM memory)\n",
+	fputs(moment == AT_EXIT	    ? "  leaked at exit:   " :
+	      moment == AT_SNAPSHOT ? "  live at the end:  " :
+				      "  leaked or live:   ",
+	      out);
+	fprintf(out, "%s in %" PRId64 " %s (%" PRId64 " bytes of device, managed and VMM memory",
 		util_human_size(r->leaked_bytes, a, sizeof(a)), r->leaked_allocations,
 		plural(r->leaked_allocations, "allocation", "allocations"), r->leaked_bytes);
+	if (moment == AT_SNAPSHOT)
+		fputs(r->nprocs == 1 ? "; at the last snapshot: the process did not exit" :
+				       "; at the last snapshot of each: no process exited",
+		      out);
+	else if (moment == AT_BOTH)
+		fprintf(out,
+			"; leaked at exit by %zu, live at the last snapshot of %zu that did not exit",
+			r->nprocs - stopped, stopped);
+	fputs(")\n", out);
 	print_library_summary(out, r);
 	fprintf(out, "  peak:             %s%s\n", util_human_size(r->peak_bytes, a, sizeof(a)),
 		r->nprocs > 1 ? " (sum of each process's peak)" : "");
 	if (r->nprocs > 1) {
-		fputs("  per process:      leaked ", out);
+		fprintf(out, "  per process:      %s ", leaked[moment]);
 		text_print_spread(out, r, REPORT_LEAKED, &r->spread[REPORT_LEAKED],
 				  r->totals[REPORT_LEAKED]);
 		fputs("\n                    peak ", out);
@@ -617,8 +925,9 @@ int text_print_report(const struct rd_report *r, FILE *out, size_t top)
 				  r->totals[REPORT_PEAK]);
 		putc('\n', out);
 	}
-	fprintf(out, "  pinned host:      %s leaked in %" PRId64 " %s, peak %s\n",
-		util_human_size(r->pinned_leaked_bytes, a, sizeof(a)), r->pinned_leaked_allocations,
+	fprintf(out, "  pinned host:      %s %s in %" PRId64 " %s, peak %s\n",
+		util_human_size(r->pinned_leaked_bytes, a, sizeof(a)), leaked[moment],
+		r->pinned_leaked_allocations,
 		plural(r->pinned_leaked_allocations, "allocation", "allocations"),
 		util_human_size(r->pinned_peak_bytes, b, sizeof(b)));
 	fprintf(out, "  untracked frees:  %" PRId64 "\n", r->untracked_frees);
@@ -637,11 +946,16 @@ int text_print_report(const struct rd_report *r, FILE *out, size_t top)
 				"  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",
 				growing, plural(growing, "site", "sites"), growing == 1 ? "s" : "");
 	}
-	if (r->partial)
+	if (stopped)
+		print_not_exited(out, r, stopped);
+	/* the others: report files named directly */
+	for (size_t i = 0; i < r->nprocs; i++)
+		partial += r->procs[i]->partial && !rd_state_not_exited(r->procs[i]->state);
+	if (partial)
 		fprintf(out,
 			"  warning: %zu %s read from a snapshot or an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
-			r->partial, plural(r->partial, "process is", "processes are"),
-			plural(r->partial, "its", "their"));
+			partial, plural(partial, "process is", "processes are"),
+			plural(partial, "its", "their"));
 	print_pool_hints(out, r, by_at_peak, by_peak, by_calls, top);
 	text_print_torch_summary(out, &r->torch);
 
@@ -653,9 +967,21 @@ int text_print_report(const struct rd_report *r, FILE *out, size_t top)
 	fputs("\nPROCESSES\n", out);
 	for (size_t i = 0; i < r->nprocs; i++)
 		print_process(out, r->procs[i]);
+	for (size_t i = 0; i < list->nunreported; i++)
+		print_unreported(out, &list->unreported[i]);
 
-	print_section(out, r, SEC_LEAKED, "LEAKED AT EXIT", r->sites, top);
-	print_section(out, r, SEC_PINNED, "PINNED HOST MEMORY LEAKED AT EXIT", r->sites, top);
+	{
+		static const char *const title[][2] = {
+			{ "LEAKED AT EXIT", "PINNED HOST MEMORY LEAKED AT EXIT" },
+			{ "LIVE AT THE LAST SNAPSHOT",
+			  "PINNED HOST MEMORY LIVE AT THE LAST SNAPSHOT" },
+			{ "LEAKED AT EXIT OR LIVE AT THE LAST SNAPSHOT",
+			  "PINNED HOST MEMORY LEAKED AT EXIT OR LIVE AT THE LAST SNAPSHOT" },
+		};
+
+		print_section(out, r, SEC_LEAKED, title[moment][0], r->sites, top);
+		print_section(out, r, SEC_PINNED, title[moment][1], r->sites, top);
+	}
 	print_section(out, r, SEC_AT_PEAK, "LIVE AT PEAK", by_at_peak, top);
 	print_section(out, r, SEC_PEAK, "PEAK CONSUMERS", by_peak, top);
 	print_section(out, r, SEC_CALLS, "MOST ALLOCATIONS", by_calls, top);
@@ -862,6 +1188,19 @@ static void table_print(FILE *out, const struct table *t, const char *indent)
 
 static const char *merge_process_state(const struct rd_process *p)
 {
+	/* read from its last snapshot: say how it ended */
+	switch (p->state) {
+	case RD_STATE_KILLED:
+		return p->complete ? "killed" : "killed, incomplete";
+	case RD_STATE_RUNNING:
+		return p->complete ? "running" : "running, incomplete";
+	case RD_STATE_MAYBE_RUNNING:
+		return p->complete ? "may be running" : "may be running, incomplete";
+	case RD_STATE_UNKNOWN:
+		return p->complete ? "did not exit" : "did not exit, incomplete";
+	default:
+		break;
+	}
 	if (p->partial)
 		return p->complete ? "partial" : "partial, incomplete";
 	return p->complete ? "complete" : "incomplete";
@@ -1190,6 +1529,28 @@ static void print_change(FILE *out, const char *what, int64_t o, int64_t n, bool
 			diff_sub_sat(n, o));
 }
 
+/* ", growth +1.0 MiB/min \u2192 +2.0 MiB/min" when either side grows
+ * (a side whose rate the history does not tell: "?"). */
+static void print_growth_change(FILE *out, const struct diff *d, const struct rd_report_site *o,
+				const struct rd_report_site *n)
+{
+	double rate[2];
+	bool known[2] = { growth_rate_of(&d->side[0].rep, o, &rate[0]),
+			  growth_rate_of(&d->side[1].rep, n, &rate[1]) };
+
+	if ((!(o && o->growing) && !(n && n->growing)) || (!known[0] && !known[1]))
+		return;
+	fputs(", growth ", out);
+	for (int k = 0; k < 2; k++) {
+		if (k)
+			fputs(" \u2192 ", out);
+		if (known[k])
+			fprintf(out, "%+.1f MiB/min", rate[k] * 60 / (1024.0 * 1024));
+		else
+			fputs("?", out);
+	}
+}
+
 static void print_total(FILE *out, const char *name, int64_t o, int64_t n)
 {
 	char a[32], b[32], c[40];
@@ -1281,7 +1642,17 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		fputs("  (* differs)\n", out);
 
 	fprintf(out, "\nTOTALS%*s%12s %12s %14s\n", 26 - 6, "", "OLD", "NEW", "CHANGE");
-	print_total(out, "leaked at exit", ro->leaked_bytes, rn->leaked_bytes);
+	{
+		/* a side of processes that did not exit has no leaks yet,
+		 * only what was live at their last snapshot */
+		enum moment mo = report_moment(ro), mn = report_moment(rn);
+
+		print_total(out,
+			    mo == AT_EXIT && mn == AT_EXIT	   ? "leaked at exit" :
+			    mo == AT_SNAPSHOT && mn == AT_SNAPSHOT ? "live at last snapshot" :
+								     "leaked or live at end",
+			    ro->leaked_bytes, rn->leaked_bytes);
+	}
 	print_total(out, "peak", ro->peak_bytes, rn->peak_bytes);
 	if (d->at_label) {
 		char name[64];
@@ -1354,6 +1725,7 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 				first = false;
 			}
 		}
+		print_growth_change(out, d, o, n);
 		fputs("\n      by ", out);
 		cli_put_clean(out, s->api);
 		fprintf(out, " (%s)\n", names_kind(s->kind));

@@ -22,6 +22,8 @@
 #define GS_FILE_TORCH	    "torch.json"    /* the PyTorch view, gpuspy-torch/1 */
 #define GS_FILE_REQUEST	    ".request"	    /* the label `gpuspy snapshot` leaves */
 #define GS_FILE_HISTORY	    "history.jsonl" /* live bytes over time, appended */
+/* In the run directory itself: how the command of `gpuspy run` ended. */
+#define GS_FILE_RUN "run.json" /* gpuspy-run/1 */
 /* Numbered files: "snapshot-N.json" (on demand), "oom-N.json" (post-mortems).
  * The formats take one unsigned; the prefixes are what a reader matches. */
 #define GS_FILE_SNAPSHOT_N	  "snapshot-%u.json"
@@ -34,6 +36,7 @@
 #define GS_FORMAT_PROCESS "gpuspy-process/1" /* report.json, snapshots, oom-N.json */
 #define GS_FORMAT_TORCH	  "gpuspy-torch/1"   /* torch.json */
 #define GS_FORMAT_HISTORY "gpuspy-history/1" /* history.jsonl */
+#define GS_FORMAT_RUN	  "gpuspy-run/1"     /* run.json */
 #define GS_FORMAT_REPORT  "gpuspy-report/1"  /* gpuspy report --format json */
 #define GS_FORMAT_MERGE	  "gpuspy-merge/1"   /* gpuspy merge --format json */
 #define GS_FORMAT_DIFF	  "gpuspy-diff/1"    /* gpuspy diff --format json */

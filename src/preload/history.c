@@ -81,7 +81,7 @@ struct event {
 	unsigned n;
 	char label[LABEL_MAX];
 };
-struct top {
+struct top_site {
 	long long peak, live;
 	uint32_t id;
 	const char *kind;
@@ -106,7 +106,7 @@ static struct {
 	double t;
 	long long *cur;
 	long long other;
-	struct top top[TOP_SITES]; /* a min-heap by peak */
+	struct top_site top[TOP_SITES]; /* a min-heap by peak */
 	unsigned ntop;
 	unsigned fresh[TOP_SITES]; /* slots chosen this sample */
 	unsigned nfresh;
@@ -408,7 +408,7 @@ static void top_down(unsigned i)
 {
 	for (;;) {
 		unsigned l = 2 * i + 1, m = i;
-		struct top x;
+		struct top_site x;
 
 		if (l < h.ntop && h.top[l].peak < h.top[m].peak)
 			m = l;
@@ -423,7 +423,7 @@ static void top_down(unsigned i)
 	}
 }
 
-static void top_offer(const struct top *t)
+static void top_offer(const struct top_site *t)
 {
 	unsigned i;
 
@@ -437,7 +437,7 @@ static void top_offer(const struct top *t)
 	i = h.ntop++;
 	h.top[i] = *t;
 	while (i > 0 && h.top[(i - 1) / 2].peak > h.top[i].peak) {
-		struct top x = h.top[i];
+		struct top_site x = h.top[i];
 
 		h.top[i] = h.top[(i - 1) / 2];
 		h.top[(i - 1) / 2] = x;
@@ -460,7 +460,7 @@ void history_site(uint32_t id, const char *kind, long long live, long long peak)
 		h.other += live;
 	/* chosen sites rank too: the top is of all sites */
 	if (h.nsites < MAX_SITES && peak > 0)
-		top_offer(&(struct top){ peak, live, id, kind });
+		top_offer(&(struct top_site){ peak, live, id, kind });
 }
 
 void history_outside(unsigned index, long long bytes)
@@ -479,7 +479,7 @@ void history_outside(unsigned index, long long bytes)
 	h.cur[s] = bytes;
 }
 
-static void choose(const struct top *t)
+static void choose(const struct top_site *t)
 {
 	int s;
 

@@ -149,6 +149,10 @@ int diff_side_load(struct diff_side *s, const char *at_label, struct rd_error *e
 	if (e < 0)
 		return e;
 	s->built = true;
+	e = growth_view_load(&s->rep, &s->growth, err);
+	if (e < 0)
+		return e;
+	s->rep.growth = &s->growth;
 	if (at_label)
 		return side_at(s, at_label, err);
 	return 0;
@@ -162,6 +166,7 @@ void diff_side_clear(struct diff_side *s)
 	rd_process_list_clear(&s->list);
 	free(s->paths);
 	free(s->at);
+	growth_view_clear(&s->growth);
 }
 
 /* ---- matching ---- */

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "growth_view.h"
 #include "merge.h"
 #include "model.h"
 
@@ -39,6 +40,7 @@ struct diff_side {
 	struct at_entry *at; /* --at: by site address */
 	int64_t at_total;
 	size_t marked; /* processes that carry the mark */
+	struct rd_growth_view growth; /* from history.jsonl; rep.growth points here */
 };
 
 struct diff_row {

@@ -7,9 +7,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -44,8 +46,121 @@ static int list_add(struct rd_process_list *list, struct rd_process *p)
 	return 0;
 }
 
+/* How far apart two clocks' readings of one moment may lie: the boot time
+ * of /proc/stat is whole seconds, and both clocks are stepped by NTP. */
+#define CLOCK_SLACK_S 2.0
+
+/* When process PID of this machine started, in seconds since the epoch,
+ * in *T: 0, or -errno (-ESRCH: no such process). */
+static int proc_start_time(pid_t pid, double *t)
+{
+	char path[64], buf[1024], *p, *end;
+	unsigned long long ticks = 0, btime = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	bool have_btime = false;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the command name may hold spaces and parentheses: the fields
+	 * resume after its last ')', with field 3; starttime is field 22 */
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (!p || hz <= 0)
+		return -EINVAL;
+	errno = 0;
+	ticks = strtoull(p + 1, &end, 10);
+	if (end == p + 1 || errno)
+		return -EINVAL;
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return -errno;
+	while (!have_btime && fgets(buf, sizeof(buf), f)) {
+		if (strncmp(buf, "btime ", 6) != 0)
+			continue;
+		errno = 0;
+		btime = strtoull(buf + 6, &end, 10);
+		have_btime = end != buf + 6 && errno == 0;
+	}
+	fclose(f);
+	if (!have_btime)
+		return -EINVAL;
+	*t = (double)btime + (double)ticks / (double)hz;
+	return 0;
+}
+
+/* Whether process PID of HOST may still be running: 2 when it is alive on
+ * this machine and started at STARTED (seconds since the epoch), 1 when it
+ * is alive but that cannot be compared (STARTED < 0, or its start time
+ * unreadable) and it started no later than NOT_AFTER (< 0: unknown), 0
+ * otherwise.  A pid is reused: a process that started at another time is
+ * another process. */
+static int still_running(const char *host, int64_t pid, double started, double not_after)
+{
+	char here[GS_HOST_SIZE], path[64];
+	double t = 0;
+	int r;
+
+	names_host(here, sizeof(here));
+	if (strcmp(host, here) != 0 || pid <= 0 || pid > INT32_MAX)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (access(path, F_OK) < 0)
+		return 0;
+	r = proc_start_time((pid_t)pid, &t);
+	if (r == -ESRCH)
+		return 0;
+	if (r < 0)
+		return 1;
+	if (started >= 0)
+		return t >= started - CLOCK_SLACK_S && t <= started + CLOCK_SLACK_S ? 2 : 0;
+	return not_after < 0 || t <= not_after + CLOCK_SLACK_S ? 1 : 0;
+}
+
+/* Whether something of HOST at time T belongs to the gpuspy run RUN. */
+static bool in_run(const struct rd_run *run, const char *host, double t)
+{
+	return run && run->present && t >= 0 && strcmp(run->host, host) == 0 &&
+	       t >= run->start_time - 1 && t <= run->end_time + 1;
+}
+
+/* The state of P, read from its process directory, and what run.json (RUN,
+ * may be NULL) says of it. */
+static void judge_process(struct rd_process *p, const char *base, const struct rd_run *run)
+{
+	int alive;
+
+	if (strcmp(base, GS_FILE_REPORT_JSON) == 0) {
+		p->state = RD_STATE_EXITED;
+		return;
+	}
+	if (in_run(run, p->host, p->start_time >= 0 ? p->start_time : p->end_time))
+		p->run_end_time = run->end_time;
+	alive = still_running(p->host, p->pid, p->start_time, p->end_time);
+	if (alive == 2) {
+		p->state = RD_STATE_RUNNING;
+	} else if (alive == 1) {
+		p->state = RD_STATE_MAYBE_RUNNING;
+	} else if (p->run_end_time >= 0 && run->signal > 0) {
+		p->state = RD_STATE_KILLED;
+		p->signal = run->signal;
+	} else {
+		p->state = RD_STATE_UNKNOWN;
+	}
+}
+
+/* FILE is read; FROM_DIR: as the report of its process directory, which
+ * run RUN (may be NULL) made. */
 static int load_one(struct rd_process_list *list, const char *file, const char *display_path,
-		    struct rd_error *err)
+		    bool from_dir, const struct rd_run *run, struct rd_error *err)
 {
 	struct rd_process *p;
 	const char *base;
@@ -56,6 +171,9 @@ static int load_one(struct rd_process_list *list, const char *file, const char *
 		return r;
 	base = strrchr(file, '/');
 	base = base ? base + 1 : file;
+	p->run_end_time = -1;
+	if (from_dir)
+		judge_process(p, base, run);
 	if (!p->partial && load_oom_file_name(base, &n)) {
 		rd_error_set(err, file,
 			     "event: missing (an oom-N.json is the report of "
@@ -246,18 +364,100 @@ static int has_report(const char *dir, const char *name, char **filep)
 	return r;
 }
 
+/* Whether directory PATH holds nothing but hidden entries (the label of
+ * `gpuspy snapshot`, a temporary): 1, with its modification time in
+ * *MTIME; 0; -ENOMEM. */
+static int empty_dir(const char *path, double *mtime)
+{
+	struct dirent *de;
+	struct stat st;
+	int r = 1;
+	DIR *d;
+
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (r == 1 && (errno = 0, de = readdir(d)))
+		if (de->d_name[0] != '.')
+			r = 0;
+	if (r == 1 && errno)
+		r = 0;
+	closedir(d);
+	*mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
+	return r;
+}
+
+/* Process directory DIR/NAME, which holds no report: listed in LIST when
+ * it is empty (its process started using CUDA and wrote nothing yet). */
+static int add_unreported(struct rd_process_list *list, const char *dir, const char *name,
+			  const struct rd_run *run)
+{
+	struct rd_unreported *u, *items;
+	size_t host_len;
+	double mtime;
+	pid_t pid;
+	char *path;
+	int r;
+
+	if (names_parse_process_dir(name, &pid, &host_len) < 0)
+		return 0;
+	path = util_path_join(dir, name);
+	if (!path)
+		return -ENOMEM;
+	r = empty_dir(path, &mtime);
+	if (r <= 0) {
+		free(path);
+		return r;
+	}
+	items = reallocarray(list->unreported, list->nunreported + 1, sizeof(*items));
+	if (!items) {
+		free(path);
+		return -ENOMEM;
+	}
+	list->unreported = items;
+	u = &items[list->nunreported];
+	memset(u, 0, sizeof(*u));
+	u->path = path;
+	u->pid = pid;
+	u->host = strndup(name, host_len);
+	if (!u->host) {
+		free(path);
+		return -ENOMEM;
+	}
+	list->nunreported++;
+	/* the directory is made when the process starts using CUDA: it
+	 * started before that */
+	r = still_running(u->host, u->pid, -1, mtime);
+	if (r > 0) {
+		u->state = RD_STATE_MAYBE_RUNNING;
+	} else if (in_run(run, u->host, mtime) && run->signal > 0) {
+		u->state = RD_STATE_KILLED;
+		u->signal = run->signal;
+	} else {
+		u->state = RD_STATE_UNKNOWN;
+	}
+	return 0;
+}
+
 static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd_error *err)
 {
 	char **names = NULL;
 	size_t n = 0, cap = 0, found = 0;
+	struct rd_run run;
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
 
+	r = load_run(dir, &run, err);
+	if (r < 0)
+		return r;
 	d = opendir(dir);
 	if (!d) {
 		r = -errno;
 		rd_error_set(err, dir, "%s", strerror(-r));
+		rd_run_clear(&run);
 		return r;
 	}
 	while ((errno = 0, de = readdir(d))) {
@@ -292,8 +492,10 @@ static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd
 		char *file = NULL, *display;
 
 		/* A directory without report.json, snapshot.json nor
-		 * oom-N.json is a process that allocated nothing, or one
-		 * still running with GPUSPY_INTERVAL=0: not an error. */
+		 * oom-N.json is a process killed or still running before
+		 * its first snapshot (or with GPUSPY_INTERVAL=0): not an
+		 * error, and listed when it is empty, as the library left
+		 * it. */
 		r = has_report(dir, names[i], &file);
 		if (r < 0) {
 			if (file)
@@ -301,15 +503,19 @@ static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd
 			free(file);
 			goto out;
 		}
-		if (r == 0)
+		if (r == 0) {
+			r = add_unreported(list, dir, names[i], &run);
+			if (r < 0)
+				goto out;
 			continue;
+		}
 		display = util_path_join(dir, names[i]);
 		if (!display) {
 			free(file);
 			r = -ENOMEM;
 			goto out;
 		}
-		r = load_one(list, file, display, err);
+		r = load_one(list, file, display, true, &run, err);
 		free(display);
 		free(file);
 		if (r < 0)
@@ -318,9 +524,18 @@ static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd
 	}
 	r = 0;
 	if (found == 0) {
-		rd_error_set(err, dir,
-			     "no gpuspy reports here (neither report.json "
-			     "nor */report.json, nor */snapshot.json, nor */oom-N.json)");
+		if (list->nunreported)
+			rd_error_set(err, dir,
+				     "no gpuspy reports here (neither report.json "
+				     "nor */report.json, nor */snapshot.json, nor */oom-N.json); "
+				     "%zu process %s empty: killed or still running before "
+				     "the first snapshot",
+				     list->nunreported,
+				     list->nunreported == 1 ? "directory is" : "directories are");
+		else
+			rd_error_set(err, dir,
+				     "no gpuspy reports here (neither report.json "
+				     "nor */report.json, nor */snapshot.json, nor */oom-N.json)");
 		r = -ENOENT;
 	}
 out:
@@ -328,6 +543,7 @@ out:
 		free(names[i]);
 	free(names);
 	closedir(d);
+	rd_run_clear(&run);
 	if (r == -ENOMEM)
 		rd_error_set(err, dir, "out of memory");
 	return r;
@@ -345,12 +561,26 @@ int discover_path(struct rd_process_list *list, const char *path, struct rd_erro
 		return r;
 	}
 	if (!S_ISDIR(st.st_mode))
-		return load_one(list, path, path, err);
+		return load_one(list, path, path, false, NULL, err);
 
 	r = process_report(path, &file);
-	if (r > 0)
-		r = load_one(list, file, path, err);
-	else if (r == 0)
+	if (r > 0) {
+		/* a process directory: its run's run.json, one level up */
+		struct rd_run run = { .exit_status = -1 };
+		char *parent = util_dir_of(path);
+		pid_t pid;
+
+		if (!parent)
+			r = -ENOMEM;
+		else if (names_parse_process_dir(util_basename(path), &pid, NULL) == 0)
+			r = load_run(parent, &run, err);
+		if (r >= 0)
+			r = load_one(list, file, path, true, &run, err);
+		else if (r == -ENOMEM)
+			rd_error_set(err, path, "out of memory");
+		rd_run_clear(&run);
+		free(parent);
+	} else if (r == 0)
 		r = load_run_dir(list, path, err);
 	else if (file)
 		rd_error_set(err, file, "%s", strerror(-r));

@@ -19,6 +19,12 @@ int load_snapshots(struct rd_process *p, struct rd_error *err);
 /* torch.json beside P's report into P->torch, when it is there. */
 int load_torch(struct rd_process *p, struct rd_error *err);
 
+/* DIR/run.json into *RUN, when it is there (RUN->present); -EINVAL for a
+ * file that is not a valid gpuspy-run/1 (ERR names it), -errno, -ENOMEM.
+ * rd_run_clear frees it. */
+int load_run(const char *dir, struct rd_run *run, struct rd_error *err);
+void rd_run_clear(struct rd_run *run);
+
 /* Whether NAME is "oom-N.json"; N in *N. */
 bool load_oom_file_name(const char *name, int64_t *n);
 

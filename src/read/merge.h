@@ -21,6 +21,8 @@ enum rd_report_metric {
 
 /* The spread of one metric over every process of a report: a process
  * without the site counts as 0. */
+struct rd_growth_view;
+
 struct rd_report_spread {
 	int64_t min, median, max;
 	ssize_t outlier; /* index into report.procs; -1: none */
@@ -99,6 +101,9 @@ struct rd_report {
 	struct rd_report_torch torch;
 	/* site_of[P][I]: the merged site that process P's sites[I] went into */
 	struct rd_report_site ***site_of;
+	/* Growth read from the processes' history.jsonl (growth_view.h),
+	 * set by whoever loaded it and owned by them; NULL: not loaded. */
+	const struct rd_growth_view *growth;
 	/* key -> site, open addressing */
 	struct rd_report_site **table;
 	size_t table_size;

@@ -88,4 +88,11 @@ void rd_process_list_clear(struct rd_process_list *list)
 	free(list->items);
 	list->items = NULL;
 	list->n = list->cap = 0;
+	for (size_t i = 0; i < list->nunreported; i++) {
+		free(list->unreported[i].path);
+		free(list->unreported[i].host);
+	}
+	free(list->unreported);
+	list->unreported = NULL;
+	list->nunreported = 0;
 }

@@ -221,6 +221,36 @@ struct rd_torch {
 	size_t nsites;
 };
 
+/* How a process read from its directory came to its last file
+ * (docs/format.md, gpuspy-report/1 "state"). */
+enum rd_state {
+	RD_STATE_NONE,	 /* a report file named directly: not judged */
+	RD_STATE_EXITED, /* its report.json was read */
+	/* no report.json: the figures are those of the file read, its last
+	 * snapshot (or out-of-memory post-mortem) */
+	RD_STATE_KILLED,	/* run.json: the command was killed by a signal */
+	RD_STATE_RUNNING,	/* its pid is alive on this host, started when it did */
+	RD_STATE_MAYBE_RUNNING, /* its pid is alive here; when it started is unknown */
+	RD_STATE_UNKNOWN,	/* killed or crashed: how is not known */
+};
+
+/* Whether a process of STATE did not exit: its figures are not at exit. */
+static inline bool rd_state_not_exited(enum rd_state state)
+{
+	return state >= RD_STATE_KILLED;
+}
+
+/* run.json (docs/format.md, "gpuspy-run/1"): how the command of gpuspy run
+ * ended. */
+struct rd_run {
+	bool present;
+	char *host;
+	int64_t pid;
+	double start_time, end_time;
+	int64_t exit_status; /* -1: killed by SIGNAL */
+	int64_t signal;	     /* 0: it exited */
+};
+
 struct rd_process {
 	char *path; /* the process directory, or the file when given one */
 	char *file; /* the file read: report.json, oom-N.json, snapshot.json, ... */
@@ -269,16 +299,35 @@ struct rd_process {
 	struct rd_mark *marks;
 	size_t nmarks;
 	struct rd_torch torch; /* from torch.json beside the report */
+	/* How it came to the file read (discover_path): for a process that
+	 * did not exit, its end_time is its last snapshot's */
+	enum rd_state state;
+	int64_t signal;	     /* RD_STATE_KILLED: the command's signal */
+	double run_end_time; /* the end of its gpuspy run (run.json), -1: unknown */
 	/* device and inode of the report read, so that a process named twice
 	 * (a run directory and one of its process directories) counts once */
 	dev_t dev;
 	ino_t ino;
 };
 
+/* A process directory of a run directory that holds no report at all
+ * (no report.json, snapshot.json nor oom-N.json, no other file either):
+ * a process that started using CUDA and was killed, or is still running,
+ * before its first snapshot. */
+struct rd_unreported {
+	char *path;
+	char *host;
+	int64_t pid;
+	enum rd_state state; /* RD_STATE_KILLED, _MAYBE_RUNNING or _UNKNOWN */
+	int64_t signal;
+};
+
 struct rd_process_list {
 	struct rd_process **items;
 	size_t n;
 	size_t cap;
+	struct rd_unreported *unreported;
+	size_t nunreported;
 };
 
 void rd_process_free(struct rd_process *p);

@@ -40,6 +40,11 @@ CASES = [
     (["report", "--format", "json", "growth"], "growth.expected.json"),
     (["report", "--top", "1", "growth"], "growth-top1.expected.txt"),
     (["report", "growth/node4-302/snapshot.json"], "growth-node4-302-snapshot.expected.txt"),
+    # a run whose command was killed by SIGKILL (run.json): one process
+    # exited, one is read from its last snapshot, 3.1 s before the end
+    (["report", "killed"], "killed.expected.txt"),
+    (["report", "--format", "json", "killed"], "killed.expected.json"),
+    (["report", "killed/node8-400"], "killed-node8-400.expected.txt"),
     # four ranks of one job, rank 2 the outlier
     (["report", "ranks"], "ranks.expected.txt"),
     (["report", "--format", "json", "ranks"], "ranks.expected.json"),

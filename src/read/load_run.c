@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading run.json, how the command of gpuspy run ended (docs/format.md,
+ * "gpuspy-run/1"). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "load.h"
+#include "names.h"
+#include "util.h"
+#include "validate.h"
+
+/* Later than any run of this gpuspy: a time beyond it is no time at all. */
+#define RUN_TIME_MAX 1e11
+
+static int load_run_root(const struct vctx *v, json_t *root, struct rd_run *run)
+{
+	json_t *j, *cmd, *val;
+	size_t i;
+	int r;
+
+	if (!json_is_object(root))
+		return validate_bad(v, NULL, "not a gpuspy run record (the top level is %s)",
+				    validate_type_name(root));
+	if ((r = validate_member(v, root, "format", true, JSON_STRING, &j)) < 0)
+		return r;
+	if (strcmp(json_string_value(j), GS_FORMAT_RUN) != 0)
+		return validate_bad(v, NULL,
+				    "unsupported format \"%.64s\" (this gpuspy reads "
+				    "\"" GS_FORMAT_RUN "\")",
+				    json_string_value(j));
+	if ((r = validate_member(v, root, "gpuspy_version", false, JSON_STRING, &j)) < 0 ||
+	    (r = validate_member(v, root, "command", true, JSON_ARRAY, &cmd)) < 0)
+		return r;
+	if (json_array_size(cmd) == 0)
+		return validate_bad(v, "command", "empty");
+	json_array_foreach(cmd, i, val)
+	{
+		if (!json_is_string(val))
+			return validate_bad(v, NULL, "command[%zu]: expected a string, got %s", i,
+					    validate_type_name(val));
+	}
+	if ((r = validate_str(v, root, "host", true, true, &run->host)) < 0 ||
+	    (r = validate_int(v, root, "pid", true, 1, INT32_MAX, &run->pid)) < 0 ||
+	    (r = validate_time(v, root, "start_time", true, &run->start_time)) < 0 ||
+	    (r = validate_time(v, root, "end_time", true, &run->end_time)) < 0)
+		return r;
+	if (run->start_time > RUN_TIME_MAX)
+		return validate_bad(v, "start_time", "%g is no time of a run", run->start_time);
+	if (run->end_time < run->start_time || run->end_time > RUN_TIME_MAX)
+		return validate_bad(v, "end_time", "%g is not after start_time (%g)", run->end_time,
+				    run->start_time);
+	if ((r = validate_int(v, root, "exit_status", false, 0, 255, &run->exit_status)) < 0 ||
+	    (r = validate_int(v, root, "signal", false, 1, 64, &run->signal)) < 0)
+		return r;
+	if ((run->exit_status >= 0) == (run->signal > 0))
+		return validate_bad(v, NULL,
+				    run->signal > 0 ? "both exit_status and signal" :
+						      "neither exit_status nor signal");
+	run->present = true;
+	return 0;
+}
+
+int load_run(const char *dir, struct rd_run *run, struct rd_error *err)
+{
+	char *file = util_path_join(dir, GS_FILE_RUN);
+	struct vctx v = { .file = file, .err = err };
+	json_error_t jerr;
+	json_t *root = NULL;
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	memset(run, 0, sizeof(*run));
+	run->exit_status = -1;
+	if (!file) {
+		rd_error_set(err, dir, "out of memory");
+		return -ENOMEM;
+	}
+	if (lstat(file, &st) < 0 && errno == ENOENT) {
+		free(file);
+		return 0;
+	}
+	r = validate_read_file(file, &buf, &len, &st, err);
+	if (r < 0)
+		goto out;
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		rd_error_set(err, file,
+			     len ? "invalid JSON at line %d, column %d: %s" : "empty file",
+			     jerr.line, jerr.column, jerr.text);
+		r = -EINVAL;
+		goto out;
+	}
+	r = load_run_root(&v, root, run);
+	if (r == -ENOMEM)
+		rd_error_set(err, file, "out of memory");
+out:
+	if (r < 0)
+		rd_run_clear(run);
+	json_decref(root);
+	free(buf);
+	free(file);
+	return r;
+}
+
+void rd_run_clear(struct rd_run *run)
+{
+	free(run->host);
+	memset(run, 0, sizeof(*run));
+	run->exit_status = -1;
+}

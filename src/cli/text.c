@@ -1726,7 +1726,9 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 			}
 		}
 		print_growth_change(out, d, o, n);
-		fprintf(out, "\n      by %s (%s)\n", s->api, names_kind(s->kind));
+		fputs("\n      by ", out);
+		cli_put_clean(out, s->api);
+		fprintf(out, " (%s)\n", names_kind(s->kind));
 		print_callers(out, s);
 	}
 	if (!shown)

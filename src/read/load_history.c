@@ -379,7 +379,7 @@ static int parse_line(struct parse *ps, const char *line, size_t len, size_t lin
 	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!o)
 		return validate_bad(&ps->v, NULL, "invalid JSON at column %d: %s", jerr.column,
-				    jerr.text);
+				    validate_json_what(&jerr));
 	if (!json_is_object(o))
 		r = validate_bad(&ps->v, NULL, "expected an object, got %s", validate_type_name(o));
 	else if (lineno == 1 && !json_object_get(o, "format"))
@@ -412,15 +412,9 @@ int load_history_file(const char *file, int64_t pid, struct rd_history *h, struc
 
 	memset(h, 0, sizeof(*h));
 	r = validate_read_file(file, &buf, &len, &st, err);
+	/* validate_read_file refused a NUL byte */
 	if (r < 0)
 		return r;
-	p = memchr(buf, '\0', len);
-	if (p) {
-		rd_error_set(err, file, "a NUL byte at offset %zu: not a gpuspy history",
-			     (size_t)(p - buf));
-		r = -EINVAL;
-		goto out;
-	}
 	ps.v.where = where;
 	for (p = buf, end = buf + len; p < end;) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));

@@ -413,10 +413,67 @@ static int load_outside(const struct vctx *v, json_t *root, struct rd_process *p
 	return 0;
 }
 
+/* P's sites by id, so that the lists that name them (at_peak, marks, the
+ * out-of-memory events: hundreds of thousands of entries in a large run)
+ * cost a search each, not a walk of every site. */
+struct site_index {
+	struct site_ref {
+		int64_t id;
+		size_t index;
+	} * refs;
+	size_t n;
+};
+
+static int cmp_site_ref(const void *pa, const void *pb)
+{
+	const struct site_ref *a = pa, *b = pb;
+
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int site_index_build(struct site_index *ix, const struct rd_process *p)
+{
+	ix->n = 0;
+	ix->refs = calloc(p->nsites + 1, sizeof(*ix->refs));
+	if (!ix->refs)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nsites; i++) {
+		if (p->sites[i].id < 0)
+			continue;
+		ix->refs[ix->n].id = p->sites[i].id;
+		ix->refs[ix->n].index = i;
+		ix->n++;
+	}
+	if (ix->n > 1)
+		qsort(ix->refs, ix->n, sizeof(*ix->refs), cmp_site_ref);
+	return 0;
+}
+
+/* The index in P's sites of the first site of id ID, or -1. */
+static ssize_t site_index_find(const struct site_index *ix, int64_t id)
+{
+	size_t lo = 0, hi = ix->n;
+
+	/* the lowest entry >= ID: of two sites with one id, the first */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->refs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ix->n && ix->refs[lo].id == id)
+		return (ssize_t)ix->refs[lo].index;
+	return -1;
+}
+
 /* A list of {"site": ID, "live_bytes": N} (at_peak.sites, marks[].sites)
- * into *OUT: each ID must be one of P's sites, read before.  WHERE names
- * the list in messages ("at_peak.sites"). */
-static int load_site_bytes(const struct vctx *v, const struct rd_process *p, json_t *arr,
+ * into *OUT: each ID must be one of P's sites (IX), read before.  WHERE
+ * names the list in messages ("at_peak.sites"). */
+static int load_site_bytes(const struct vctx *v, const struct site_index *ix, json_t *arr,
 			   const char *where, struct rd_peak_site **out, size_t *n)
 {
 	struct vctx sub = *v;
@@ -431,26 +488,25 @@ static int load_site_bytes(const struct vctx *v, const struct rd_process *p, jso
 	{
 		struct rd_peak_site *ps = &(*out)[i];
 		char at[96];
-		size_t k;
+		ssize_t k;
 
 		if ((r = validate_element(&sub, j, at, sizeof(at), "%s[%zu]", where, i)) < 0)
 			return r;
 		if ((r = validate_int(&sub, j, "site", true, 0, INT64_MAX, &ps->site)) < 0 ||
 		    (r = validate_count(&sub, j, "live_bytes", &ps->live_bytes)) < 0)
 			return r;
-		for (k = 0; k < p->nsites; k++)
-			if (p->sites[k].id == ps->site)
-				break;
-		if (k == p->nsites)
+		k = site_index_find(ix, ps->site);
+		if (k < 0)
 			return validate_bad(&sub, "site",
 					    "%" PRId64 " is the id of none of the sites", ps->site);
-		ps->index = k;
+		ps->index = (size_t)k;
 		*n = i + 1;
 	}
 	return 0;
 }
 
-static int load_at_peak(const struct vctx *v, json_t *root, struct rd_process *p)
+static int load_at_peak(const struct vctx *v, json_t *root, struct rd_process *p,
+			const struct site_index *ix)
 {
 	struct rd_at_peak *ap = &p->at_peak;
 	struct vctx sub = *v;
@@ -482,7 +538,7 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct rd_process *p
 			return r;
 		ap->ndevices = i + 1;
 	}
-	if ((r = load_site_bytes(v, p, sites, "at_peak.sites", &ap->sites, &ap->nsites)) < 0)
+	if ((r = load_site_bytes(v, ix, sites, "at_peak.sites", &ap->sites, &ap->nsites)) < 0)
 		return r;
 	ap->present = true;
 	return 0;
@@ -569,7 +625,8 @@ static int load_settings(const struct vctx *v, json_t *root, struct rd_process *
 }
 
 /* "marks" and "mark", optional; each mark's sites must be the report's. */
-static int load_marks(const struct vctx *v, json_t *root, struct rd_process *p)
+static int load_marks(const struct vctx *v, json_t *root, struct rd_process *p,
+		      const struct site_index *ix)
 {
 	struct vctx sub = *v;
 	json_t *arr, *m, *sites, *j;
@@ -599,7 +656,7 @@ static int load_marks(const struct vctx *v, json_t *root, struct rd_process *p)
 		if (!sites)
 			continue; /* a mark of a gpuspy before 0.2: label and time */
 		snprintf(list, sizeof(list), "marks[%zu].sites", i);
-		if ((r = load_site_bytes(v, p, sites, list, &mk->sites, &mk->nsites)) < 0)
+		if ((r = load_site_bytes(v, ix, sites, list, &mk->sites, &mk->nsites)) < 0)
 			return r;
 	}
 	return 0;
@@ -670,11 +727,10 @@ static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file, str
 	return 0;
 }
 
-static int check_oom_site(const struct vctx *v, const struct rd_process *p, const struct rd_oom *o)
+static int check_oom_site(const struct vctx *v, const struct site_index *ix, const struct rd_oom *o)
 {
-	for (size_t i = 0; i < p->nsites; i++)
-		if (p->sites[i].id == o->site)
-			return 0;
+	if (site_index_find(ix, o->site) >= 0)
+		return 0;
 	return validate_bad(v, "site", "%" PRId64 " is the id of none of the sites", o->site);
 }
 
@@ -710,7 +766,8 @@ static int load_snapshot(const struct vctx *v, json_t *root, struct rd_process *
 }
 
 /* "oom", "oom_dropped", and the "event" of an oom-N.json: all optional. */
-static int load_oom(const struct vctx *v, json_t *root, struct rd_process *p)
+static int load_oom(const struct vctx *v, json_t *root, struct rd_process *p,
+		    const struct site_index *ix)
 {
 	struct vctx sub = *v;
 	json_t *arr, *j;
@@ -723,7 +780,7 @@ static int load_oom(const struct vctx *v, json_t *root, struct rd_process *p)
 	if (j) {
 		sub.where = "event";
 		if ((r = load_oom_event(&sub, j, false, &p->event)) < 0 ||
-		    (r = check_oom_site(&sub, p, &p->event)) < 0)
+		    (r = check_oom_site(&sub, ix, &p->event)) < 0)
 			return r;
 		p->partial = true;
 	}
@@ -742,7 +799,7 @@ static int load_oom(const struct vctx *v, json_t *root, struct rd_process *p)
 		sub.where = where;
 		p->noom = i + 1;
 		if ((r = load_oom_event(&sub, j, true, &p->oom[i])) < 0 ||
-		    (r = check_oom_site(&sub, p, &p->oom[i])) < 0)
+		    (r = check_oom_site(&sub, ix, &p->oom[i])) < 0)
 			return r;
 	}
 	return 0;
@@ -750,6 +807,7 @@ static int load_oom(const struct vctx *v, json_t *root, struct rd_process *p)
 
 static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
 {
+	struct site_index ix = { 0 };
 	struct vctx sub = *v;
 	json_t *j, *obj;
 	int r;
@@ -798,10 +856,15 @@ static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
 	if ((r = load_kinds(v, root, p)) < 0 ||
 	    (r = validate_count(v, root, "untracked_frees", &p->untracked_frees)) < 0 ||
 	    (r = check_optional(v, root, p)) < 0 || (r = load_modules(v, root, p)) < 0 ||
-	    (r = load_sites(v, root, p)) < 0 || (r = load_at_peak(v, root, p)) < 0 ||
-	    (r = load_settings(v, root, p)) < 0 || (r = load_marks(v, root, p)) < 0 ||
-	    (r = load_outside(v, root, p)) < 0 || (r = load_oom(v, root, p)) < 0)
+	    (r = load_sites(v, root, p)) < 0 || (r = site_index_build(&ix, p)) < 0)
 		return r;
+	if ((r = load_at_peak(v, root, p, &ix)) < 0 || (r = load_settings(v, root, p)) < 0 ||
+	    (r = load_marks(v, root, p, &ix)) < 0 || (r = load_outside(v, root, p)) < 0 ||
+	    (r = load_oom(v, root, p, &ix)) < 0) {
+		free(ix.refs);
+		return r;
+	}
+	free(ix.refs);
 	return 0;
 }
 
@@ -831,8 +894,7 @@ int load_process_file(const char *file, const char *display_path, struct rd_proc
 	/* duplicate keys would make "which value counts" a guess */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		rd_error_set(err, file, "invalid JSON at line %d, column %d: %s", jerr.line,
-			     jerr.column, jerr.text);
+		validate_json_error(err, file, &jerr);
 		r = -EINVAL;
 		goto out;
 	}

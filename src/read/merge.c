@@ -711,8 +711,9 @@ static int build_oom(struct rd_report_oom *ro, const struct rd_process *p, size_
 	e = process_modules(src, s, &mods, &main_exe);
 	if (e < 0)
 		return e;
-	/* the loader saw that the id is one of the report's */
-	for (size_t i = 0; i < src->nsites && e == 0; i++)
+	/* the loader saw that the id is one of the report's; of two sites
+	 * with one id, the first, as the loader takes it */
+	for (size_t i = 0; i < src->nsites && e == 0 && !ro->requested; i++)
 		if (src->sites[i].id == site_id)
 			e = make_site(src, &src->sites[i], mods, main_exe, &ro->requested);
 	if (e == 0 && o->snapshot)

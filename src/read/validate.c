@@ -210,13 +210,46 @@ int validate_counts_object(const struct vctx *v, json_t *root, const char *key)
 	return 0;
 }
 
+const char *validate_json_what(const json_error_t *jerr)
+{
+	/* jansson's own text quotes the token at fault: never print it, the
+	 * file may be anything (a link to a file the user may not read) */
+	switch (json_error_code(jerr)) {
+	case json_error_out_of_memory:
+		return "out of memory";
+	case json_error_stack_overflow:
+		return "nested too deeply";
+	case json_error_invalid_utf8:
+		return "not valid UTF-8";
+	case json_error_premature_end_of_input:
+		return "the text ends before the document does (cut short?)";
+	case json_error_end_of_input_expected:
+		return "more text after the end of the document";
+	case json_error_null_character:
+	case json_error_null_byte_in_key:
+		return "a NUL character in a string";
+	case json_error_duplicate_key:
+		return "a key twice in one object";
+	case json_error_numeric_overflow:
+		return "a number out of range";
+	default:
+		return "a syntax error";
+	}
+}
+
+void validate_json_error(struct rd_error *err, const char *file, const json_error_t *jerr)
+{
+	rd_error_set(err, file, "invalid JSON at line %d, column %d (byte %d): %s", jerr->line,
+		     jerr->column, jerr->position, validate_json_what(jerr));
+}
+
 /* O_NONBLOCK so that a FIFO named by mistake fails instead of hanging; it
  * is refused below as not a regular file. */
 int validate_read_file(const char *file, char **bufp, size_t *lenp, struct stat *st,
 		       struct rd_error *err)
 {
 	size_t cap, len = 0;
-	char *buf;
+	char *buf, *nul;
 	int fd, r;
 
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -283,6 +316,15 @@ int validate_read_file(const char *file, char **bufp, size_t *lenp, struct stat 
 		if (n == 0)
 			break;
 		len += n;
+	}
+	/* JSON text holds no NUL byte, and jansson, given one, may stop
+	 * reading there and accept what came before as the whole document */
+	nul = memchr(buf, '\0', len);
+	if (nul) {
+		r = -EINVAL;
+		rd_error_set(err, file, "a NUL byte at offset %zu: not JSON text",
+			     (size_t)(nul - buf));
+		goto out_free;
 	}
 	close(fd);
 	*bufp = buf;

@@ -65,8 +65,16 @@ int validate_time(const struct vctx *v, json_t *obj, const char *key, bool requi
  * ("doors", "vmm_address_space"). */
 int validate_counts_object(const struct vctx *v, json_t *root, const char *key);
 
+/* "FILE: invalid JSON at line L, column C (byte B): what" for JERR, a
+ * failure of json_loadb: where, and a fixed description, never the text. */
+void validate_json_error(struct rd_error *err, const char *file, const json_error_t *jerr);
+
+/* JERR's kind of error in a few fixed words ("a syntax error"). */
+const char *validate_json_what(const json_error_t *jerr);
+
 /* The whole of FILE in memory (*BUFP, *LENP; *ST its stat): a regular file
- * of at most MAX_REPORT_SIZE bytes.  -errno, with ERR filled. */
+ * of at most MAX_REPORT_SIZE bytes, without a NUL byte.  -errno, with ERR
+ * filled. */
 int validate_read_file(const char *file, char **bufp, size_t *lenp, struct stat *st,
 		       struct rd_error *err);
 

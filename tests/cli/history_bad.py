@@ -137,6 +137,15 @@ for what, content in BAD.items():
     check(r.returncode == 2 and r.stdout == b"" and len(err) == 1 and hist in err[0]
           and err[0].startswith("gpuspy: "), f"{what}: status {r.returncode}, {err[:2]}")
 
+# a line that is not JSON is never quoted: the message says where, not what
+for what, content in (("not JSON, quoted", "SECRETWORD=hunter2\n"),
+                      ("a bare word, quoted", '{"t": hunter2}\n'),
+                      ("a missing comma, quoted", '["SECRETWORD" "hunter2"]\n')):
+    r = run(VALID + content)
+    err = r.stderr.decode(errors="replace")
+    check(r.returncode == 2 and len(err.splitlines()) == 1 and hist in err
+          and "SECRETWORD" not in err and "hunter2" not in err, f"{what}: {err.strip()}")
+
 # a history that is not a regular file
 os.remove(hist)
 os.mkfifo(hist)

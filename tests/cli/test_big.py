@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""'gpuspy report', 'merge' and 'diff' on a report of 50,000 call sites and
+330,000 at-peak and mark entries (make_big_report.py): each must finish,
+with status 0, within a generous 60 s.  No timing is asserted here:
+bench/read-bench prints the times and how they grow with the sites.
+
+    test_big.py GPUSPY
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_big_report  # noqa: E402
+
+
+def main():
+    gpuspy = sys.argv[1]
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        run = os.path.join(tmp, "big")
+        path = os.path.join(run, "bignode-4000", "report.json")
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w") as f:
+            json.dump(make_big_report.report(50000, 330000, 2, 4000), f, separators=(",", ":"))
+        cases = [("report", ["report", path], b"1 process, 50000 call sites"),
+                 ("report --format json", ["report", "--format", "json", path], b'"sites"'),
+                 ("merge", ["merge", run], b"50000 call sites"),
+                 ("diff", ["diff", path, path], b""),
+                 ("diff --at", ["diff", "--at", "step 3", path, path], b"")]
+        for name, args, expect in cases:
+            try:
+                r = subprocess.run([gpuspy] + args, capture_output=True, timeout=60)
+            except subprocess.TimeoutExpired:
+                print("FAIL gpuspy %s: did not finish in 60 s" % name)
+                failed += 1
+                continue
+            if r.returncode != 0 or expect not in r.stdout:
+                print("FAIL gpuspy %s: status %d, stderr %r" % (name, r.returncode,
+                                                                r.stderr[:200]))
+                failed += 1
+            else:
+                print("ok gpuspy %s" % name)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

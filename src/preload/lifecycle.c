@@ -24,6 +24,7 @@
 #include "driver.h"
 #include "events.h"
 #include "files.h"
+#include "history.h"
 #include "locks.h"
 #include "log.h"
 #include "pystack.h"
@@ -152,6 +153,10 @@ __attribute__((constructor)) static void gpuspy_ctor(void)
 __attribute__((destructor)) static void gpuspy_dtor(void)
 {
 	writer_stop();
-	if (atomic_load(&gs_state.active) && !atomic_load(&gs_state.silent))
+	if (atomic_load(&gs_state.active) && !atomic_load(&gs_state.silent)) {
+		/* The history's last sample is the state at exit: the writer
+		 * thread, joined above, no longer touches it. */
+		history_tick();
 		events_exit();
+	}
 }

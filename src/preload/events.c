@@ -107,6 +107,9 @@ void events_exit(void)
 		}
 		if (!err || files_lasting(err) || err == -EFBIG)
 			break;
+		/* the history's descriptor may be the one the report lacks */
+		if (err == -EMFILE || err == -ENFILE)
+			history_close();
 	}
 	if (err)
 		gs_problem(GS_PROBLEM_REPORT, err, "cannot write %s/%s: %s; no report", v.dir, name,

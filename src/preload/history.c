@@ -796,6 +796,15 @@ void history_event_at(double t, enum history_event what, const char *label, unsi
 		append(h.line, (size_t)(o.p - h.line));
 }
 
+void history_close(void)
+{
+	if (!h.open || h.pid != getpid())
+		return;
+	close(h.fd);
+	h.open = false;
+	h.off = true;
+}
+
 void history_reset(void)
 {
 	if (h.open)

@@ -6,10 +6,10 @@ not lose the exit report, a problem is one line however often it recurs,
 a path too long is refused rather than cut, nothing is written through a
 link someone planted in the run directory, and every file is 0600, every
 directory 0700, whatever the umask.
-Usage: files.py LIBGPUSPY GPUSPY FAKE_DIR LIBENOSPC API_PROG GROWTH OOM XFSZ"""
+Usage: files.py LIBGPUSPY GPUSPY FAKE_DIR LIBENOSPC API_PROG GROWTH OOM XFSZ NOFD"""
 import glob, os, resource, socket, stat, subprocess, sys, tempfile, time
 
-lib, cli, fake, enospc, api_prog, growth, oom, xfsz = sys.argv[1:9]
+lib, cli, fake, enospc, api_prog, growth, oom, xfsz, nofd = sys.argv[1:10]
 base = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 base.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1")
 host = socket.gethostname()
@@ -87,13 +87,18 @@ check(r.returncode == 0 and r.stdout == "xfsz: after gpuspy's write: 0, handler 
       "xfsz: after its own write: 1\n", "the program's SIGXFSZ handler: %d %r"
       % (r.returncode, r.stdout))
 
-# 2. No descriptor left at exit: the report is not written, the exit
-# status is the program's.
-fds = [(resource.RLIMIT_NOFILE, 7)]
-r = subprocess.run([api_prog], env=spied(os.path.join(tmp, "nofile")), capture_output=True,
-                   text=True, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8)),
-                   pass_fds=(), timeout=60)
-check(r.returncode == 0, "RLIMIT_NOFILE 8: exit %d" % r.returncode)
+# 2. No descriptor left at exit: the exit status is the program's; with
+# one left, the history's is given up for the report.
+for free in (0, 1):
+    out = os.path.join(tmp, "nofile%d" % free)
+    r = run([nofd, "100", str(free)], spied(out, GPUSPY_INTERVAL="10ms"),
+            [(resource.RLIMIT_NOFILE, 64)])
+    check(r.returncode == 0 and len(ours(r.stderr)) <= 1,
+          "RLIMIT_NOFILE, %d descriptor(s) left at exit: exit %d, %r"
+          % (free, r.returncode, ours(r.stderr)))
+    if free:
+        check(len(glob.glob(os.path.join(out, "*", "report.json"))) == 1,
+              "one descriptor left at exit: report.json written")
 
 # 3. A disk full for a moment.  The first renames fail: api_prog's
 # snapshot-1.json, then its report.json; the report is written again.

@@ -155,13 +155,14 @@ void events_oom(struct gs_oom *e)
 }
 
 /* The snapshot thread's periodic file: the whole report, as of now. */
-void events_periodic(unsigned long long samples)
+int events_periodic(unsigned long long samples)
 {
 	struct gs_view v;
 	int err;
 
 	gs_lock(&gs_events_lock);
-	if (take(&v, NULL) == 0) {
+	err = take(&v, NULL);
+	if (err == 0) {
 		v.samples = samples;
 		err = files_write(v.dir, GS_FILE_SNAPSHOT, process_json_write, &v);
 		view_drop(&v);
@@ -169,6 +170,7 @@ void events_periodic(unsigned long long samples)
 			write_failed(GS_PROBLEM_SNAPSHOT, v.dir, GS_FILE_SNAPSHOT, err);
 	}
 	gs_unlock(&gs_events_lock);
+	return err;
 }
 
 /*

@@ -118,6 +118,14 @@ check(len(glob.glob(os.path.join(out, "*", "report.json"))) == 1,
 check(len(ours(r.stderr)) == 1, "full disk, three failed snapshots: one line: %r"
       % ours(r.stderr))
 
+# The first snapshot fails and nothing changes after it: it is tried again
+# at the next interval all the same.
+out = os.path.join(tmp, "enospc-idle")
+r = run([nofd, "300", "100"], spied(out, LD_PRELOAD=enospc + ":" + lib,
+                                    FAKE_ENOSPC_RENAMES="1", GPUSPY_INTERVAL="10ms"))
+check(r.returncode == 0 and len(glob.glob(os.path.join(out, "*", "snapshot.json"))) == 1,
+      "full disk for the only snapshot: written at the next interval")
+
 # 4. One line per problem, and none from processes that never allocate.
 afile = os.path.join(tmp, "a-file")
 open(afile, "w").close()

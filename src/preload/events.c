@@ -271,6 +271,8 @@ void events_requested(void)
 			snprintf(label, sizeof(label), "signal");
 		}
 	}
+	if (fd < 0 && dfd >= 0 && errno == ELOOP)
+		unlinkat(dfd, GS_FILE_REQUEST, 0); /* a link: removed, unread */
 	if (dfd >= 0)
 		close(dfd);
 	events_snapshot(label);

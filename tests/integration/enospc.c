@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static atomic_int failed;
 
@@ -34,8 +35,11 @@ int rename(const char *from, const char *to)
 
 	if (full())
 		return -1;
-	if (!real)
-		*(void **)&real = dlsym(RTLD_NEXT, "rename");
+	if (!real) {
+		void *p = dlsym(RTLD_NEXT, "rename");
+
+		memcpy(&real, &p, sizeof(p));
+	}
 	return real(from, to);
 }
 
@@ -45,7 +49,10 @@ int renameat(int fromfd, const char *from, int tofd, const char *to)
 
 	if (full())
 		return -1;
-	if (!real)
-		*(void **)&real = dlsym(RTLD_NEXT, "renameat");
+	if (!real) {
+		void *p = dlsym(RTLD_NEXT, "renameat");
+
+		memcpy(&real, &p, sizeof(p));
+	}
 	return real(fromfd, from, tofd, to);
 }

@@ -7,7 +7,7 @@ a path too long is refused rather than cut, nothing is written through a
 link someone planted in the run directory, and every file is 0600, every
 directory 0700, whatever the umask.
 Usage: files.py LIBGPUSPY GPUSPY FAKE_DIR LIBENOSPC API_PROG GROWTH OOM XFSZ NOFD"""
-import glob, os, resource, socket, stat, subprocess, sys, tempfile, time
+import glob, json, os, resource, signal, socket, stat, subprocess, sys, tempfile, time
 
 lib, cli, fake, enospc, api_prog, growth, oom, xfsz, nofd = sys.argv[1:10]
 base = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
@@ -214,6 +214,30 @@ check(s.returncode == 0 and s.stdout.strip().endswith("snapshot-1.json"),
       "gpuspy snapshot still works: %d %r %r" % (s.returncode, s.stdout, s.stderr))
 req = os.path.join(pdir, ".request")
 check(not os.path.lexists(req), ".request taken and removed")
+
+# The library's side of .request: a planted link is not read through (the
+# label is not the target's contents) and only the link is removed.
+run_dir = os.path.join(tmp, "request-lib")
+p = subprocess.Popen([growth, "100", "20"], env=spied(run_dir, GPUSPY_INTERVAL="0"),
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+pdir = os.path.join(run_dir, "%s-%d" % (host, p.pid))
+for _ in range(500):
+    if os.path.isdir(pdir):
+        break
+    time.sleep(0.01)
+os.symlink(vfile, os.path.join(pdir, ".request"))
+os.kill(p.pid, signal.SIGUSR2)
+snap = os.path.join(pdir, "snapshot-1.json")
+for _ in range(500):
+    if os.path.exists(snap):
+        break
+    time.sleep(0.01)
+p.kill()
+p.wait()
+label = json.load(open(snap)).get("snapshot", {}).get("label") if os.path.exists(snap) else None
+check(label == "signal", "a planted .request link is not read: label %r" % label)
+check(open(vfile).read() == "root's\n" and not os.path.lexists(os.path.join(pdir, ".request")),
+      "... the link removed, its target kept")
 
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

@@ -56,6 +56,18 @@ def go(p):
     return p.returncode, err
 
 
+def wait_handler(pid, pdir):
+    """Until PID has its process directory and catches SIGUSR2."""
+    for _ in range(500):
+        try:
+            cgt = [l for l in open("/proc/%d/status" % pid) if l.startswith("SigCgt:")]
+        except OSError:
+            return
+        if os.path.isdir(pdir) and int(cgt[0].split()[1], 16) & (1 << (signal.SIGUSR2 - 1)):
+            return
+        time.sleep(0.01)
+
+
 tmp = tempfile.mkdtemp()
 plain = run([api_prog], base)
 check(plain.returncode == 0, "api_prog runs without gpuspy")
@@ -200,10 +212,7 @@ run_dir = os.path.join(tmp, "request")
 p = subprocess.Popen([growth, "100", "20"], env=spied(run_dir, GPUSPY_INTERVAL="0"),
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 pdir = os.path.join(run_dir, "%s-%d" % (host, p.pid))
-for _ in range(500):
-    if os.path.isdir(pdir):
-        break
-    time.sleep(0.01)
+wait_handler(p.pid, pdir)
 os.symlink(vfile, os.path.join(pdir, ".request"))
 s = subprocess.run([cli, "snapshot", str(p.pid), "hello"], capture_output=True, text=True,
                    timeout=30)
@@ -221,10 +230,7 @@ run_dir = os.path.join(tmp, "request-lib")
 p = subprocess.Popen([growth, "100", "20"], env=spied(run_dir, GPUSPY_INTERVAL="0"),
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 pdir = os.path.join(run_dir, "%s-%d" % (host, p.pid))
-for _ in range(500):
-    if os.path.isdir(pdir):
-        break
-    time.sleep(0.01)
+wait_handler(p.pid, pdir)
 os.symlink(vfile, os.path.join(pdir, ".request"))
 os.kill(p.pid, signal.SIGUSR2)
 snap = os.path.join(pdir, "snapshot-1.json")

@@ -57,13 +57,64 @@ static int signal_of(pid_t pid)
 	return sig;
 }
 
+/*
+ * LABEL into DIR/.request for process PID, never through a link: DIR is
+ * opened without following one and must belong to PID's user or to us
+ * (in a shared run directory anyone can make a <host>-<pid>), the file
+ * is created anew (O_EXCL), and what is in its place already - a request
+ * not yet taken, or a planted link - is removed, never opened.  0 or
+ * -errno, -EPERM for a directory of someone else's.
+ */
+static int write_request(pid_t pid, const char *dir, const char *label)
+{
+	char proc[32];
+	struct stat st, target;
+	size_t len = strlen(label);
+	int dfd, fd = -1, err = 0;
+
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	if (stat(proc, &target) < 0)
+		return -errno;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (fstat(dfd, &st) < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (st.st_uid != target.st_uid && st.st_uid != geteuid()) {
+		err = -EPERM;
+		goto out;
+	}
+	for (int i = 0; i < 2 && fd < 0; i++) {
+		fd = openat(dfd, GS_FILE_REQUEST,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && (errno != EEXIST || i || unlinkat(dfd, GS_FILE_REQUEST, 0) < 0)) {
+			err = -errno;
+			goto out;
+		}
+	}
+	/* the process reads it: its owner's, when we are root */
+	if (geteuid() != target.st_uid && fchown(fd, target.st_uid, target.st_gid) < 0)
+		err = -errno;
+	if (!err && write(fd, label, len) != (ssize_t)len)
+		err = errno ? -errno : -EIO;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (err)
+		unlinkat(dfd, GS_FILE_REQUEST, 0);
+out:
+	close(dfd);
+	return err;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	char dir[PATH_MAX * 2], req[PATH_MAX * 2 + 16];
 	char *end;
 	const char *label;
 	long pid;
-	int before, sig, fd;
+	int before, sig, err;
 
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		fputs(usage, stdout);
@@ -103,9 +154,11 @@ int cmd_snapshot(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	names_join(req, sizeof(req), dir, GS_FILE_REQUEST);
-	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0 || write(fd, label, strlen(label)) < 0 || close(fd) < 0) {
-		fprintf(stderr, "gpuspy: snapshot: %s: %s\n", req, strerror(errno));
+	err = write_request((pid_t)pid, dir, label);
+	if (err) {
+		fprintf(stderr, "gpuspy: snapshot: %s: %s\n", req,
+			err == -EPERM ? "the directory is neither the process's nor yours" :
+					strerror(-err));
 		return EXIT_FAILURE_OTHER;
 	}
 	if (kill((pid_t)pid, sig) < 0) {

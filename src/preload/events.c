@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -62,8 +64,28 @@ static int take(struct gs_view *v, const struct gs_oom *event)
 	return 0;
 }
 
+/*
+ * A write that failed: one line per problem, and gpuspy off for good only
+ * when the failure cannot pass (files_lasting); a full disk, a size limit
+ * or no descriptor left is tried again at the next write.
+ */
+static void write_failed(enum gs_problem id, const char *dir, const char *name, int err)
+{
+	if (files_lasting(err))
+		gs_fail("cannot write %s/%s: %s", dir, name, strerror(-err));
+	else
+		gs_problem(id, err, "cannot write %s/%s: %s; tried again at the next one", dir,
+			   name, strerror(-err));
+}
+
+/* The exit report's tries, EXIT_PAUSE_MS apart: a disk full for a moment
+ * costs the exit that long at most, never the report. */
+#define EXIT_TRIES    5
+#define EXIT_PAUSE_MS 20
+
 void events_exit(void)
 {
+	const char *name = GS_FILE_REPORT_JSON;
 	struct gs_view v;
 	int err;
 
@@ -72,11 +94,26 @@ void events_exit(void)
 		gs_unlock(&gs_events_lock);
 		return;
 	}
-	err = files_write(v.dir, GS_FILE_REPORT_JSON, process_json_write, &v);
-	if (!err)
-		err = files_write(v.dir, GS_FILE_REPORT_TEXT, summary_write_text, &v);
+	for (int i = 0; i < EXIT_TRIES; i++) {
+		struct timespec pause = { 0, EXIT_PAUSE_MS * 1000L * 1000L };
+
+		if (i)
+			nanosleep(&pause, NULL);
+		name = GS_FILE_REPORT_JSON;
+		err = files_write(v.dir, name, process_json_write, &v);
+		if (!err) {
+			name = GS_FILE_REPORT_TEXT;
+			err = files_write(v.dir, name, summary_write_text, &v);
+		}
+		if (!err || files_lasting(err) || err == -EFBIG)
+			break;
+		/* the history's descriptor may be the one the report lacks */
+		if (err == -EMFILE || err == -ENFILE)
+			history_close();
+	}
 	if (err)
-		gs_warn("cannot write the report in %s: %s", v.dir, strerror(-err));
+		gs_problem(GS_PROBLEM_REPORT, err, "cannot write %s/%s: %s; no report", v.dir, name,
+			   strerror(-err));
 	else
 		summary_exit(&v);
 	view_drop(&v);
@@ -110,7 +147,7 @@ void events_oom(struct gs_oom *e)
 	snprintf(name, sizeof(name), GS_FILE_OOM_N, e->number);
 	err = files_write(v.dir, name, process_json_write, &v);
 	if (err)
-		gs_warn("cannot write %s/%s: %s", v.dir, name, strerror(-err));
+		write_failed(GS_PROBLEM_OOM, v.dir, name, err);
 	else
 		summary_oom(&v, e, name);
 	view_drop(&v);
@@ -118,23 +155,22 @@ void events_oom(struct gs_oom *e)
 }
 
 /* The snapshot thread's periodic file: the whole report, as of now. */
-void events_periodic(unsigned long long samples)
+int events_periodic(unsigned long long samples)
 {
 	struct gs_view v;
 	int err;
 
 	gs_lock(&gs_events_lock);
-	if (take(&v, NULL) == 0) {
+	err = take(&v, NULL);
+	if (err == 0) {
 		v.samples = samples;
 		err = files_write(v.dir, GS_FILE_SNAPSHOT, process_json_write, &v);
 		view_drop(&v);
-		if (err) {
-			gs_unlock(&gs_events_lock);
-			gs_fail("cannot write %s/snapshot.json: %s", v.dir, strerror(-err));
-			return;
-		}
+		if (err)
+			write_failed(GS_PROBLEM_SNAPSHOT, v.dir, GS_FILE_SNAPSHOT, err);
 	}
 	gs_unlock(&gs_events_lock);
+	return err;
 }
 
 /*
@@ -213,7 +249,7 @@ int events_snapshot(const char *label)
 	snprintf(name, sizeof(name), GS_FILE_SNAPSHOT_N, v.number);
 	err = files_write(v.dir, name, process_json_write, &v);
 	if (err)
-		gs_warn("cannot write %s/%s: %s", v.dir, name, strerror(-err));
+		write_failed(GS_PROBLEM_ONDEMAND, v.dir, name, err);
 	else
 		summary_snapshot(label, v.dir, name);
 	if (!err)
@@ -229,17 +265,22 @@ int events_snapshot(const char *label)
  */
 void events_requested(void)
 {
-	char dir[GS_PROCESS_PATH_SIZE], path[GS_FILE_PATH_SIZE], label[GS_LABEL_MAX] = "signal";
-	int fd;
+	char dir[GS_PROCESS_PATH_SIZE], label[GS_LABEL_MAX] = "signal";
+	struct stat st;
+	int dfd, fd;
 
 	files_process_dir(dir, sizeof(dir));
-	names_join(path, sizeof(path), dir, GS_FILE_REQUEST);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	dfd = files_dir_open(dir);
+	/* never through a link, only a regular file, at most a label's size */
+	fd = dfd < 0 ? -1 :
+		       openat(dfd, GS_FILE_REQUEST, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
-		ssize_t n = read(fd, label, sizeof(label) - 1);
+		ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ?
+				    read(fd, label, sizeof(label) - 1) :
+				    -1;
 
 		close(fd);
-		unlink(path);
+		unlinkat(dfd, GS_FILE_REQUEST, 0);
 		if (n > 0) {
 			label[n] = '\0';
 			label[strcspn(label, "\n")] = '\0';
@@ -247,5 +288,9 @@ void events_requested(void)
 			snprintf(label, sizeof(label), "signal");
 		}
 	}
+	if (fd < 0 && dfd >= 0 && errno == ELOOP)
+		unlinkat(dfd, GS_FILE_REQUEST, 0); /* a link: removed, unread */
+	if (dfd >= 0)
+		close(dfd);
 	events_snapshot(label);
 }

@@ -13,8 +13,9 @@ struct gs_mark;
 void events_exit(void);
 /* An allocation failed for lack of memory: oom-N.json, now. */
 void events_oom(struct gs_oom *e);
-/* The snapshot thread's periodic snapshot.json. */
-void events_periodic(unsigned long long samples);
+/* The snapshot thread's periodic snapshot.json: 0, or -errno when it was
+ * not written (to be tried again at the next interval). */
+int events_periodic(unsigned long long samples);
 /* An on-demand snapshot (gpuspy_snapshot): snapshot-N.json.  0 or -1. */
 int events_snapshot(const char *label);
 /* The signal asked for one: its label is in <process dir>/.request. */

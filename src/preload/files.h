@@ -6,6 +6,8 @@
 #ifndef GPUSPY_FILES_H
 #define GPUSPY_FILES_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -13,11 +15,39 @@
  * -ENAMETOOLONG with BUF truncated. */
 int files_process_dir(char *buf, size_t len);
 
+/*
+ * PATH as a directory of ours: created (0700) when missing, then checked
+ * to be a directory owned by this effective user and not a symlink.  An
+ * O_DIRECTORY fd of it (the caller closes it), or -errno: -ENOTDIR for
+ * something else there, -ELOOP for a symlink, -EPERM for another user's.
+ */
+int files_dir_open(const char *path);
+
 struct gs_view;
 /* DIR/NAME, written by FN through a temporary name and rename(), so that
  * a reader never sees half a file.  0 or -errno; nothing left behind on
- * failure. */
+ * failure.  Never raises SIGXFSZ (files_guard). */
 int files_write(const char *dir, const char *name, int (*fn)(FILE *, const struct gs_view *),
 		const struct gs_view *view);
+
+/* Whether a failed write cannot pass by retrying (libgpuspy(7), FILES AND
+ * FAILURES): the directory is gone, not a directory, not ours, not
+ * writable, or its path too long.  A full disk, a file size limit, no descriptor
+ * left or an I/O error pass, and are retried. */
+bool files_lasting(int err);
+
+/*
+ * Around gpuspy's own writes, on the writing thread: SIGXFSZ blocked, so
+ * that a file size limit (ulimit -f) makes the write fail with EFBIG
+ * instead of killing the program, and a SIGXFSZ that our write left
+ * pending taken back, so that the program never receives it.  The
+ * program's disposition is not touched.
+ */
+struct files_guard {
+	sigset_t old;
+	bool pending; /* SIGXFSZ was pending before: not ours to take */
+};
+void files_guard_begin(struct files_guard *g);
+void files_guard_end(struct files_guard *g);
 
 #endif /* GPUSPY_FILES_H */

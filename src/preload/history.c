@@ -44,6 +44,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "history.h"
 #include "json_out.h"
 #include "locks.h"
@@ -268,16 +269,31 @@ static void put_bucket(struct out *o, const struct bucket *b, const long long *v
 	put(o, "}\n");
 }
 
-/* One line, one write(2): all of it or, on a full disk, history off. */
+/*
+ * One line, one write(2).  A write that wrote nothing (a full disk, a
+ * file size limit, for now) loses that line only, said once; one that
+ * wrote part of it would leave half a line in the middle of the file, so
+ * history stops there.
+ */
 static void append(const char *line, size_t len)
 {
+	struct files_guard g;
 	ssize_t n;
+	int err;
 
 	if (!h.open)
 		return;
+	files_guard_begin(&g);
 	n = write(h.fd, line, len);
+	err = errno;
+	files_guard_end(&g);
+	if (n < 0 && !files_lasting(err)) {
+		gs_problem(GS_PROBLEM_HISTORY, err, "history: a line lost in %s/%s: %s", h.dir,
+			   GS_FILE_HISTORY, strerror(err));
+		return;
+	}
 	if (n != (ssize_t)len) {
-		history_off("cannot append to", n < 0 ? errno : ENOSPC);
+		history_off("cannot append to", n < 0 ? err : ENOSPC);
 		return;
 	}
 	h.bytes += len;
@@ -287,21 +303,34 @@ static void append(const char *line, size_t len)
 
 static void open_file(void)
 {
-	char path[4608];
+	int dfd, err;
 	struct out o = { h.line, h.line + LINE_SIZE, false };
 
 	if (h.open || h.off)
 		return;
-	if (mkdir(h.dir, 0777) < 0 && errno != EEXIST) {
-		history_off("cannot create the directory of", errno);
+	dfd = files_dir_open(h.dir);
+	if (dfd < 0) {
+		/* a descriptor, later, may be there again */
+		if (files_lasting(dfd))
+			history_off("cannot create the directory of", -dfd);
+		else
+			gs_problem(GS_PROBLEM_HISTORY, dfd, "history: cannot open %s: %s", h.dir,
+				   strerror(-dfd));
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/%s", h.dir, GS_FILE_HISTORY);
-	h.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+	h.fd = openat(dfd, GS_FILE_HISTORY,
+		      O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	err = errno;
+	close(dfd);
 	if (h.fd < 0) {
-		history_off("cannot open", errno);
+		if (files_lasting(err))
+			history_off("cannot open", err);
+		else
+			gs_problem(GS_PROBLEM_HISTORY, err, "history: cannot open %s/%s: %s", h.dir,
+				   GS_FILE_HISTORY, strerror(err));
 		return;
 	}
+	fchmod(h.fd, 0600);
 	h.open = true;
 	put_header(&o);
 	append(h.line, (size_t)(o.p - h.line));
@@ -628,17 +657,26 @@ static void sink_event(struct sink *k, unsigned i)
 static void compact(void)
 {
 	static struct sink k;
-	char path[4608], tmp[4608];
+	static const char tmp[] = "." GS_FILE_HISTORY ".tmp";
+	struct files_guard g;
 	unsigned e = 0;
 	struct out o;
+	int dfd;
 
-	snprintf(path, sizeof(path), "%s/%s", h.dir, GS_FILE_HISTORY);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", h.dir, GS_FILE_HISTORY);
-	k.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+	/* the directory is ours (files_dir_open), so a temporary file left
+	 * there is ours too: replaced, never followed */
+	dfd = files_dir_open(h.dir);
+	if (dfd < 0)
+		return; /* tried again at the next interval */
+	unlinkat(dfd, tmp, 0);
+	k.fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+		      0600);
 	if (k.fd < 0) {
-		history_off("cannot rewrite", errno);
+		close(dfd);
 		return;
 	}
+	fchmod(k.fd, 0600);
+	files_guard_begin(&g);
 	k.len = 0;
 	k.bytes = 0;
 	k.err = 0;
@@ -674,14 +712,22 @@ static void compact(void)
 		k.err = errno ? errno : ENOSPC;
 	/* No fsync: the appends are not synced either, and a process's
 	 * death, unlike the machine's, loses nothing the kernel holds. */
-	if (!k.err && rename(tmp, path) < 0)
+	if (!k.err && renameat(dfd, tmp, dfd, GS_FILE_HISTORY) < 0)
 		k.err = errno;
+	files_guard_end(&g);
 	if (k.err) {
 		close(k.fd);
-		unlink(tmp);
-		history_off("cannot rewrite", k.err);
+		unlinkat(dfd, tmp, 0);
+		close(dfd);
+		/* the appended file is still whole: the rewrite waits */
+		if (files_lasting(k.err))
+			history_off("cannot rewrite", k.err);
+		else
+			gs_problem(GS_PROBLEM_HISTORY, k.err, "history: cannot rewrite %s/%s: %s",
+				   h.dir, GS_FILE_HISTORY, strerror(k.err));
 		return;
 	}
+	close(dfd);
 	close(h.fd);
 	h.fd = k.fd;
 	h.bytes = h.compacted = k.bytes;
@@ -748,6 +794,15 @@ void history_event_at(double t, enum history_event what, const char *label, unsi
 	put_event(&o, e);
 	if (!o.full)
 		append(h.line, (size_t)(o.p - h.line));
+}
+
+void history_close(void)
+{
+	if (!h.open || h.pid != getpid())
+		return;
+	close(h.fd);
+	h.open = false;
+	h.off = true;
 }
 
 void history_reset(void)

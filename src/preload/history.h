@@ -47,6 +47,9 @@ void history_outside(unsigned index, long long bytes);
 void history_end(void);
 /* history_event() at T seconds since the start. */
 void history_event_at(double t, enum history_event what, const char *label, unsigned n);
+/* At exit, when the report needs the descriptor: the file is closed,
+ * complete, and nothing more is appended.  Under gs_events_lock. */
+void history_close(void);
 /* The file closed and the store freed (tests). */
 void history_reset(void);
 /* Whether history_setup() was called; whether by this process (not by

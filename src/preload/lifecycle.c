@@ -12,6 +12,7 @@
  * handlers, so whatever the runtime frees on its way out is not a leak.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,28 +81,60 @@ void gs_init(void)
 	pthread_once(&init_once, init_once_fn);
 }
 
+/*
+ * The run directory and the directories above it, created 0700 where
+ * missing.  One that exists is taken as it is (a shared /tmp, a job's
+ * scratch space, a link the user made), provided it is a directory; the
+ * run directory gpuspy itself creates must then be its own.
+ */
 static int mkdir_p(char *path)
 {
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
+	struct stat st;
+	bool made = false;
+
+	for (char *p = path + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
 			continue;
 		*p = '\0';
-		if (mkdir(path, 0777) < 0 && errno != EEXIST) {
-			*p = '/';
-			return -errno;
+		made = mkdir(path, 0700) == 0;
+		if (!made && errno != EEXIST) {
+			int err = -errno;
+
+			*p = c;
+			return err;
 		}
-		*p = '/';
+		*p = c;
+		if (!c)
+			break;
 	}
-	if (mkdir(path, 0777) < 0 && errno != EEXIST)
+	if (stat(path, &st) < 0)
 		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (made && (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()))
+		return -EPERM;
 	return 0;
+}
+
+static const char *dir_problem(int err)
+{
+	switch (-err) {
+	case ELOOP:
+		return "a symlink, not a directory of ours";
+	case EPERM:
+		return "owned by another user";
+	default:
+		return strerror(-err);
+	}
 }
 
 bool gs_activate(void)
 {
+	char cwd[2048], pdir[GS_PROCESS_PATH_SIZE];
 	const char *dir;
-	char cwd[2048];
-	int err;
+	int err, n;
 
 	gs_init();
 	gs_lock(&gs_activate_lock);
@@ -112,12 +145,21 @@ bool gs_activate(void)
 
 	dir = gs_config.output_dir;
 	if (dir[0] == '/') {
-		snprintf(gs_state.run_dir, sizeof(gs_state.run_dir), "%s", dir);
+		n = snprintf(gs_state.run_dir, sizeof(gs_state.run_dir), "%s", dir);
 	} else if (getcwd(cwd, sizeof(cwd))) {
-		snprintf(gs_state.run_dir, sizeof(gs_state.run_dir), "%s/%s", cwd, dir);
+		n = snprintf(gs_state.run_dir, sizeof(gs_state.run_dir), "%s/%s", cwd, dir);
 	} else {
 		gs_unlock(&gs_activate_lock);
 		gs_fail("cannot resolve the output directory %s: %s", dir, strerror(errno));
+		return false;
+	}
+	/* never cut: a cut path is another directory */
+	if (n < 0 || (size_t)n >= sizeof(gs_state.run_dir) ||
+	    files_process_dir(pdir, sizeof(pdir)) < 0) {
+		gs_state.run_dir[0] = '\0';
+		gs_unlock(&gs_activate_lock);
+		gs_fail("the output directory's path is longer than %d characters",
+			GS_RUN_DIR_SIZE - 1);
 		return false;
 	}
 	err = mkdir_p(gs_state.run_dir);
@@ -128,14 +170,17 @@ bool gs_activate(void)
 		gs_fail("cannot write to %s: %s", gs_state.run_dir, strerror(-err));
 		return false;
 	}
-	{
-		/* The process's own directory, now: `gpuspy snapshot` leaves
-		 * its request there before any report is written. */
-		char pdir[GS_PROCESS_PATH_SIZE];
-
-		files_process_dir(pdir, sizeof(pdir));
-		mkdir(pdir, 0777);
+	/* The process's own directory, now: `gpuspy snapshot` leaves its
+	 * request there before any report is written.  One that exists
+	 * already must be ours: in a shared run directory another user may
+	 * have made it, or a link by that name, for us to write through. */
+	err = files_dir_open(pdir);
+	if (err < 0) {
+		gs_unlock(&gs_activate_lock);
+		gs_fail("cannot use %s: %s", pdir, dir_problem(err));
+		return false;
 	}
+	close(err);
 	unwind_warm();
 	pystack_init();
 	driver_describe();

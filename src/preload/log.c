@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "log.h"
 #include "state.h"
 
@@ -17,6 +18,7 @@ static __attribute__((format(printf, 1, 0))) void vlog(const char *fmt, va_list 
 						       const char *suffix)
 {
 	char buf[1024];
+	struct files_guard g;
 	int saved = errno;
 	int n = snprintf(buf, sizeof(buf), "gpuspy: ");
 	int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
@@ -27,9 +29,12 @@ static __attribute__((format(printf, 1, 0))) void vlog(const char *fmt, va_list 
 	if (n > (int)sizeof(buf) - 64)
 		n = (int)sizeof(buf) - 64;
 	n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s\n", suffix);
+	/* stderr may be a file under a size limit too */
+	files_guard_begin(&g);
 	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
 		/* Nowhere left to complain to. */
 	}
+	files_guard_end(&g);
 	errno = saved;
 }
 
@@ -37,6 +42,40 @@ void gs_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	va_start(ap, fmt);
+	vlog(fmt, ap, "");
+	va_end(ap);
+}
+
+/*
+ * Problems already said, keyed by problem and errno: a full disk is one
+ * line, not one per interval.  Lock-free (a slot is claimed by
+ * compare-and-swap), since writers on several threads may report.
+ */
+#define SAID_MAX 64
+static atomic_uint said[SAID_MAX];
+
+bool gs_problem_new(enum gs_problem id, int err)
+{
+	unsigned key = ((unsigned)id << 16 | ((unsigned)(err < 0 ? -err : err) & 0xffff)) + 1;
+
+	for (unsigned i = 0; i < SAID_MAX; i++) {
+		unsigned cur = atomic_load(&said[i]);
+
+		if (cur == 0 && atomic_compare_exchange_strong(&said[i], &cur, key))
+			return true;
+		if (cur == key)
+			return false;
+	}
+	return false; /* SAID_MAX problems said already: enough */
+}
+
+void gs_problem(enum gs_problem id, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!gs_problem_new(id, err))
+		return;
 	va_start(ap, fmt);
 	vlog(fmt, ap, "");
 	va_end(ap);

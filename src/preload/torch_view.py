@@ -113,7 +113,19 @@ def _gpuspy_torch_start(files, trend, interval, quiet):
                "devices": [{"device": d, "reserved_bytes": v[0], "allocated_bytes": v[1]}
                            for d, v in sorted(devices.items())],
                "sites": out}
-        with open(tmp, "w") as f:
+        # never through a planted link, 0600 whatever the umask; a
+        # temporary file left by this user is replaced (os.unlink)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(tmp, flags, 0o600)
+        except FileExistsError:
+            st = os.lstat(tmp)
+            if not (os.path.stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()):
+                raise
+            os.unlink(tmp)
+            fd = os.open(tmp, flags, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as f:
             json.dump(doc, f)
         os.replace(tmp, path)
 

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "files.h"
 #include "log.h"
@@ -56,14 +55,8 @@ int view_take(struct gs_view *v, const struct gs_oom *event)
 	qsort(v->sites, v->n, sizeof(*v->sites), cmp_live);
 
 	names_host(v->host, sizeof(v->host));
+	/* created and checked by files_write(), at each write */
 	files_process_dir(v->dir, sizeof(v->dir));
-	if (mkdir(v->dir, 0777) < 0 && errno != EEXIST) {
-		int err = -errno;
-
-		gs_warn("cannot create %s: %s; no report written", v->dir, strerror(errno));
-		free(v->sites);
-		return err;
-	}
 	return 0;
 }
 

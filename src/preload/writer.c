@@ -176,10 +176,9 @@ static void tick(void)
 	}
 	history_tick();
 	ev = events();
-	if (ev != written_events) {
-		events_periodic(samples);
+	/* one not written is tried again at the next interval */
+	if (ev != written_events && events_periodic(samples) == 0)
 		written_events = ev;
-	}
 }
 
 /*

@@ -2,6 +2,7 @@
 it with SIGTERM mid-run, under `gpuspy run`, and `gpuspy report` must read
 what it left (the last snapshot of the process).  It keeps one tensor per
 step (the line marked LEAK) so there is something to find."""
+import os
 import time
 
 import torch
@@ -9,7 +10,7 @@ import torch
 model = torch.nn.Linear(1024, 1024).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 kept = []
-print("train_forever: started", flush=True)
+print(f"train_forever: started {os.getpid()}", flush=True)
 while True:
     y = model(torch.randn(1024, 1024, device="cuda"))  # LEAK
     kept.append(y.detach())

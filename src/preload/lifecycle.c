@@ -108,6 +108,9 @@ bool gs_activate(void)
 		gs_unlock(&gs_activate_lock);
 		return atomic_load(&gs_state.tracking);
 	}
+	/* This process allocates: what was wrong in its settings is worth
+	 * saying now, and only now. */
+	config_warnings();
 
 	dir = gs_config.output_dir;
 	if (dir[0] == '/') {

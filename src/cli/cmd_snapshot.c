@@ -3,7 +3,9 @@
  * gpuspy snapshot PID [LABEL]: ask a running process to write a snapshot
  * now.  The label goes into <its process directory>/.request, then the
  * signal (its GPUSPY_SIGNAL, by default SIGUSR2); the process's gpuspy
- * thread writes snapshot-N.json, whose path is printed.
+ * thread writes snapshot-N.json, whose path is printed.  Nothing is sent
+ * unless libgpuspy.so is mapped into PID and PID handles that signal:
+ * its default action would end the process.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,14 +40,87 @@ static int count_snapshots(const char *dir)
 	return n;
 }
 
+/*
+ * Whether libgpuspy.so is mapped into PID: a stale process directory, or
+ * a pid reused since, must not get a signal whose default action ends
+ * the process.  0, -ESRCH when it is not there, or -errno when the maps
+ * cannot be read.
+ */
+static int gpuspy_loaded(pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	int r = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (r && getline(&line, &cap, f) > 0) {
+		char *nl = strchr(line, '\n'), *base;
+
+		if (nl)
+			*nl = '\0';
+		base = strrchr(line, '/');
+		if (base && strcmp(base + 1, "libgpuspy.so") == 0)
+			r = 0;
+	}
+	if (r && ferror(f))
+		r = -EIO;
+	free(line);
+	fclose(f);
+	return r;
+}
+
+/* Whether PID has a handler on SIG (SigCgt of /proc/PID/status): gpuspy
+ * installs its own at its first allocation, unless the program has one. */
+static bool catches(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *end;
+
+		if (strncmp(line, "SigCgt:", 7) != 0)
+			continue;
+		errno = 0;
+		mask = strtoull(line + 7, &end, 16);
+		found = end != line + 7 && errno == 0;
+	}
+	fclose(f);
+	return found && sig >= 1 && sig <= 64 && ((mask >> (sig - 1)) & 1);
+}
+
 /* The signal PID's gpuspy listens to: its GPUSPY_SIGNAL, read as the
- * library read it (env_signal), fallback included. */
+ * library read it (env_signal), fallback included.  -errno when its
+ * environment cannot be read: unset is not to be assumed then. */
 static int signal_of(pid_t pid)
 {
-	char *v = procfs_env(pid, "GPUSPY_SIGNAL");
-	int sig = env_signal(v);
+	char path[64];
+	char *v;
+	int sig, fd;
 
-	if (sig < 0) {
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	v = procfs_env(pid, "GPUSPY_SIGNAL");
+	sig = env_signal(v);
+	if (sig == -EPERM) {
+		fputs("gpuspy: snapshot: GPUSPY_SIGNAL=", stderr);
+		cli_put_clean(stderr, v);
+		fprintf(stderr, ": refused by the library; process %d uses SIGUSR2\n", (int)pid);
+		sig = GS_SIGNAL_DEFAULT;
+	} else if (sig < 0) {
 		fputs("gpuspy: snapshot: GPUSPY_SIGNAL=", stderr);
 		cli_put_clean(stderr, v);
 		fprintf(stderr,
@@ -108,6 +183,20 @@ out:
 	return err;
 }
 
+/* SIGUSR2, SIGRTMIN+3 or "signal 40", for a message. */
+static const char *signal_label(int sig, char *buf, size_t size)
+{
+	if (sig == SIGUSR1)
+		return "SIGUSR1";
+	if (sig == SIGUSR2)
+		return "SIGUSR2";
+	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		snprintf(buf, size, "SIGRTMIN+%d", sig - SIGRTMIN);
+	else
+		snprintf(buf, size, "signal %d", sig);
+	return buf;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	char dir[PATH_MAX * 2], req[PATH_MAX * 2 + 16];
@@ -138,9 +227,39 @@ int cmd_snapshot(int argc, char **argv)
 		fprintf(stderr, "gpuspy: snapshot: process %ld: %s\n", pid, strerror(errno));
 		return EXIT_USAGE;
 	}
+	/* Nothing is sent to a process that has no gpuspy listening: the
+	 * signal's default action would end it. */
+	err = gpuspy_loaded((pid_t)pid);
+	if (err == -ESRCH) {
+		fprintf(stderr,
+			"gpuspy: snapshot: process %ld: no gpuspy in this process; "
+			"nothing sent\n",
+			pid);
+		return EXIT_USAGE;
+	}
+	if (err < 0) {
+		fprintf(stderr, "gpuspy: snapshot: process %ld: /proc/%ld/maps: %s; nothing sent\n",
+			pid, pid, strerror(-err));
+		return EXIT_USAGE;
+	}
 	sig = signal_of((pid_t)pid);
+	if (sig < 0) {
+		fprintf(stderr,
+			"gpuspy: snapshot: process %ld: /proc/%ld/environ: %s; nothing sent\n", pid,
+			pid, strerror(-sig));
+		return EXIT_USAGE;
+	}
 	if (!sig) {
 		fprintf(stderr, "gpuspy: snapshot: process %ld runs with GPUSPY_SIGNAL=off\n", pid);
+		return EXIT_USAGE;
+	}
+	if (!catches((pid_t)pid, sig)) {
+		char buf[32];
+
+		fprintf(stderr,
+			"gpuspy: snapshot: process %ld: gpuspy does not handle %s there yet (it "
+			"starts at the first allocation); nothing sent\n",
+			pid, signal_label(sig, buf, sizeof(buf)));
 		return EXIT_USAGE;
 	}
 

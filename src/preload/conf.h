@@ -13,12 +13,16 @@ struct gs_config {
 	int signal;			/* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
 	bool nvml;			/* GPUSPY_NVML: the outside view in snapshots */
 	bool torch;	    /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch_probe.c) */
-	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp */
+	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp; NULL: the default */
 	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
 	bool quiet;	       /* no summary on stderr */
 	bool disabled;	       /* GPUSPY_DISABLE: pass every call straight through */
 };
 extern struct gs_config gs_config;
+/* Reads every GPUSPY_*, from gs_init: before the first allocation is
+ * recorded, whichever constructor (or .preinit_array) makes it. */
 void config_load(void);
+/* Prints what config_load() refused, once: at activation. */
+void config_warnings(void);
 
 #endif /* GPUSPY_CONF_H */

@@ -76,6 +76,10 @@ static void init_once_fn(void)
 	pthread_atfork(NULL, NULL, fork_child);
 }
 
+/* From gpuspy's constructor, or from the first allocation if a
+ * .preinit_array function or another library's constructor makes one
+ * first: either way the configuration is read before anything is
+ * recorded (config.c reads the environment even before environ is set). */
 void gs_init(void)
 {
 	pthread_once(&init_once, init_once_fn);
@@ -142,6 +146,9 @@ bool gs_activate(void)
 		gs_unlock(&gs_activate_lock);
 		return atomic_load(&gs_state.tracking);
 	}
+	/* This process allocates: what was wrong in its settings is worth
+	 * saying now, and only now. */
+	config_warnings();
 
 	dir = gs_config.output_dir;
 	if (dir[0] == '/') {

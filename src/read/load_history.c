@@ -247,16 +247,11 @@ static int parse_header(struct parse *ps, json_t *o)
 	static const char *const keys[] = { "format",  "pid", "start",	   "interval_s", "recent",
 					    "buckets", "top", "max_sites", NULL };
 	struct rd_history *h = ps->h;
-	json_t *j;
 	int64_t x;
 	int r;
 
-	if ((r = validate_member(&ps->v, o, "format", true, JSON_STRING, &j)) < 0)
+	if ((r = validate_format(&ps->v, o, "history", GS_FORMAT_HISTORY)) < 0)
 		return r;
-	if (strcmp(json_string_value(j), GS_FORMAT_HISTORY) != 0)
-		return validate_bad(&ps->v, NULL,
-				    "unsupported format \"%.64s\" (this gpuspy reads \"%s\")",
-				    json_string_value(j), GS_FORMAT_HISTORY);
 	if ((r = member_allowed(&ps->v, o, keys)) < 0 ||
 	    (r = validate_int(&ps->v, o, "pid", true, 1, INT32_MAX, &h->pid)) < 0 ||
 	    (r = validate_time(&ps->v, o, "start", true, &h->start)) < 0 ||

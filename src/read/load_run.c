@@ -23,16 +23,8 @@ static int load_run_root(const struct vctx *v, json_t *root, struct rd_run *run)
 	size_t i;
 	int r;
 
-	if (!json_is_object(root))
-		return validate_bad(v, NULL, "not a gpuspy run record (the top level is %s)",
-				    validate_type_name(root));
-	if ((r = validate_member(v, root, "format", true, JSON_STRING, &j)) < 0)
+	if ((r = validate_format(v, root, "run record", GS_FORMAT_RUN)) < 0)
 		return r;
-	if (strcmp(json_string_value(j), GS_FORMAT_RUN) != 0)
-		return validate_bad(v, NULL,
-				    "unsupported format \"%.64s\" (this gpuspy reads "
-				    "\"" GS_FORMAT_RUN "\")",
-				    json_string_value(j));
 	if ((r = validate_member(v, root, "gpuspy_version", false, JSON_STRING, &j)) < 0 ||
 	    (r = validate_member(v, root, "command", true, JSON_ARRAY, &cmd)) < 0)
 		return r;

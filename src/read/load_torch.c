@@ -22,16 +22,8 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 	int64_t x;
 	int r;
 
-	if (!json_is_object(root))
-		return validate_bad(v, NULL, "not a gpuspy PyTorch view (the top level is %s)",
-				    validate_type_name(root));
-	if ((r = validate_member(v, root, "format", true, JSON_STRING, &j)) < 0)
+	if ((r = validate_format(v, root, "PyTorch view", GS_FORMAT_TORCH)) < 0)
 		return r;
-	if (strcmp(json_string_value(j), GS_FORMAT_TORCH) != 0)
-		return validate_bad(v, NULL,
-				    "unsupported format \"%.64s\" (this gpuspy reads "
-				    "\"" GS_FORMAT_TORCH "\")",
-				    json_string_value(j));
 	if ((r = validate_int(v, root, "pid", true, 1, INT32_MAX, &x)) < 0)
 		return r;
 	if (x != pid)

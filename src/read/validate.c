@@ -337,3 +337,20 @@ out_close:
 	close(fd);
 	return r;
 }
+
+int validate_format(const struct vctx *v, json_t *root, const char *what, const char *format)
+{
+	json_t *j;
+	int r;
+
+	if (!json_is_object(root))
+		return validate_bad(v, NULL, "not a gpuspy %s (the top level is %s)", what,
+				    validate_type_name(root));
+	if ((r = validate_member(v, root, "format", true, JSON_STRING, &j)) < 0)
+		return r;
+	if (strcmp(json_string_value(j), format) != 0)
+		return validate_bad(v, NULL,
+				    "unsupported format \"%.64s\" (this gpuspy reads \"%s\")",
+				    json_string_value(j), format);
+	return 0;
+}

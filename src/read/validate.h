@@ -36,6 +36,10 @@ const char *validate_type_name(const json_t *j);
 __attribute__((format(printf, 3, 4))) int validate_bad(const struct vctx *v, const char *key,
 						       const char *fmt, ...);
 
+/* ROOT is a document of FORMAT: an object (else "not a gpuspy WHAT")
+ * whose "format" member is FORMAT.  0 or -EINVAL. */
+int validate_format(const struct vctx *v, json_t *root, const char *what, const char *format);
+
 /* Element J of an array: SUB's path becomes the one FMT names (formatted
  * into BUF, which must outlive SUB's use), and J must be an object. */
 __attribute__((format(printf, 5, 6))) int validate_element(struct vctx *sub, json_t *j, char *buf,

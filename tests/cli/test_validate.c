@@ -108,6 +108,30 @@ static void test_validate_element_counts(void **state)
 	json_decref(o);
 }
 
+static void test_validate_format(void **state)
+{
+	struct rd_error err = { "" };
+	struct vctx v = { .file = "f.json", .err = &err };
+	json_t *ok = parse("{\"format\": \"gpuspy-x/1\"}");
+	json_t *other = parse("{\"format\": \"gpuspy-x/2\"}");
+	json_t *none = parse("{}");
+	json_t *arr = parse("[1]");
+
+	assert_int_equal(validate_format(&v, ok, "thing", "gpuspy-x/1"), 0);
+	assert_int_equal(validate_format(&v, other, "thing", "gpuspy-x/1"), -EINVAL);
+	assert_string_equal(
+		err.msg,
+		"f.json: unsupported format \"gpuspy-x/2\" (this gpuspy reads \"gpuspy-x/1\")");
+	assert_int_equal(validate_format(&v, none, "thing", "gpuspy-x/1"), -EINVAL);
+	assert_string_equal(err.msg, "f.json: format: missing");
+	assert_int_equal(validate_format(&v, arr, "thing", "gpuspy-x/1"), -EINVAL);
+	assert_string_equal(err.msg, "f.json: not a gpuspy thing (the top level is an array)");
+	json_decref(ok);
+	json_decref(other);
+	json_decref(none);
+	json_decref(arr);
+}
+
 static void test_validate_read_file(void **state)
 {
 	struct rd_error err = { "" };
@@ -136,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_validate_int),
 		cmocka_unit_test(test_validate_str_time),
 		cmocka_unit_test(test_validate_element_counts),
+		cmocka_unit_test(test_validate_format),
 		cmocka_unit_test(test_validate_read_file),
 	};
 

@@ -6,6 +6,7 @@
  * every peak still in it; and the writer's cost per interval, printed,
  * grows with the sites, not with the samples taken.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -186,12 +187,91 @@ static void test_failure(void **state)
 	history_reset();
 }
 
+/*
+ * The PyTorch view's series: what it hands over out of range is refused
+ * whole; a line keeps its first key; a one-sample spike of a line and
+ * of the pool outlives the rewrites, and the reader labels the line by
+ * its innermost frame.
+ */
+static void test_torch(void **state)
+{
+	static const char frames[] = "[{\"file\":\"/src/train.py\",\"function\":\"step\","
+				     "\"line\":41},{\"file\":\"/src/train.py\",\"function\":"
+				     "\"<module>\",\"line\":60}]";
+	char *dir = out_dir("history-torch"), *file = NULL;
+	struct rd_error err = { .msg = "" };
+	long long bad_pool[] = { 16, 1, 1 }, bad_line[] = { 0, -1 };
+	int64_t line_max = 0, line_last = 0, reserved_max = 0, other_last = -1;
+	struct history_stats st;
+	struct rd_history h;
+	const char *label = NULL;
+
+	(void)state;
+	history_reset();
+	history_setup(dir, 1764500000.0, 1.0);
+	assert_int_equal(history_torch_line(16, frames), -EINVAL);
+	assert_int_equal(history_torch_line(0, "[{\"file\":\"a\n\"}]"), -EINVAL);
+	assert_int_equal(history_torch_line(0, "{}"), -EINVAL);
+	assert_int_equal(history_torch(bad_pool, 1, NULL, 0, 0), -EINVAL);
+	assert_int_equal(history_torch(NULL, 0, bad_line, 1, 0), -EINVAL);
+	assert_int_equal(history_torch(NULL, 0, NULL, 0, -1), -EINVAL);
+	assert_int_equal(history_torch_line(5, frames), 0);
+	assert_int_equal(history_torch_line(5, "[]"), 0); /* the first key stays */
+	for (unsigned i = 0; i < 20000; i++) {
+		long long live = i == 3000 ? SPIKE : (long long)i * 4096;
+		long long pool[] = { 0, live + MiB, live }, lines[] = { 5, live };
+
+		history_begin((double)i);
+		history_site(1, "device", MiB, MiB);
+		history_device(0, MiB);
+		if (i >= 10)
+			assert_int_equal(history_torch(pool, 1, lines, 1, 7), 0);
+		history_end();
+	}
+	history_get_stats(&st);
+	assert_int_equal(st.off, 0);
+	assert_true(st.compactions > 0);
+	history_reset();
+
+	assert_true(asprintf(&file, "%s/history.jsonl", dir) > 0);
+	if (load_history_file(file, 0, &h, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t r = 0; r < h.nrows; r++) {
+		for (size_t k = 0; k < h.rows[r].count; k++) {
+			const struct rd_hist_value *v = &h.values[h.rows[r].first + k];
+			const struct rd_hist_series *s = &h.series[v->series];
+
+			if (s->kind == RD_HIST_TORCH) {
+				assert_int_equal(s->key, 5);
+				label = s->label;
+				if (v->max > line_max)
+					line_max = v->max;
+				line_last = v->last;
+			}
+			if (s->kind == RD_HIST_POOL_RESERVED && v->max > reserved_max)
+				reserved_max = v->max;
+			if (s->kind == RD_HIST_TORCH_OTHER)
+				other_last = v->last;
+		}
+	}
+	assert_non_null(label);
+	assert_string_equal(label, "/src/train.py:41");
+	assert_int_equal(line_max, SPIKE);
+	assert_int_equal(line_last, 19999LL * 4096);
+	assert_int_equal(reserved_max, SPIKE + MiB);
+	assert_int_equal(other_last, 7);
+	rd_history_clear(&h);
+	free(file);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_day),
 		cmocka_unit_test(test_cost),
 		cmocka_unit_test(test_failure),
+		cmocka_unit_test(test_torch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -227,6 +227,7 @@ def _gpuspy_history(torch_fn, line_fn, top=16, key_max=2000):
     t_line = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_uint, ctypes.c_char_p)(line_fn)
     chosen = {}     # stack -> its series id
     refused = set()
+    pools = set()   # devices seen: a pool emptied is 0, not gone
 
     def frames_json(key):
         frames = [{"file": f[:500], "function": fn[:200], "line": ln if type(ln) is int and
@@ -248,8 +249,8 @@ def _gpuspy_history(torch_fn, line_fn, top=16, key_max=2000):
                     chosen[key] = len(chosen)
                 else:
                     refused.add(key)
-        pool = [x for d, v in sorted(devices.items()) if type(d) is int and 0 <= d < 16
-                for x in (d, v[0], v[1])]
+        pools.update(d for d in devices if type(d) is int and 0 <= d < 16)
+        pool = [x for d in sorted(pools) for x in (d, *devices.get(d, (0, 0)))]
         lines = [x for key, i in chosen.items() for x in (i, live.get(key, (0, 0))[0])]
         other = sum(v[0] for key, v in live.items() if key not in chosen)
         t_torch((ll * len(pool))(*pool), len(pool) // 3, (ll * len(lines))(*lines),

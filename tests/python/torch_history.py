@@ -83,5 +83,41 @@ if leak:
           f"... and the leak line's, labelled with its innermost frame: "
           f"{mine[-1] if mine else None}")
 shutil.rmtree(out)
+
+# 24 lines: the first 16 hold the most at the start, then free it all; the
+# last 8 grow past them later.  The 16 chosen first keep their series (each
+# declared once), the 8 later ones are summed in torch_other.
+out = tempfile.mkdtemp()
+prog = os.path.join(out, "lines.py")
+body = "".join(f"        keep.append(torch.empty(" + ("(1 << 20) * (step < 20)" if k < 16 else
+                                                  "131072 * step * (step >= 20)") + f"))  # K{k}\n"
+               for k in range(24))
+with open(prog, "w") as f:
+    f.write("import ctypes, sys, time\nimport torch\n"
+            "p = ctypes.CDLL(sys.argv[1])\np.pyalloc_leak.argtypes = [ctypes.c_size_t, ctypes.c_int]\n"
+            "p.pyalloc_leak(1 << 20, 1)\nkeep = []\nfor step in range(60):\n"
+            "    if step == 20:\n        keep.clear()\n    for _ in (1,):\n" + body +
+            "    time.sleep(0.02)\nprint('done')\n")
+first = {k: i + 1 for i, l in enumerate(open(prog)) for k in [l.split("# K")[-1].strip()]
+         if "# K" in l}
+r = subprocess.run([sys.executable, prog, pyalloc], env=dict(env, GPUSPY_OUTPUT_DIR=out),
+                   capture_output=True, text=True,
+                   timeout=120)
+files = glob.glob(os.path.join(out, "*", "history.jsonl"))
+lines = [json.loads(x) for x in open(files[0])] if files else []
+decl = [x for x in lines if "torch" in x and "t" not in x]
+got = {f["frames"][0]["line"] for f in decl if f["frames"]}
+early = {first[str(k)] for k in range(16)}
+# (one may be the blocks allocated before the view started, without frames)
+check(r.stdout == "done\n" and len(decl) == 16 and got <= early and len(got) >= 15,
+      f"16 series, kept by the lines chosen first: {sorted(got)} {r.stderr[-200:]!r}")
+last = [x for x in lines if "torch_other" in x][-1:] or [{}]
+check(last[0].get("torch_other", 0) >= 8 * 131072 * 50,
+      f"... the later lines in torch_other: {last[0].get('torch_other')}")
+rep = subprocess.run([cli, "report", "--format", "csv", out], capture_output=True, text=True)
+check(rep.returncode == 0 and len({x["series"] for x in csv.DictReader(rep.stdout.splitlines())
+                                   if x["series"].startswith("torch:")}) == 16,
+      f"... and the CSV has their 16 series: {rep.stderr!r}")
+shutil.rmtree(out)
 print(f"{failures} failures")
 sys.exit(1 if failures else 0)

@@ -2,8 +2,9 @@
 /*
  * The history of live bytes, history.jsonl (gpuspy-history/1,
  * docs/format.md): per device, per call site for the top sites by peak
- * with the rest summed as "other", and NVML's view of the process, one
- * sample per interval; marks, on-demand snapshots and out-of-memory
+ * with the rest summed as "other", NVML's view of the process, and in a
+ * PyTorch process the PyTorch view's (its pool's totals, its largest
+ * lines, the rest as "torch_other"), one sample per interval; marks, on-demand snapshots and out-of-memory
  * events are points on it.
  *
  * Durable: each line is appended with one write(2) on an O_APPEND fd, so
@@ -15,7 +16,8 @@
  * buckets of WIDTH samples each, keeping per series its min, max and
  * last, so a peak never disappears by downsampling; when the buckets are
  * full, neighbours merge and WIDTH doubles.  A run of any length so holds
- * at most RECENT + BUCKETS + EVENTS + MAX_SITES + 1 lines after a rewrite.
+ * at most RECENT + BUCKETS + EVENTS + MAX_SITES + MAX_TORCH + 1 lines
+ * after a rewrite.
  *
  * Why these choices rather than, say, one file per resolution: one file,
  * one reader, and a line appended per interval is what makes SIGKILL cost
@@ -32,8 +34,12 @@
  * series appear (at most MAX_SLOTS, a dozen times per run), its map of
  * site ids doubles as sites do; nothing is allocated per sample, and
  * nothing on an event without a label.  Everything runs on the
- * snapshot thread except history_event_at(), and whatever both touch
- * (the fd, the line buffer, the events) is under gs_events_lock.
+ * snapshot thread except history_event_at() and the PyTorch view's
+ * history_torch*() (the program's main thread), and whatever they share
+ * (the fd, the line buffer, the events, the view's latest sample) is
+ * under gs_events_lock.  The view's values wait in fixed storage for the
+ * next sample rather than making lines of their own: one line per
+ * interval, their time the sample's, and the same buckets bound them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -262,9 +268,12 @@ static void put_values(struct out *o, const long long *v, size_t per)
 
 		if (type == SLOT_OTHER || type == SLOT_TORCH_OTHER) {
 			int s = type == SLOT_OTHER ? h.other_slot : h.tv.other_slot;
-			const long long *x = v + (size_t)(s - 1) * per;
+			const long long *x;
 
-			if (s == 0 || x[0] < 0)
+			if (s == 0)
+				continue;
+			x = v + (size_t)(s - 1) * per;
+			if (x[0] < 0)
 				continue;
 			if (per == 1)
 				put(o, ",\"%s\":%lld", group[type], x[0]);

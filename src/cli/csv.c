@@ -84,6 +84,18 @@ static void series_name(FILE *out, const struct rd_hist_series *s)
 	case RD_HIST_OUTSIDE:
 		fprintf(out, "nvml:%" PRId64, s->key);
 		break;
+	case RD_HIST_POOL_RESERVED:
+		fprintf(out, "pool_reserved:%" PRId64, s->key);
+		break;
+	case RD_HIST_POOL_ALLOCATED:
+		fprintf(out, "pool_allocated:%" PRId64, s->key);
+		break;
+	case RD_HIST_TORCH:
+		fprintf(out, "torch:%" PRId64, s->key);
+		break;
+	case RD_HIST_TORCH_OTHER:
+		fputs("torch_other", out);
+		break;
 	}
 }
 
@@ -99,6 +111,8 @@ static int print_process(FILE *out, const struct rd_report *r, size_t p, const s
 	for (size_t i = 0; i < h->nseries; i++)
 		if (h->series[i].kind == RD_HIST_SITE)
 			names[i] = site_name(r, p, h->series[i].key);
+		else if (h->series[i].label)
+			names[i] = strdup(h->series[i].label);
 	if (proc->rank >= 0)
 		snprintf(rank, sizeof(rank), "%" PRId64, proc->rank);
 	for (size_t i = 0; i < h->nrows; i++) {

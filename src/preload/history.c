@@ -2,8 +2,9 @@
 /*
  * The history of live bytes, history.jsonl (gpuspy-history/1,
  * docs/format.md): per device, per call site for the top sites by peak
- * with the rest summed as "other", and NVML's view of the process, one
- * sample per interval; marks, on-demand snapshots and out-of-memory
+ * with the rest summed as "other", NVML's view of the process, and in a
+ * PyTorch process the PyTorch view's (its pool's totals, its largest
+ * lines, the rest as "torch_other"), one sample per interval; marks, on-demand snapshots and out-of-memory
  * events are points on it.
  *
  * Durable: each line is appended with one write(2) on an O_APPEND fd, so
@@ -15,7 +16,8 @@
  * buckets of WIDTH samples each, keeping per series its min, max and
  * last, so a peak never disappears by downsampling; when the buckets are
  * full, neighbours merge and WIDTH doubles.  A run of any length so holds
- * at most RECENT + BUCKETS + EVENTS + MAX_SITES + 1 lines after a rewrite.
+ * at most RECENT + BUCKETS + EVENTS + MAX_SITES + MAX_TORCH + 1 lines
+ * after a rewrite.
  *
  * Why these choices rather than, say, one file per resolution: one file,
  * one reader, and a line appended per interval is what makes SIGKILL cost
@@ -32,8 +34,12 @@
  * series appear (at most MAX_SLOTS, a dozen times per run), its map of
  * site ids doubles as sites do; nothing is allocated per sample, and
  * nothing on an event without a label.  Everything runs on the
- * snapshot thread except history_event_at(), and whatever both touch
- * (the fd, the line buffer, the events) is under gs_events_lock.
+ * snapshot thread except history_event_at() and the PyTorch view's
+ * history_torch*() (the program's main thread), and whatever they share
+ * (the fd, the line buffer, the events, the view's latest sample) is
+ * under gs_events_lock.  The view's values wait in fixed storage for the
+ * next sample rather than making lines of their own: one line per
+ * interval, their time the sample's, and the same buckets bound them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,17 +61,35 @@
 #define MAX_SITES   64
 #define MAX_DEVICES 65 /* ordinals -1 (unknown) to 63 */
 #define MAX_OUTSIDE 64
-#define MAX_SLOTS   (MAX_DEVICES + MAX_SITES + 1 + MAX_OUTSIDE)
-#define RECENT	    256
-#define BUCKETS	    256 /* even: neighbours merge in pairs */
-#define EVENTS	    1024
-#define LABEL_MAX   128
-#define FILE_MIN    (1ULL << 20)
+#define MAX_POOL    16 /* PyTorch's devices 0 to 15 */
+#define MAX_TORCH   16 /* PyTorch-view lines with a series */
+#define MAX_SLOTS   (MAX_DEVICES + MAX_SITES + 1 + MAX_OUTSIDE + 2 * MAX_POOL + MAX_TORCH + 1)
+/* A PyTorch-view line's frames, as JSON (torch_view.py keeps it shorter) */
+#define TORCH_KEY_SIZE 2048
+#define RECENT	       256
+#define BUCKETS	       256 /* even: neighbours merge in pairs */
+#define EVENTS	       1024
+#define LABEL_MAX      128
+#define FILE_MIN       (1ULL << 20)
 /* The longest line: MAX_SLOTS series of three 20-digit values. */
 #define LINE_SIZE 32768
 #define OUT_SIZE  65536
 
-enum { SLOT_DEVICE, SLOT_SITE, SLOT_OTHER, SLOT_OUTSIDE };
+/* In the order of a line's members; from SLOT_OUTSIDE on a series may
+ * have no value in a sample (-1). */
+enum {
+	SLOT_DEVICE,
+	SLOT_SITE,
+	SLOT_OTHER,
+	SLOT_OUTSIDE,
+	SLOT_POOL_RESERVED,
+	SLOT_POOL_ALLOCATED,
+	SLOT_TORCH,
+	SLOT_TORCH_OTHER,
+	SLOT_TYPES
+};
+/* site_slot[] holds 1 + slot in a byte */
+_Static_assert(MAX_SLOTS < 255, "site slots fit a byte");
 
 struct slot {
 	uint8_t type;
@@ -127,6 +151,17 @@ static struct {
 	 * an allocating thread (out of memory) never allocates for it */
 	char line[LINE_SIZE];
 	unsigned long long bytes, compacted, max_bytes, samples, compactions;
+	/* The PyTorch view's latest sample, from the program's main thread
+	 * (history_torch*), under gs_events_lock; history_end() takes it
+	 * into the sample.  Fixed size: the view's calls never allocate. */
+	struct {
+		bool seen;
+		bool pool_has[MAX_POOL], line_has[MAX_TORCH];
+		long long pool[MAX_POOL][2], line[MAX_TORCH], other;
+		char key[MAX_TORCH][TORCH_KEY_SIZE];			      /* "": not defined */
+		int pool_slot[MAX_POOL][2], line_slot[MAX_TORCH], other_slot; /* 1 + slot */
+		unsigned fresh[MAX_TORCH], nfresh;
+	} tv;
 } h;
 
 static void history_off(const char *what, int err)
@@ -189,6 +224,11 @@ static void put_site(struct out *o, const struct slot *s)
 	put(o, "{\"site\":%lld,\"kind\":\"%s\"}\n", s->key, s->kind);
 }
 
+static void put_torch_line(struct out *o, const struct slot *s)
+{
+	put(o, "{\"torch\":%lld,\"frames\":%s}\n", s->key, h.tv.key[s->key]);
+}
+
 static const char *const event_names[] = { "mark", "snapshot", "oom" };
 
 static void put_event(struct out *o, const struct event *e)
@@ -218,18 +258,27 @@ static void put_event(struct out *o, const struct event *e)
  * [min,max,last] (a bucket: V holds three per column). */
 static void put_values(struct out *o, const long long *v, size_t per)
 {
-	static const char *const group[] = { "dev", "sites", NULL, "outside" };
+	static const char *const group[SLOT_TYPES] = {
+		"dev",		 "sites",	   "other", "outside",
+		"pool_reserved", "pool_allocated", "torch", "torch_other",
+	};
 
-	for (int type = SLOT_DEVICE; type <= SLOT_OUTSIDE; type++) {
+	for (int type = SLOT_DEVICE; type < SLOT_TYPES; type++) {
 		bool first = true;
 
-		if (type == SLOT_OTHER) {
-			const long long *x = v + (size_t)(h.other_slot - 1) * per;
+		if (type == SLOT_OTHER || type == SLOT_TORCH_OTHER) {
+			int s = type == SLOT_OTHER ? h.other_slot : h.tv.other_slot;
+			const long long *x;
 
+			if (s == 0)
+				continue;
+			x = v + (size_t)(s - 1) * per;
+			if (x[0] < 0)
+				continue;
 			if (per == 1)
-				put(o, ",\"other\":%lld", x[0]);
+				put(o, ",\"%s\":%lld", group[type], x[0]);
 			else
-				put(o, ",\"other\":[%lld,%lld,%lld]", x[0], x[1], x[2]);
+				put(o, ",\"%s\":[%lld,%lld,%lld]", group[type], x[0], x[1], x[2]);
 			continue;
 		}
 		for (unsigned i = 0; i < h.nslots; i++) {
@@ -237,9 +286,7 @@ static void put_values(struct out *o, const long long *v, size_t per)
 
 			if (h.slot[i].type != type || x[0] < 0)
 				continue;
-			if (first && type == SLOT_OUTSIDE)
-				put(o, ",\"outside\":{");
-			else if (first)
+			if (first)
 				put(o, ",\"%s\":{", group[type]);
 			if (per == 1)
 				put(o, "%s\"%lld\":%lld", first ? "" : ",", h.slot[i].key, x[0]);
@@ -250,7 +297,7 @@ static void put_values(struct out *o, const long long *v, size_t per)
 		}
 		if (!first)
 			put(o, "}");
-		else if (type != SLOT_OUTSIDE)
+		else if (type == SLOT_DEVICE || type == SLOT_SITE)
 			put(o, ",\"%s\":{}", group[type]);
 	}
 }
@@ -388,7 +435,7 @@ static int add_slot(uint8_t type, long long key, const char *kind)
 	}
 	h.slot[s] = (struct slot){ type, key, kind };
 	h.nslots++;
-	h.cur[s] = type == SLOT_OUTSIDE ? -1 : 0;
+	h.cur[s] = type >= SLOT_OUTSIDE ? -1 : 0;
 	return (int)s;
 }
 
@@ -408,7 +455,7 @@ void history_begin(double t)
 	}
 	h.t = t;
 	for (unsigned i = 0; i < h.nslots; i++)
-		h.cur[i] = h.slot[i].type == SLOT_OUTSIDE ? -1 : 0;
+		h.cur[i] = h.slot[i].type >= SLOT_OUTSIDE ? -1 : 0;
 	h.other = 0;
 	h.ntop = 0;
 	h.nfresh = 0;
@@ -690,6 +737,13 @@ static void compact(void)
 		put_site(&o, &h.slot[i]);
 		sink_line(&k, &o, h.line);
 	}
+	for (unsigned i = 0; i < h.nslots; i++) {
+		if (h.slot[i].type != SLOT_TORCH)
+			continue;
+		o = (struct out){ h.line, h.line + LINE_SIZE, false };
+		put_torch_line(&o, &h.slot[i]);
+		sink_line(&k, &o, h.line);
+	}
 	for (size_t b = 0; b < h.nbk; b++) {
 		while (e < h.nev && h.ev[(h.ev_head + EVENTS - h.nev + e) % EVENTS].t <= h.bk[b].t1)
 			sink_event(&k, e++);
@@ -734,6 +788,97 @@ static void compact(void)
 	h.compactions++;
 }
 
+/* A series of the PyTorch view's: its slot (1 + slot in *AT), made
+ * when first needed; -1 when there is no room. */
+static int torch_slot(int *at, uint8_t type, long long key)
+{
+	int s = *at - 1;
+
+	if (s < 0) {
+		s = add_slot(type, key, NULL);
+		if (s < 0)
+			return -1;
+		*at = s + 1;
+		if (type == SLOT_TORCH)
+			h.tv.fresh[h.tv.nfresh++] = (unsigned)s;
+	}
+	return s;
+}
+
+/* The view's latest sample into this one; gs_events_lock held. */
+static void torch_take(void)
+{
+	int s;
+
+	h.tv.nfresh = 0;
+	if (!h.tv.seen)
+		return;
+	for (unsigned d = 0; d < MAX_POOL && !h.off; d++)
+		for (unsigned k = 0; k < 2 && h.tv.pool_has[d]; k++)
+			if ((s = torch_slot(&h.tv.pool_slot[d][k],
+					    k ? SLOT_POOL_ALLOCATED : SLOT_POOL_RESERVED, d)) >= 0)
+				h.cur[s] = h.tv.pool[d][k];
+	for (unsigned id = 0; id < MAX_TORCH && !h.off; id++)
+		if (h.tv.line_has[id] && h.tv.key[id][0] &&
+		    (s = torch_slot(&h.tv.line_slot[id], SLOT_TORCH, id)) >= 0)
+			h.cur[s] = h.tv.line[id];
+	if (!h.off && (s = torch_slot(&h.tv.other_slot, SLOT_TORCH_OTHER, 0)) >= 0)
+		h.cur[s] = h.tv.other;
+}
+
+int history_torch_line(unsigned id, const char *frames)
+{
+	size_t n;
+
+	if (id >= MAX_TORCH || !frames)
+		return -EINVAL;
+	n = strlen(frames);
+	/* written into the line as it is: one JSON array on one line */
+	if (n < 2 || n >= TORCH_KEY_SIZE || frames[0] != '[' || frames[n - 1] != ']')
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (frames[i] < 0x20 || frames[i] > 0x7e)
+			return -EINVAL;
+	gs_lock(&gs_events_lock);
+	/* a line's series keeps its key */
+	if (!h.tv.key[id][0])
+		memcpy(h.tv.key[id], frames, n + 1);
+	gs_unlock(&gs_events_lock);
+	return 0;
+}
+
+int history_torch(const long long *pool, unsigned npool, const long long *lines, unsigned nlines,
+		  long long other)
+{
+	if ((npool && !pool) || (nlines && !lines) || other < 0)
+		return -EINVAL;
+	for (unsigned i = 0; i < npool; i++)
+		if (pool[3 * i] < 0 || pool[3 * i] >= MAX_POOL || pool[3 * i + 1] < 0 ||
+		    pool[3 * i + 2] < 0)
+			return -EINVAL;
+	for (unsigned i = 0; i < nlines; i++)
+		if (lines[2 * i] < 0 || lines[2 * i] >= MAX_TORCH || lines[2 * i + 1] < 0)
+			return -EINVAL;
+	gs_lock(&gs_events_lock);
+	memset(h.tv.pool_has, 0, sizeof(h.tv.pool_has));
+	memset(h.tv.line_has, 0, sizeof(h.tv.line_has));
+	for (unsigned i = 0; i < npool; i++) {
+		long long d = pool[3 * i];
+
+		h.tv.pool_has[d] = true;
+		h.tv.pool[d][0] = pool[3 * i + 1];
+		h.tv.pool[d][1] = pool[3 * i + 2];
+	}
+	for (unsigned i = 0; i < nlines; i++) {
+		h.tv.line_has[lines[2 * i]] = true;
+		h.tv.line[lines[2 * i]] = lines[2 * i + 1];
+	}
+	h.tv.other = other;
+	h.tv.seen = true;
+	gs_unlock(&gs_events_lock);
+	return 0;
+}
+
 void history_end(void)
 {
 	struct out o;
@@ -755,6 +900,13 @@ void history_end(void)
 	for (unsigned i = 0; i < h.nfresh && h.open; i++) {
 		o = (struct out){ h.line, h.line + LINE_SIZE, false };
 		put_site(&o, &h.slot[h.fresh[i]]);
+		if (!o.full)
+			append(h.line, (size_t)(o.p - h.line));
+	}
+	torch_take();
+	for (unsigned i = 0; i < h.tv.nfresh && h.open; i++) {
+		o = (struct out){ h.line, h.line + LINE_SIZE, false };
+		put_torch_line(&o, &h.slot[h.tv.fresh[i]]);
 		if (!o.full)
 			append(h.line, (size_t)(o.p - h.line));
 	}

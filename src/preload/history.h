@@ -45,6 +45,20 @@ void history_outside(unsigned index, long long bytes);
 /* ... and the sample is done: its line appended, compacted when due.
  * Takes gs_events_lock. */
 void history_end(void);
+/*
+ * The PyTorch view's part (torch_view.py, on the program's main thread,
+ * through ctypes): each takes gs_events_lock, never allocates, and
+ * returns 0 or -EINVAL (a value out of range: nothing is kept).  Line ID
+ * (0 to 15) of the view, first: FRAMES, its stack as torch.json has it
+ * (a JSON array of printable ASCII, under 2 KiB); kept from the first
+ * call on.  Then, each sample of the view: NPOOL triples (device 0 to
+ * 15, reserved, allocated bytes of PyTorch's pool), NLINES pairs (line
+ * id, live bytes) and what the other lines hold.  The latest is part
+ * of every sample history_end() takes until the next one.
+ */
+int history_torch_line(unsigned id, const char *frames);
+int history_torch(const long long *pool, unsigned npool, const long long *lines, unsigned nlines,
+		  long long other);
 /* history_event() at T seconds since the start. */
 void history_event_at(double t, enum history_event what, const char *label, unsigned n);
 /* At exit, when the report needs the descriptor: the file is closed,

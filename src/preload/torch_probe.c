@@ -23,6 +23,7 @@
 
 #include "conf.h"
 #include "files.h"
+#include "history.h"
 #include "log.h"
 #include "names.h"
 #include "real.h"
@@ -147,7 +148,12 @@ static int start_call(void *arg)
 			 py.pointer((void *)(uintptr_t)trend_query)) ||
 		    !set(globals, "GPUSPY_TREND_SHAPE_NAME",
 			 py.pointer((void *)(uintptr_t)trend_shape_name)) ||
-		    !set(globals, "GPUSPY_TREND_SIZE", py.size(trend_state_size()))) {
+		    !set(globals, "GPUSPY_TREND_SIZE", py.size(trend_state_size())) ||
+		    /* the history's series of the view (history.h) */
+		    !set(globals, "GPUSPY_HISTORY_TORCH",
+			 py.pointer((void *)(uintptr_t)history_torch)) ||
+		    !set(globals, "GPUSPY_HISTORY_TORCH_LINE",
+			 py.pointer((void *)(uintptr_t)history_torch_line))) {
 			py.err_clear();
 			state = T_DONE;
 			return 0;

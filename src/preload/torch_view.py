@@ -27,7 +27,10 @@
 # GPUSPY_TREND_QUERY and GPUSPY_TREND_SHAPE_NAME are the addresses of its
 # functions, GPUSPY_TREND_SIZE the size of the state they keep (struct
 # gs_trend), GPUSPY_START the process's start (time.time()), from which
-# samples are timed as the library times its own.  The first time a stack is
+# samples are timed as the library times its own.  GPUSPY_HISTORY_TORCH and
+# GPUSPY_HISTORY_TORCH_LINE (src/preload/history.h), where given, put each
+# sample's pool totals and its largest lines into the process's history.
+# The first time a stack is
 # found growing, one line on stderr names it, in the library's form.  An
 # atexit handler takes the last sample, before the interpreter frees the
 # program's globals.  Any error turns the view off with one line; the
@@ -35,7 +38,7 @@
 status, tick = "wait", None
 
 
-def _gpuspy_torch_start(files, trend, interval, quiet):
+def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None)):
     import sys
 
     if _importing():
@@ -66,6 +69,7 @@ def _gpuspy_torch_start(files, trend, interval, quiet):
         memory._record_memory_history(enabled="state", context="alloc", stacks="python")
 
     new_series, push, verdict = _gpuspy_trend(*trend)
+    record = _gpuspy_history(*history) if all(history) else None
     sites = {}      # stack -> {"series": its rule's state, "peak", "grew"}
     state = {"samples": 0, "off": False}
     path, tmp, fmt = files
@@ -108,6 +112,8 @@ def _gpuspy_torch_start(files, trend, interval, quiet):
                         "live_bytes": b, "live_blocks": n, "peak_bytes": s["peak"],
                         "growing": s["grew"]})
         out.sort(key=lambda x: -x["live_bytes"])
+        if record:
+            record(devices, sites, live)
         doc = {"format": fmt, "pid": os.getpid(), "time": time.time(),
                "final": final, "samples": state["samples"],
                "devices": [{"device": d, "reserved_bytes": v[0], "allocated_bytes": v[1]}
@@ -205,6 +211,54 @@ def _gpuspy_trend(init, push, ever, query, shape_name, size, start):
     return new, add, verdict
 
 
+def _gpuspy_history(torch_fn, line_fn, top=16, key_max=2000):
+    # record(devices, sites, live): the sample into the library's history
+    # (history_torch, history_torch_line of src/preload/history.h).  A
+    # stack gets one of TOP series the first sample it ranks among the
+    # largest by peak, and keeps it; the others are summed.  Its key is
+    # its frames as torch.json writes them, innermost first, the outer
+    # ones dropped to keep it under KEY_MAX bytes.
+    import ctypes
+    import json
+
+    ll = ctypes.c_longlong
+    t_torch = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.POINTER(ll), ctypes.c_uint,
+                                ctypes.POINTER(ll), ctypes.c_uint, ll)(torch_fn)
+    t_line = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_uint, ctypes.c_char_p)(line_fn)
+    chosen = {}     # stack -> its series id
+    refused = set()
+    pools = set()   # devices seen: a pool emptied is 0, not gone
+
+    def frames_json(key):
+        frames = [{"file": f[:500], "function": fn[:200], "line": ln if type(ln) is int and
+                   ln >= 0 else 0} for f, fn, ln in key]
+        while True:
+            text = json.dumps(frames, ensure_ascii=True, separators=(",", ":"))
+            if len(text) < key_max or len(frames) <= 1:
+                return text
+            frames.pop()
+
+    def record(devices, sites, live):
+        if len(chosen) < top:
+            for key in sorted(sites, key=lambda k: -sites[k]["peak"]):
+                if len(chosen) >= top:
+                    break
+                if key in chosen or key in refused or not sites[key]["peak"]:
+                    continue
+                if t_line(len(chosen), frames_json(key).encode("ascii")) == 0:
+                    chosen[key] = len(chosen)
+                else:
+                    refused.add(key)
+        pools.update(d for d in devices if type(d) is int and 0 <= d < 16)
+        pool = [x for d in sorted(pools) for x in (d, *devices.get(d, (0, 0)))]
+        lines = [x for key, i in chosen.items() for x in (i, live.get(key, (0, 0))[0])]
+        other = sum(v[0] for key, v in live.items() if key not in chosen)
+        t_torch((ll * len(pool))(*pool), len(pool) // 3, (ll * len(lines))(*lines),
+                len(lines) // 2, other)
+
+    return record
+
+
 def _user_frame(frames):
     # the innermost frame of the user's code, as `gpuspy report` picks its
     # headline: not the standard library, not an installed package
@@ -247,6 +301,8 @@ def start():
                                    (GPUSPY_TREND_INIT, GPUSPY_TREND_PUSH, GPUSPY_TREND_EVER,
                                     GPUSPY_TREND_QUERY, GPUSPY_TREND_SHAPE_NAME,
                                     GPUSPY_TREND_SIZE, GPUSPY_START),
-                                   GPUSPY_INTERVAL, GPUSPY_QUIET)
+                                   GPUSPY_INTERVAL, GPUSPY_QUIET,
+                                   (globals().get("GPUSPY_HISTORY_TORCH"),
+                                    globals().get("GPUSPY_HISTORY_TORCH_LINE")))
     except Exception as e:
         return "off: %s: %s" % (type(e).__name__, e), None

@@ -24,16 +24,18 @@
 /* The writer's lines stay below 32 KiB. */
 #define LINE_MAX_BYTES (1L << 20)
 /* Times are seconds since the process started: a century is not one. */
-#define TIME_MAX	3.2e9
-#define MAX_SITE_SERIES 64
-#define MAX_DEVICE	63 /* ordinals -1 to 63, NVML indexes 0 to 63 */
+#define TIME_MAX	 3.2e9
+#define MAX_SITE_SERIES	 64
+#define MAX_TORCH_SERIES 64 /* the writer keeps 16 */
+#define MAX_FRAMES	 4096
+#define MAX_DEVICE	 63 /* ordinals -1 to 63, NVML indexes 0 to 63 */
 
 struct parse {
 	struct vctx v;
 	struct rd_history *h;
 	double last_key; /* every line's time: t, or t1 of a bucket */
 	double last_row; /* of samples and buckets: a bucket's t0 is after it */
-	size_t nsites;
+	size_t nsites, ntorch;
 };
 
 static int member_allowed(const struct vctx *v, json_t *o, const char *const *keys)
@@ -108,7 +110,7 @@ static ssize_t add_series(struct rd_history *h, enum rd_hist_kind kind, int64_t 
 	if (!s)
 		return -ENOMEM;
 	h->series = s;
-	s[h->nseries] = (struct rd_hist_series){ kind, key, site_kind };
+	s[h->nseries] = (struct rd_hist_series){ kind, key, site_kind, NULL };
 	return (ssize_t)h->nseries++;
 }
 
@@ -190,19 +192,25 @@ static int get_group(struct parse *ps, json_t *o, const char *name, enum rd_hist
 	json_object_foreach(g, k, x)
 	{
 		int64_t key, val[3] = { 0 };
+		bool declared = kind == RD_HIST_SITE || kind == RD_HIST_TORCH;
 		ssize_t s;
 
 		if (parse_key(k, kind == RD_HIST_DEVICE ? -1 : 0,
-			      kind == RD_HIST_SITE ? UINT32_MAX : MAX_DEVICE, &key) < 0)
+			      kind == RD_HIST_SITE  ? UINT32_MAX :
+			      kind == RD_HIST_TORCH ? INT32_MAX :
+						      MAX_DEVICE,
+			      &key) < 0)
 			return validate_bad(&sub, NULL, "\"%.40s\" is not %s", k,
-					    kind == RD_HIST_DEVICE ? "a device ordinal" :
-					    kind == RD_HIST_SITE   ? "a site id" :
-								     "a GPU index");
+					    kind == RD_HIST_SITE    ? "a site id" :
+					    kind == RD_HIST_TORCH   ? "a PyTorch-view line id" :
+					    kind == RD_HIST_OUTSIDE ? "a GPU index" :
+								      "a device ordinal");
 		if ((r = get_value(&sub, k, x, bucket, val)) < 0)
 			return r;
 		s = find_series(h, kind, key);
-		if (s < 0 && kind == RD_HIST_SITE)
-			return validate_bad(&sub, k, "no site line declared this series");
+		if (s < 0 && declared)
+			return validate_bad(&sub, k, "no %s line declared this series",
+					    kind == RD_HIST_SITE ? "site" : "torch");
 		if (s < 0)
 			s = add_series(h, kind, key, GS_KIND_DEVICE);
 		if (s < 0)
@@ -226,20 +234,109 @@ static int parse_values(struct parse *ps, json_t *o, struct rd_hist_row *row, bo
 	    (r = get_group(ps, o, "sites", RD_HIST_SITE, true, bucket)) < 0 ||
 	    (r = get_group(ps, o, "outside", RD_HIST_OUTSIDE, false, bucket)) < 0)
 		return r;
-	j = json_object_get(o, "other");
-	if (!j)
-		return validate_bad(&ps->v, "other", "missing");
-	if ((r = get_value(&ps->v, "other", j, bucket, val)) < 0)
+	if ((r = get_group(ps, o, "pool_reserved", RD_HIST_POOL_RESERVED, false, bucket)) < 0 ||
+	    (r = get_group(ps, o, "pool_allocated", RD_HIST_POOL_ALLOCATED, false, bucket)) < 0 ||
+	    (r = get_group(ps, o, "torch", RD_HIST_TORCH, false, bucket)) < 0)
 		return r;
-	s = find_series(h, RD_HIST_OTHER, 0);
-	if (s < 0)
-		s = add_series(h, RD_HIST_OTHER, 0, GS_KIND_DEVICE);
-	if (s < 0)
-		return (int)s;
-	if ((r = add_value(h, (size_t)s, val[0], val[1], val[2])) < 0)
-		return r;
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? "torch_other" : "other";
+		enum rd_hist_kind kind = k ? RD_HIST_TORCH_OTHER : RD_HIST_OTHER;
+
+		j = json_object_get(o, name);
+		if (!j && k)
+			continue;
+		if (!j)
+			return validate_bad(&ps->v, name, "missing");
+		if ((r = get_value(&ps->v, name, j, bucket, val)) < 0)
+			return r;
+		s = find_series(h, kind, 0);
+		if (s < 0)
+			s = add_series(h, kind, 0, GS_KIND_DEVICE);
+		if (s < 0)
+			return (int)s;
+		if ((r = add_value(h, (size_t)s, val[0], val[1], val[2])) < 0)
+			return r;
+	}
 	row->count = h->nvalues - row->first;
 	return 0;
+}
+
+/* A frame of a torch line, as torch.json has them: {"file", "function",
+ * "line"}. */
+static int parse_frame(const struct vctx *v, json_t *f, char **file, int64_t *line)
+{
+	static const char *const keys[] = { "file", "function", "line", NULL };
+	json_t *j;
+	int r;
+
+	if (!json_is_object(f))
+		return validate_bad(v, NULL, "expected an object, got %s", validate_type_name(f));
+	if ((r = member_allowed(v, f, keys)) < 0 ||
+	    (r = validate_member(v, f, "function", true, JSON_STRING, &j)) < 0 ||
+	    (r = validate_int(v, f, "line", true, 0, INT32_MAX, line)) < 0 ||
+	    (r = validate_str(v, f, "file", true, false, file)) < 0)
+		return r;
+	return 0;
+}
+
+/* {"torch": ID, "frames": [...]}: a PyTorch-view line's series. */
+static int parse_torch(struct parse *ps, json_t *o)
+{
+	static const char *const keys[] = { "torch", "frames", NULL };
+	struct vctx sub = ps->v;
+	char where[64], *file = NULL, *label = NULL;
+	int64_t id, line = 0;
+	size_t i;
+	json_t *frames, *f;
+	ssize_t s;
+	int r;
+
+	if ((r = member_allowed(&ps->v, o, keys)) < 0 ||
+	    (r = validate_int(&ps->v, o, "torch", true, 0, INT32_MAX, &id)) < 0 ||
+	    (r = validate_member(&ps->v, o, "frames", true, JSON_ARRAY, &frames)) < 0)
+		return r;
+	if (json_array_size(frames) > MAX_FRAMES)
+		return validate_bad(&ps->v, "frames", "more than %d frames", MAX_FRAMES);
+	sub.where = where;
+	json_array_foreach(frames, i, f)
+	{
+		char *name = NULL;
+		int64_t ln = 0;
+
+		snprintf(where, sizeof(where), "%s.frames[%zu]", ps->v.where, i);
+		if ((r = parse_frame(&sub, f, &name, &ln)) < 0)
+			goto out;
+		if (i == 0) {
+			file = name;
+			line = ln;
+		} else {
+			free(name);
+		}
+	}
+	if (find_series(ps->h, RD_HIST_TORCH, id) >= 0) {
+		r = validate_bad(&ps->v, "torch", "line %" PRId64 " declared twice", id);
+		goto out;
+	}
+	if (++ps->ntorch > MAX_TORCH_SERIES) {
+		r = validate_bad(&ps->v, "torch", "more than %d PyTorch-view series",
+				 MAX_TORCH_SERIES);
+		goto out;
+	}
+	if (file && asprintf(&label, "%s:%" PRId64, file, line) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	s = add_series(ps->h, RD_HIST_TORCH, id, GS_KIND_DEVICE);
+	if (s < 0) {
+		free(label);
+		r = (int)s;
+		goto out;
+	}
+	ps->h->series[s].label = label;
+	r = 0;
+out:
+	free(file);
+	return r;
 }
 
 static int parse_header(struct parse *ps, json_t *o)
@@ -326,9 +423,32 @@ static int parse_event(struct parse *ps, json_t *o)
 
 static int parse_row(struct parse *ps, json_t *o, bool bucket)
 {
-	static const char *const sample_keys[] = { "t", "dev", "sites", "other", "outside", NULL };
-	static const char *const bucket_keys[] = { "t0",    "t1",    "n",	"dev",
-						   "sites", "other", "outside", NULL };
+	static const char *const sample_keys[] = {
+		"t",
+		"dev",
+		"sites",
+		"other",
+		"outside",
+		"pool_reserved",
+		"pool_allocated",
+		"torch",
+		"torch_other",
+		NULL,
+	};
+	static const char *const bucket_keys[] = {
+		"t0",
+		"t1",
+		"n",
+		"dev",
+		"sites",
+		"other",
+		"outside",
+		"pool_reserved",
+		"pool_allocated",
+		"torch",
+		"torch_other",
+		NULL,
+	};
 	struct rd_hist_row *row;
 	double t0 = 0, t1 = 0;
 	int64_t n = 1;
@@ -391,6 +511,8 @@ static int parse_line(struct parse *ps, const char *line, size_t len, size_t lin
 		r = parse_row(ps, o, true);
 	else if (json_object_get(o, "t"))
 		r = parse_row(ps, o, false);
+	else if (json_object_get(o, "torch"))
+		r = parse_torch(ps, o);
 	else
 		r = validate_bad(&ps->v, NULL, "not a line of a history");
 	json_decref(o);
@@ -476,6 +598,8 @@ void rd_history_clear(struct rd_history *h)
 {
 	for (size_t i = 0; i < h->nrows; i++)
 		free(h->rows[i].label);
+	for (size_t i = 0; i < h->nseries; i++)
+		free(h->series[i].label);
 	free(h->rows);
 	free(h->values);
 	free(h->series);

@@ -20,12 +20,22 @@ enum rd_hist_kind {
 	RD_HIST_SITE,	 /* a call site's (key: its sites[].id in the reports) */
 	RD_HIST_OTHER,	 /* every site without a series of its own */
 	RD_HIST_OUTSIDE, /* what NVML says the process uses (key: NVML index) */
+	/* The PyTorch view's (a PyTorch process): its caching allocator's
+	 * reserved and allocated bytes (key: device ordinal), a line's live
+	 * bytes (key: its id in the torch line that declared it), and what
+	 * the lines without a series hold */
+	RD_HIST_POOL_RESERVED,
+	RD_HIST_POOL_ALLOCATED,
+	RD_HIST_TORCH,
+	RD_HIST_TORCH_OTHER,
 };
 
 struct rd_hist_series {
 	enum rd_hist_kind kind;
 	int64_t key;
 	enum gs_kind site_kind; /* RD_HIST_SITE */
+	char *label;		/* RD_HIST_TORCH: "FILE:LINE" of its innermost frame; NULL:
+				 * no frames (blocks from before the view started) */
 };
 
 enum rd_hist_row_type {

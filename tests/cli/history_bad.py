@@ -47,6 +47,26 @@ VALID = (line(HEADER) + line({"site": 1, "kind": "device"}) + line({"site": 2, "
          + line({"t": 6.5, "dev": {"0": 6 << 20, "-1": 0}, "sites": {"1": 6 << 20}, "other": 0,
                  "outside": {"0": 7 << 20}}))
 
+# the PyTorch view's members: the pool per device, a line's series
+# declared by a torch line with its frames, the rest as torch_other
+FRAMES = [{"file": "/src/train.py", "function": "step", "line": 41},
+          {"file": "/src/train.py", "function": "<module>", "line": 60}]
+
+
+def tsample(t, live, reserved=16 << 20, allocated=None, other=0):
+    return line({"t": t, "dev": {"0": reserved}, "sites": {}, "other": 0,
+                 "pool_reserved": {"0": reserved},
+                 "pool_allocated": {"0": live if allocated is None else allocated},
+                 "torch": {"3": live}, "torch_other": other})
+
+
+TORCH = (line({"torch": 3, "frames": FRAMES}) + line({"torch": 0, "frames": []})
+         + line({"t0": 7.0, "t1": 7.5, "n": 2, "dev": {"0": [1, 2, 2]}, "sites": {},
+                 "other": [0, 0, 0], "pool_reserved": {"0": [1, 2, 2]},
+                 "pool_allocated": {"0": [1, 1, 1]}, "torch": {"3": [1, 1, 1], "0": [0, 0, 0]},
+                 "torch_other": [0, 0, 0]})
+         + tsample(8.0, 1 << 20) + tsample(9.0, 2 << 20, other=5))
+
 tmp = tempfile.mkdtemp()
 proc = os.path.join(tmp, "node7-4242")
 os.mkdir(proc)
@@ -71,6 +91,17 @@ check([int(x[9]) for x in s1] == [3 << 20, 4 << 20, 5 << 20, 6 << 20] and s1[0][
 check(any(',mark,,,,"epoch, ""1"""' in x for x in rows), "a mark, its label quoted")
 check(any(",nvml:0," in x for x in rows) and any(",device:-1," in x for x in rows),
       "NVML's and the unknown device's series")
+r = run(VALID + TORCH)
+rows_t = r.stdout.decode().splitlines()
+t3 = [x.split(",") for x in rows_t if ",torch:3," in x]
+check(r.returncode == 0 and r.stderr == b"" and [int(x[9]) for x in t3] == [1, 1 << 20, 2 << 20]
+      and all(x[10] == "/src/train.py:41" for x in t3),
+      f"a PyTorch view's line: its series, labelled FILE:LINE: {t3}")
+check(any(",torch:0,0,0,0," in x and x.endswith(",") for x in rows_t)
+      and sum(",pool_reserved:0," in x for x in rows_t) == 3
+      and sum(",pool_allocated:0," in x for x in rows_t) == 3
+      and any(",torch_other,5,5,5," in x for x in rows_t),
+      "... one without frames, unlabelled; the pool's series; torch_other")
 r = run(VALID + '{"t":7.5,"dev":{"0":1')
 check(r.returncode == 0 and len(r.stdout.decode().splitlines()) == len(rows),
       "a last line without its newline is dropped")
@@ -126,6 +157,45 @@ BAD = {
     "event number zero": VALID + line({"t": 9.0, "event": "oom", "n": 0}),
     "label not a string": VALID + line({"t": 9.0, "event": "mark", "label": 5}),
     "not a history line": VALID + line({"hello": 1}),
+    # the PyTorch view's members
+    "torch line undeclared": VALID + line({"t": 9.0, "dev": {}, "sites": {}, "other": 0,
+                                           "torch": {"4": 1}}),
+    "torch line declared twice": VALID + TORCH + line({"torch": 3, "frames": []}),
+    "torch line id negative": VALID + line({"torch": -1, "frames": []}),
+    "torch line id a string": VALID + line({"torch": "3", "frames": []}),
+    "torch line without frames": VALID + line({"torch": 3}),
+    "torch frames not an array": VALID + line({"torch": 3, "frames": {"file": "a"}}),
+    "torch frame not an object": VALID + line({"torch": 3, "frames": [3]}),
+    "torch frame without a line": VALID + line({"torch": 3, "frames": [{"file": "a",
+                                                                         "function": "f"}]}),
+    "torch frame line negative": VALID + line({"torch": 3, "frames": [
+        {"file": "a", "function": "f", "line": -2}]}),
+    "torch frame unknown member": VALID + line({"torch": 3, "frames": [
+        dict(FRAMES[0], address=5)]}),
+    "torch line unknown member": VALID + line({"torch": 3, "frames": [], "kind": "device"}),
+    "65 torch series": VALID + "".join(line({"torch": i, "frames": []}) for i in range(65)),
+    "torch line id not a number": VALID + TORCH + line({"t": 10.0, "dev": {}, "sites": {},
+                                                        "other": 0, "torch": {"x": 1}}),
+    "torch not an object in a sample": VALID + TORCH + line({"t": 10.0, "dev": {}, "sites": {},
+                                                             "other": 0, "torch": 3}),
+    "pool bytes negative": VALID + TORCH + tsample(10.0, 1, allocated=-1),
+    "pool bytes a float": VALID + TORCH + tsample(10.0, 1).replace('"pool_reserved":{"0":16777216}',
+                                                                   '"pool_reserved":{"0":1.5}'),
+    "pool device out of range": VALID + TORCH + tsample(10.0, 1).replace(
+        '"pool_allocated":{"0"', '"pool_allocated":{"64"'),
+    "pool device -1": VALID + TORCH + tsample(10.0, 1).replace('"pool_reserved":{"0"',
+                                                               '"pool_reserved":{"-1"'),
+    "pool not an object": VALID + TORCH + tsample(10.0, 1).replace(
+        '"pool_reserved":{"0":16777216}', '"pool_reserved":[16777216]'),
+    "torch_other negative": VALID + TORCH + tsample(10.0, 1, other=-3),
+    "torch_other a bucket in a sample": VALID + TORCH + tsample(10.0, 1).replace(
+        '"torch_other":0', '"torch_other":[0,0,0]'),
+    "torch bucket last above max": VALID + TORCH + line(
+        {"t0": 10.0, "t1": 11.0, "n": 2, "dev": {}, "sites": {}, "other": [0, 0, 0],
+         "torch": {"3": [0, 1, 2]}}),
+    "pool bucket of two values": VALID + TORCH + line(
+        {"t0": 10.0, "t1": 11.0, "n": 2, "dev": {}, "sites": {}, "other": [0, 0, 0],
+         "pool_reserved": {"0": [0, 1]}}),
     "invalid UTF-8": VALID + '{"t":9.0,"event":"mark","label":"\xff"}\n'.encode("latin-1").decode(
         "latin-1"),
 }

@@ -6,8 +6,10 @@
  * every peak still in it; and the writer's cost per interval, printed,
  * grows with the sites, not with the samples taken.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +26,9 @@
 #define MiB (1LL << 20)
 /* libgpuspy(7), HISTORY: a day at 1 s with 1,000 sites. */
 #define DAY_BOUND (3 * MiB)
-#define SPIKE	  (100LL << 30)
+/* docs/format.md: with the PyTorch view's series on one GPU */
+#define DAY_BOUND_TORCH (4 * MiB)
+#define SPIKE		(100LL << 30)
 /* a mark at the middle of every hour */
 #define MARKS_A_DAY 24
 
@@ -52,11 +56,12 @@ static char *out_dir(const char *name)
  * of up to 11 digits, as on a large GPU), sites below 100 also leak S *
  * 4 KiB a second (so that, as the day goes on, they overtake the others
  * and become series too), and site SITES - 1 holds SPIKE for the one
- * second at SPIKE_AT.  The mean
+ * second at SPIKE_AT.  With TORCH, the PyTorch view's 16 lines of the
+ * longest keys and the pool of one GPU too, each of 11 digits.  The mean
  * and the worst cost of a sample, in microseconds, in COST.
  */
-static void simulate(const char *dir, unsigned sites, unsigned samples, unsigned spike_at,
-		     double cost[2])
+static void simulate_with(const char *dir, unsigned sites, unsigned samples, unsigned spike_at,
+			  bool torch, double cost[2])
 {
 	long long *peak = calloc(sites, sizeof(*peak));
 	double total = 0, worst = 0;
@@ -64,9 +69,30 @@ static void simulate(const char *dir, unsigned sites, unsigned samples, unsigned
 	assert_non_null(peak);
 	history_reset();
 	history_setup(dir, 1764500000.0, 1.0);
+	for (unsigned id = 0; torch && id < 16; id++) {
+		/* the longest key the store takes: 2,047 bytes */
+		static const char tail[] = "\",\"line\":1}]";
+		char key[2048];
+		int n = snprintf(key, sizeof(key), "[{\"file\":\"/src/f%u.py\",\"function\":\"",
+				 id);
+
+		memset(key + n, 'x', sizeof(key) - (size_t)n - sizeof(tail));
+		memcpy(key + sizeof(key) - sizeof(tail), tail, sizeof(tail));
+		assert_int_equal(history_torch_line(id, key), 0);
+	}
 	for (unsigned i = 0; i < samples; i++) {
 		double t0 = now_s(), dt;
 		long long device = 0;
+
+		if (torch) {
+			long long pool[] = { 0, 99999999999LL - i, 88888888888LL - i }, lines[32];
+
+			for (unsigned id = 0; id < 16; id++) {
+				lines[2 * id] = id;
+				lines[2 * id + 1] = 77777777777LL - i - id;
+			}
+			assert_int_equal(history_torch(pool, 1, lines, 16, 66666666666LL - i), 0);
+		}
 
 		history_begin((double)i);
 		for (unsigned s = 0; s < sites; s++) {
@@ -93,6 +119,12 @@ static void simulate(const char *dir, unsigned sites, unsigned samples, unsigned
 	cost[0] = total / samples * 1e6;
 	cost[1] = worst * 1e6;
 	free(peak);
+}
+
+static void simulate(const char *dir, unsigned sites, unsigned samples, unsigned spike_at,
+		     double cost[2])
+{
+	simulate_with(dir, sites, samples, spike_at, false, cost);
 }
 
 static void test_day(void **state)
@@ -149,6 +181,36 @@ static void test_day(void **state)
 	free(dir);
 }
 
+/* The same day in a PyTorch process: within its bound, and read back. */
+static void test_day_torch(void **state)
+{
+	char *dir = out_dir("history-day-torch"), *file = NULL;
+	struct rd_error err = { .msg = "" };
+	struct history_stats st;
+	struct rd_history h;
+	size_t torch_series = 0;
+	double cost[2];
+
+	(void)state;
+	simulate_with(dir, 1000, 86400, 5000, true, cost);
+	history_get_stats(&st);
+	printf("# 24 h at 1 s, 1,000 sites, PyTorch's view: history.jsonl at most %llu bytes "
+	       "(now %llu), %u series\n",
+	       st.max_bytes, st.file_bytes, st.series);
+	assert_int_equal(st.off, 0);
+	assert_true(st.max_bytes <= DAY_BOUND_TORCH);
+	history_reset();
+	assert_true(asprintf(&file, "%s/history.jsonl", dir) > 0);
+	if (load_history_file(file, 0, &h, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t i = 0; i < h.nseries; i++)
+		torch_series += h.series[i].kind == RD_HIST_TORCH;
+	assert_int_equal(torch_series, 16);
+	rd_history_clear(&h);
+	free(file);
+	free(dir);
+}
+
 /* O(sites): the mean cost of an interval at 1,000 and at 10,000 sites. */
 static void test_cost(void **state)
 {
@@ -186,12 +248,90 @@ static void test_failure(void **state)
 	history_reset();
 }
 
+/*
+ * The PyTorch view's series: what it hands over out of range is refused
+ * whole; a line keeps its first key; a one-sample spike of a line and
+ * of the pool outlives the rewrites, and the reader labels the line by
+ * its innermost frame.
+ */
+static void test_torch(void **state)
+{
+	static const char frames[] = "[{\"file\":\"/src/train.py\",\"function\":\"step\","
+				     "\"line\":41},{\"file\":\"/src/train.py\",\"function\":"
+				     "\"<module>\",\"line\":60}]";
+	char *dir = out_dir("history-torch"), *file = NULL;
+	struct rd_error err = { .msg = "" };
+	long long bad_pool[] = { 16, 1, 1 }, bad_line[] = { 0, -1 };
+	int64_t line_max = 0, line_last = 0, reserved_max = 0, other_last = -1;
+	struct history_stats st;
+	struct rd_history h;
+	const char *label = NULL;
+
+	(void)state;
+	history_reset();
+	history_setup(dir, 1764500000.0, 1.0);
+	assert_int_equal(history_torch_line(16, frames), -EINVAL);
+	assert_int_equal(history_torch_line(0, "[{\"file\":\"a\n\"}]"), -EINVAL);
+	assert_int_equal(history_torch_line(0, "{}"), -EINVAL);
+	assert_int_equal(history_torch(bad_pool, 1, NULL, 0, 0), -EINVAL);
+	assert_int_equal(history_torch(NULL, 0, bad_line, 1, 0), -EINVAL);
+	assert_int_equal(history_torch(NULL, 0, NULL, 0, -1), -EINVAL);
+	assert_int_equal(history_torch_line(5, frames), 0);
+	assert_int_equal(history_torch_line(5, "[]"), 0); /* the first key stays */
+	for (unsigned i = 0; i < 20000; i++) {
+		long long live = i == 3000 ? SPIKE : (long long)i * 4096;
+		long long pool[] = { 0, live + MiB, live }, lines[] = { 5, live };
+
+		history_begin((double)i);
+		history_site(1, "device", MiB, MiB);
+		history_device(0, MiB);
+		if (i >= 10)
+			assert_int_equal(history_torch(pool, 1, lines, 1, 7), 0);
+		history_end();
+	}
+	history_get_stats(&st);
+	assert_int_equal(st.off, 0);
+	assert_true(st.compactions > 0);
+	history_reset();
+
+	assert_true(asprintf(&file, "%s/history.jsonl", dir) > 0);
+	if (load_history_file(file, 0, &h, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t r = 0; r < h.nrows; r++) {
+		for (size_t k = 0; k < h.rows[r].count; k++) {
+			const struct rd_hist_value *v = &h.values[h.rows[r].first + k];
+			const struct rd_hist_series *s = &h.series[v->series];
+
+			if (s->kind == RD_HIST_TORCH) {
+				assert_int_equal(s->key, 5);
+				label = s->label;
+				if (v->max > line_max)
+					line_max = v->max;
+				line_last = v->last;
+			}
+			if (s->kind == RD_HIST_POOL_RESERVED && v->max > reserved_max)
+				reserved_max = v->max;
+			if (s->kind == RD_HIST_TORCH_OTHER)
+				other_last = v->last;
+		}
+	}
+	assert_non_null(label);
+	assert_string_equal(label, "/src/train.py:41");
+	assert_int_equal(line_max, SPIKE);
+	assert_int_equal(line_last, 19999LL * 4096);
+	assert_int_equal(reserved_max, SPIKE + MiB);
+	assert_int_equal(other_last, 7);
+	rd_history_clear(&h);
+	free(file);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_day),
-		cmocka_unit_test(test_cost),
-		cmocka_unit_test(test_failure),
+		cmocka_unit_test(test_day),   cmocka_unit_test(test_day_torch),
+		cmocka_unit_test(test_cost),  cmocka_unit_test(test_failure),
+		cmocka_unit_test(test_torch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

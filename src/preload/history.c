@@ -852,24 +852,24 @@ int history_torch(const long long *pool, unsigned npool, const long long *lines,
 {
 	if ((npool && !pool) || (nlines && !lines) || other < 0)
 		return -EINVAL;
-	for (unsigned i = 0; i < npool; i++)
+	for (size_t i = 0; i < npool; i++)
 		if (pool[3 * i] < 0 || pool[3 * i] >= MAX_POOL || pool[3 * i + 1] < 0 ||
 		    pool[3 * i + 2] < 0)
 			return -EINVAL;
-	for (unsigned i = 0; i < nlines; i++)
+	for (size_t i = 0; i < nlines; i++)
 		if (lines[2 * i] < 0 || lines[2 * i] >= MAX_TORCH || lines[2 * i + 1] < 0)
 			return -EINVAL;
 	gs_lock(&gs_events_lock);
 	memset(h.tv.pool_has, 0, sizeof(h.tv.pool_has));
 	memset(h.tv.line_has, 0, sizeof(h.tv.line_has));
-	for (unsigned i = 0; i < npool; i++) {
+	for (size_t i = 0; i < npool; i++) {
 		long long d = pool[3 * i];
 
 		h.tv.pool_has[d] = true;
 		h.tv.pool[d][0] = pool[3 * i + 1];
 		h.tv.pool[d][1] = pool[3 * i + 2];
 	}
-	for (unsigned i = 0; i < nlines; i++) {
+	for (size_t i = 0; i < nlines; i++) {
 		h.tv.line_has[lines[2 * i]] = true;
 		h.tv.line[lines[2 * i]] = lines[2 * i + 1];
 	}

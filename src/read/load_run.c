@@ -83,9 +83,10 @@ int load_run(const char *dir, struct rd_run *run, struct rd_error *err)
 		goto out;
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		rd_error_set(err, file,
-			     len ? "invalid JSON at line %d, column %d: %s" : "empty file",
-			     jerr.line, jerr.column, jerr.text);
+		if (len)
+			validate_json_error(err, file, &jerr);
+		else
+			rd_error_set(err, file, "empty file");
 		r = -EINVAL;
 		goto out;
 	}

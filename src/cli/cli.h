@@ -46,7 +46,17 @@ struct cli_loaded {
 	struct symbolizer *sym;
 	struct rd_report rep;
 	bool json;
-	bool csv;   /* report only: the history, for plotting */
+	bool csv; /* report only: the history, for plotting */
+	/* report only: an export for other tools (0: none), of the state at
+	 * exit, at the peak (PEAK) or at the last mark AT */
+	enum cli_export {
+		CLI_EXPORT_NONE,
+		CLI_EXPORT_PPROF,
+		CLI_EXPORT_PERFETTO,
+		CLI_EXPORT_COLLAPSED
+	} export;
+	const char *at;
+	bool peak;
 	size_t top; /* 0: all */
 };
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
@@ -54,6 +64,15 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 /* After printing (E: 0 or -errno of the printing): flush, say so if the
  * output failed, free L; the exit status. */
 int cli_report_done(struct cli_loaded *l, int e);
+
+/* export.c: `report --format pprof|perfetto|collapsed` */
+
+/* Set L's export to the format NAME: 0, or -EINVAL when it is none of them. */
+int cli_export_format(const char *name, struct cli_loaded *l);
+/* Whether --at and --peak fit the format: -1 to go on, else EXIT_USAGE. */
+int cli_export_check(const char *cmd, const struct cli_loaded *l);
+/* Build L's export and print it; the exit status (L is freed). */
+int cli_export_report(struct cli_loaded *l);
 
 /* procfs.c: a process running under gpuspy, seen from outside */
 

@@ -62,6 +62,8 @@ int cmd_report(int argc, char **argv)
 		return e;
 	if (l.csv)
 		return report_csv(&l);
+	if (l.export)
+		return cli_export_report(&l);
 	/* the growing sites' rate, since when and sparkline: every history
 	 * read before anything is printed, as for csv */
 	e = growth_view_load(&l.rep, &growth, &err);

@@ -15,10 +15,9 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 		     struct cli_loaded *l)
 {
 	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{ "format", required_argument, NULL, 'f' }, { "top", required_argument, NULL, 'n' },
+		{ "at", required_argument, NULL, 'a' },	    { "peak", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },	    { 0 },
 	};
 	struct rd_error err = { .msg = "" };
 	bool top_given = false;
@@ -31,12 +30,15 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	while ((c = getopt_long(argc, argv, ":f:n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
+			l->export = CLI_EXPORT_NONE;
 			if (strcmp(optarg, "json") == 0)
 				l->json = true;
 			else if (strcmp(optarg, "text") == 0)
 				l->json = false;
 			else if (strcmp(optarg, "csv") == 0 && strcmp(cmd, "report") == 0)
 				l->csv = true;
+			else if (strcmp(cmd, "report") == 0 && cli_export_format(optarg, l) == 0)
+				;
 			else
 				return cli_usage_error(cmd, "unknown format", optarg);
 			break;
@@ -44,6 +46,15 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 			if (cli_parse_count(optarg, &top) < 0)
 				return cli_usage_error(cmd, "--top needs a number, not", optarg);
 			top_given = true;
+			break;
+		case 'a':
+		case 'p':
+			if (strcmp(cmd, "report") != 0)
+				return cli_usage_error(cmd, "unknown option", argv[optind - 1]);
+			if (c == 'a')
+				l->at = optarg;
+			else
+				l->peak = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -56,6 +67,9 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	}
 	if (optind >= argc)
 		return cli_usage_error(cmd, "no PATH given", NULL);
+	e = cli_export_check(cmd, l);
+	if (e >= 0)
+		return e;
 	/* JSON lists everything unless asked otherwise */
 	l->top = top_given || !l->json ? top : 0;
 

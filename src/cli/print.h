@@ -14,6 +14,8 @@
 
 #include "diff.h"
 #include "merge.h"
+#include "stacks.h"
+#include "timeline.h"
 
 struct json_t;
 struct rd_growth;
@@ -29,6 +31,14 @@ int json_print_report(const struct rd_report *r, const struct rd_process_list *l
 /* gpuspy report --format csv: the history H[P] of each of R's processes
  * P (those without one print nothing). */
 int csv_print_history(const struct rd_report *r, const struct rd_history *h, FILE *out);
+
+/* gpuspy report --format pprof, collapsed: the stacks ST of R at one
+ * moment, as gzip'ed profile.proto (pprof.c) or folded stacks
+ * (collapsed.c); --format perfetto: R's timeline TL as Chrome trace-event
+ * JSON (perfetto.c).  Each builds all of its output before writing any. */
+int pprof_print(const struct rd_report *r, const struct rd_stacks *st, FILE *out);
+int collapsed_print(const struct rd_report *r, const struct rd_stacks *st, FILE *out);
+int perfetto_print(const struct rd_report *r, const struct rd_timeline *tl, FILE *out);
 
 /* gpuspy merge: R's sites in ORDER (merge_by_spread); TOP as above. */
 int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,

@@ -44,8 +44,9 @@ static void collapsed_frame(FILE *f, const struct rd_report_frame *fr)
 	if (fr->function) {
 		collapsed_put(f, fr->function);
 	} else {
-		snprintf(buf, sizeof(buf), "+0x%" PRIx64, fr->offset);
-		collapsed_put(f, fr->module ? fr->module : "??");
+		snprintf(buf, sizeof(buf), "%s0x%" PRIx64, fr->module ? "+" : "", fr->offset);
+		if (fr->module)
+			collapsed_put(f, fr->module);
 		collapsed_put(f, buf);
 	}
 	/* a Python function's name says little without its file */

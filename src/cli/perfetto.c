@@ -59,10 +59,13 @@ static json_t *perfetto_event(const char *ph, const char *name, int64_t pid, jso
 }
 
 /* A counter's name: what it counts.  Site names may repeat (two stacks with
- * one headline): the index of the track keeps them apart. */
-static void perfetto_track_name(const struct rd_tl_track *t, size_t k, char *buf, size_t size)
+ * one headline): the site's rank in the report (1: the most leaked, as the
+ * JSON report orders them) keeps them apart. */
+static void perfetto_track_name(const struct rd_report *r, const struct rd_tl_track *t, char *buf,
+				size_t size)
 {
 	const struct rd_report_site *s = t->site;
+	size_t k = 0;
 	ssize_t h;
 
 	switch (t->kind) {
@@ -88,6 +91,9 @@ static void perfetto_track_name(const struct rd_tl_track *t, size_t k, char *buf
 	default:
 		break;
 	}
+	while (k < r->nsites && r->sites[k] != s)
+		k++;
+	k++;
 	h = s ? merge_site_headline(s) : -1;
 	if (h < 0) {
 		snprintf(buf, size, "site %zu: %s", k, s ? s->api : "?");
@@ -191,7 +197,7 @@ static void perfetto_process(struct perfetto *pf, const struct rd_report *r, siz
 		const struct rd_tl_track *t = &tp->tracks[k];
 		char tname[400];
 
-		perfetto_track_name(t, k, tname, sizeof(tname));
+		perfetto_track_name(r, t, tname, sizeof(tname));
 		for (size_t n = 0; n < t->n; n++) {
 			j = perfetto_event("C", tname, pid, perfetto_ts(pf, t->points[n].t));
 			if (j)

@@ -217,6 +217,7 @@ int timeline_load(const struct rd_report *r, struct rd_timeline *tl, struct rd_e
 		struct rd_tl_process *tp = &tl->procs[i];
 
 		tp->history = tl->hist[i].present;
+		tl_start(tl, r->procs[i]->start_time);
 		e = tp->history ? tl_from_history(r, i, &tl->hist[i], tp) :
 				  tl_from_report(r->procs[i], tp);
 		if (e == 0)

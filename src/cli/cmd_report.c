@@ -16,15 +16,18 @@
 #define DEFAULT_TOP 10
 
 static const char usage[] =
-	"Usage: gpuspy report [--format text|json|csv] [--top N] PATH...\n"
+	"Usage: gpuspy report [--format FMT] [--at LABEL|--peak] [--top N] PATH...\n"
 	"\n"
 	"Summarize gpuspy reports.  Each PATH is a run directory (as written by\n"
 	"'gpuspy run'), one of its process directories, or a report file\n"
 	"(report.json, or an out-of-memory post-mortem oom-N.json).\n"
 	"\n"
-	"  -f, --format FMT   text (default) or json (format " GS_FORMAT_REPORT ")\n"
-	"  -f, --format FMT   text (default), json (format gpuspy-report/1), or\n"
-	"                     csv: each process's history of live bytes\n"
+	"  -f, --format FMT   text (default), json (format " GS_FORMAT_REPORT "), or\n"
+	"                     csv: each process's history of live bytes;\n"
+	"                     pprof (gzip'ed profile.proto), perfetto (trace-event\n"
+	"                     JSON) or collapsed (folded stacks): for other tools\n"
+	"      --at LABEL     pprof, collapsed: at each process's last mark LABEL\n"
+	"      --peak         pprof, collapsed: at each process's peak\n"
 	"  -n, --top N        call sites per list (text: default 10; json: all);\n"
 	"                     0 means all\n"
 	"  -h, --help         show this help\n";

@@ -41,13 +41,11 @@ static int64_t stacks_process_device(const struct rd_process *p)
 		int64_t d = i < p->ndevices ? p->devices[i].device :
 					      p->at_peak.devices[i - p->ndevices].device;
 
-		if (d < 0) {
-			several = true; /* memory on an unknown device */
-		} else if (dev < 0) {
-			dev = d;
-		} else if (d != dev) {
+		/* memory on an unknown device, or on a second one */
+		if (d < 0 || (dev >= 0 && d != dev))
 			several = true;
-		}
+		else
+			dev = d;
 	}
 	return several ? -1 : dev;
 }

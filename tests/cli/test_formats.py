@@ -375,6 +375,14 @@ for fixture, args in (("python", []), ("ranks", []), ("run", ["--peak"]),
         ss = speedscope(text)
         check(ss is not None and ss["total"] == live,
               "speedscope imports collapsed %s: total %d" % (fixture, live), ss)
+# several runs at once: their sum, each process its own track group
+both = report("--format", "collapsed", "run", "ranks").stdout.decode()
+check(collapsed_total(both) == json.loads(report("--format", "json", "run", "ranks").stdout)
+      ["leaked"]["bytes"] == 3670016 + 12 * MiB, "collapsed of two runs: the live bytes of both",
+      both)
+doc = json.loads(report("--format", "perfetto", "run", "ranks").stdout)
+pids = {ev["pid"] for ev in doc["traceEvents"] if ev["name"] == "process_name"}
+check(not validate_trace(doc) and len(pids) == 6, "perfetto of two runs: six processes", pids)
 p = report("--format", "collapsed", "python")
 check(p.stdout.decode().startswith("<module> (train.py:30);step (train.py);Model.forward "
                                    "(model.py:42);"),

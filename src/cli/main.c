@@ -24,6 +24,8 @@ static const char usage[] =
 	"Options:\n"
 	"  -h, --help      show this help\n"
 	"  -V, --version   show the version\n"
+	"      --lib       print the path of the libgpuspy.so that 'run' preloads\n"
+	"                  (for LD_PRELOAD=$(gpuspy --lib) CMD)\n"
 	"\n"
 	"'gpuspy COMMAND --help' describes a command; see gpuspy(1).\n";
 
@@ -52,6 +54,8 @@ int main(int argc, char **argv)
 		puts("gpuspy " GPUSPY_VERSION);
 		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
 	}
+	if (strcmp(cmd, "--lib") == 0)
+		return run_print_library();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(cmd, commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);

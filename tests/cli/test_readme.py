@@ -40,7 +40,9 @@ PATH. What stands in for what, and why:
     before the blocks run.
 
 Normalized in both the expected and the actual output: trailing blanks,
-the staging directory (removed), the block's directory (as ~), process
+the staged libdir and prefix (as the default install's:
+/usr/local/lib/x86_64-linux-gnu, /usr/local, whatever the build was
+configured for), the block's directory (as ~), process
 directories (<host>-<pid> as HOST-PID) and "pid N" (as "pid PID").
 """
 import os
@@ -132,8 +134,10 @@ def commands(text):
 
 
 def normalize(text, stage, work):
-    if stage:
-        text = text.replace(stage, "")
+    """STAGE: [(staged path, what the README's default install has there)],
+    longest first."""
+    for path, shown in stage or []:
+        text = text.replace(path, shown)
     text = text.replace(work, "~")
     text = re.sub(r"(gpuspy-out|runs/[\w.-]+|out)/[\w.-]+-\d+\b", r"\1/HOST-PID", text)
     text = re.sub(r"\bpid \d+", "pid PID", text)
@@ -301,7 +305,10 @@ def main():
                                timeout=30)
             check(p.returncode == 0 and p.stdout == stage + libdir + "/libgpuspy.so\n",
                   "the staged gpuspy finds the staged library", p.stdout + p.stderr)
-            run_blocks(readme, env, stage)
+            # the README shows the default install (scripts/setup: /usr/local,
+            # Debian's multiarch libdir) whatever this build was configured for
+            run_blocks(readme, env, [(stage + libdir, "/usr/local/lib/x86_64-linux-gnu"),
+                                     (stage + prefix, "/usr/local"), (stage, "")])
             link_with_pkg_config(env, tmp)
             packages(readme)
     print(f"{failed} failed")

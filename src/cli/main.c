@@ -11,19 +11,23 @@ static const char usage[] =
 	"\n"
 	"Commands:\n"
 	"  run [-o DIR] [--] CMD [ARGS...]   run CMD with libgpuspy preloaded\n"
-	"  report [--format text|json] [--top N] PATH...\n"
+	"  report [--format text|json|csv|pprof|perfetto|collapsed] [--at LABEL|--peak]\n"
+	"         [--top N] PATH...\n"
 	"                                    summarize the reports of a run\n"
 	"  merge [--format text|json] [--top N] PATH...\n"
 	"                                    the processes of a run side by side\n"
 	"  snapshot PID [LABEL]              ask a running process for a snapshot now\n"
 	"  top [--interval SEC] [--top N] [--count N] PATH|PID\n"
 	"                                    watch live GPU memory by call site\n"
-	"  diff [--fail-on-growth SIZE] [--at LABEL] OLD NEW\n"
+	"  diff [--format text|json] [--fail-on-growth SIZE] [--threshold SIZE]\n"
+	"       [--at LABEL] [--top N] OLD NEW | --old PATH... --new PATH...\n"
 	"                                    compare two runs call site by call site\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help      show this help\n"
 	"  -V, --version   show the version\n"
+	"      --lib       print the path of the libgpuspy.so that 'run' preloads\n"
+	"                  (for LD_PRELOAD=$(gpuspy --lib) CMD)\n"
 	"\n"
 	"'gpuspy COMMAND --help' describes a command; see gpuspy(1).\n";
 
@@ -52,6 +56,8 @@ int main(int argc, char **argv)
 		puts("gpuspy " GPUSPY_VERSION);
 		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
 	}
+	if (strcmp(cmd, "--lib") == 0)
+		return run_print_library();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(cmd, commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);

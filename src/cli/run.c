@@ -96,13 +96,14 @@ static bool is_file(const char *path)
 }
 
 /* The library, in the order of gpuspy(1): $GPUSPY_LIBRARY, next to the
- * executable (a relocated install), the build tree's src/preload from
- * src/cli, the configured libdir.  NULL with a message printed. */
+ * executable, the build tree's src/preload from src/cli, the installed
+ * tree's libdir from its bindir (an install that was moved, or staged
+ * with DESTDIR), the configured libdir.  NULL with a message printed. */
 static char *find_library(void)
 {
 	const char *env = getenv("GPUSPY_LIBRARY");
 	char exe[PATH_MAX];
-	char *candidates[3] = { NULL, NULL, NULL };
+	char *candidates[4] = { NULL, NULL, NULL, NULL };
 	char *found = NULL;
 	ssize_t n;
 
@@ -136,10 +137,16 @@ static char *find_library(void)
 			 * may be removed lexically */
 			if (candidates[1])
 				util_path_normalize(candidates[1], true);
+			/* empty when bindir or libdir was configured absolute */
+			if (GPUSPY_BIN_TO_LIB[0])
+				candidates[2] =
+					util_path_join(exe, GPUSPY_BIN_TO_LIB "/libgpuspy.so");
+			if (candidates[2])
+				util_path_normalize(candidates[2], true);
 		}
 	}
-	candidates[2] = strdup(GPUSPY_LIBDIR "/libgpuspy.so");
-	for (int i = 0; i < 3; i++) {
+	candidates[3] = strdup(GPUSPY_LIBDIR "/libgpuspy.so");
+	for (int i = 0; i < 4; i++) {
 		if (!found && candidates[i] && is_file(candidates[i])) {
 			found = candidates[i];
 			candidates[i] = NULL;
@@ -148,7 +155,8 @@ static char *find_library(void)
 	}
 	if (!found)
 		fputs("gpuspy: cannot find libgpuspy.so (looked next to gpuspy, in "
-		      "../preload and in " GPUSPY_LIBDIR "); set GPUSPY_LIBRARY\n",
+		      "../preload, " GPUSPY_BIN_TO_LIB " and " GPUSPY_LIBDIR
+		      "); set GPUSPY_LIBRARY\n",
 		      stderr);
 	return found;
 }
@@ -398,6 +406,18 @@ static const char *signal_name(int sig)
 		return NULL;
 	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
 	return buf;
+}
+
+int run_print_library(void)
+{
+	char *lib = find_library();
+	int e;
+
+	if (!lib)
+		return EXIT_USAGE;
+	e = puts(lib) < 0 || fflush(stdout) != 0 ? EXIT_FAILURE_OTHER : EXIT_OK;
+	free(lib);
+	return e;
 }
 
 int cmd_run(int argc, char **argv)

@@ -12,6 +12,7 @@ enum {
 	EXIT_OK = 0,
 	EXIT_FAILURE_OTHER = 1, /* out of memory, cannot write the output */
 	EXIT_GROWTH = 1,	/* gpuspy diff --fail-on-growth: a site grew */
+	EXIT_LEAK = 1,		/* gpuspy report --fail-on-leak: more was live */
 	EXIT_USAGE = 2,		/* bad usage or bad input files */
 	EXIT_EXEC_FAILED = 127,
 };

@@ -10,11 +10,12 @@
 /* Exit statuses shared by the commands (gpuspy(1), EXIT STATUS). */
 enum {
 	EXIT_OK = 0,
-	EXIT_FAILURE_OTHER = 1, /* out of memory, cannot write the output */
-	EXIT_GROWTH = 1,	/* gpuspy diff --fail-on-growth: a site grew */
-	EXIT_LEAK = 1,		/* gpuspy report --fail-on-leak: more was live */
-	EXIT_USAGE = 2,		/* bad usage or bad input files */
-	EXIT_EXEC_FAILED = 127,
+	EXIT_FAILURE_OTHER = 1,	   /* out of memory, cannot write the output */
+	EXIT_GROWTH = 1,	   /* gpuspy diff --fail-on-growth: a site grew */
+	EXIT_LEAK = 1,		   /* gpuspy report --fail-on-leak: more was live */
+	EXIT_USAGE = 2,		   /* bad usage or bad input files */
+	EXIT_EXEC_FAILED = 126,	   /* run: the command exists but cannot be executed */
+	EXIT_EXEC_NOT_FOUND = 127, /* run: no such command */
 };
 
 int cmd_run(int argc, char **argv);
@@ -35,6 +36,11 @@ int cli_usage_error(const char *cmd, const char *what, const char *arg);
 void cli_print_error(const struct rd_error *err, int e);
 /* Write S to OUT with control characters replaced by '?'. */
 void cli_put_clean(FILE *out, const char *s);
+/* The process directory of PATH when PATH is the report.txt the library
+ * names at exit (the text for people, beside report.json): the directory
+ * is what the user meant.  NULL for any other PATH (or out of memory);
+ * else the caller's to free. */
+char *cli_text_report_dir(const char *path);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 

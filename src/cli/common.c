@@ -5,10 +5,13 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "discover.h"
+#include "names.h"
 #include "util.h"
 
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
@@ -62,7 +65,10 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	/* Everything is loaded before anything is printed: one bad file
 	 * fails the whole command rather than yield a partial sum. */
 	for (int i = optind; i < argc; i++) {
-		e = discover_path(&l->list, argv[i], &err);
+		char *dir = cli_text_report_dir(argv[i]);
+
+		e = discover_path(&l->list, dir ? dir : argv[i], &err);
+		free(dir);
 		if (e < 0) {
 			cli_print_error(&err, e);
 			rd_process_list_clear(&l->list);
@@ -79,6 +85,16 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 		return e == -EOVERFLOW ? EXIT_USAGE : EXIT_FAILURE_OTHER;
 	}
 	return -1;
+}
+
+char *cli_text_report_dir(const char *path)
+{
+	struct stat st;
+
+	if (strcmp(util_basename(path), GS_FILE_REPORT_TEXT) != 0 || stat(path, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return NULL;
+	return util_dir_of(path);
 }
 
 int cli_report_done(struct cli_loaded *l, int e)

@@ -11,7 +11,7 @@ static const char usage[] =
 	"\n"
 	"Commands:\n"
 	"  run [-o DIR] [--] CMD [ARGS...]   run CMD with libgpuspy preloaded\n"
-	"  report [--format text|json] [--top N] PATH...\n"
+	"  report [--format text|json|csv] [--top N] [--fail-on-leak SIZE] PATH...\n"
 	"                                    summarize the reports of a run\n"
 	"  merge [--format text|json] [--top N] PATH...\n"
 	"                                    the processes of a run side by side\n"
@@ -55,7 +55,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(cmd, commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	fputs("gpuspy: unknown command '", stderr);
+	/* "-x" before any command is an option gpuspy does not have */
+	fputs(cmd[0] == '-' && cmd[1] ? "gpuspy: unknown option '" : "gpuspy: unknown command '",
+	      stderr);
 	cli_put_clean(stderr, cmd);
 	fputs("' (try 'gpuspy --help')\n", stderr);
 	return EXIT_USAGE;

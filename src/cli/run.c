@@ -267,10 +267,11 @@ static int spawn(char **argv, struct outcome *o)
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		execvp(argv[0], argv);
 		r = errno;
-		fputs("gpuspy: ", stderr);
+		fputs("gpuspy run: ", stderr);
 		cli_put_clean(stderr, argv[0]);
 		fprintf(stderr, ": %s\n", strerror(r));
-		_exit(EXIT_EXEC_FAILED);
+		/* as shells do: 127 not found, 126 found but not executable */
+		_exit(r == ENOENT || r == ENOTDIR ? EXIT_EXEC_NOT_FOUND : EXIT_EXEC_FAILED);
 	}
 	child_pid = pid;
 	o->pid = pid;

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""What gpuspy says: unknown options, the report.txt path the library
+names, singular and plural, ASCII when the locale is not UTF-8, colour
+only where asked for, and one style of error line.
+
+    test_messages.py GPUSPY LIBGPUSPY FAKE_DIR LEAKER FIXTURES
+
+LEAKER (leaker.c) runs on the fake CUDA libraries in FAKE_DIR.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+failed = 0
+
+
+def check(cond, what, detail=""):
+    global failed
+    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + detail))
+    if not cond:
+        failed += 1
+
+
+def clean_env(**kw):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GPUSPY_", "LC_")) and k not in ("LD_PRELOAD", "LANG",
+                                                                 "NO_COLOR")}
+    env.update(kw)
+    return env
+
+
+def main():
+    gpuspy, lib, fake, leaker, fixtures = sys.argv[1:6]
+
+    def cli(*args, **env):
+        return subprocess.run([gpuspy] + list(args), capture_output=True,
+                              env=clean_env(**env), timeout=60)
+
+    # an option before any command is an option, not a command
+    p = cli("--frob")
+    err = p.stderr.decode()
+    check(p.returncode == 2 and err.startswith("gpuspy: unknown option '--frob'") and
+          err.count("\n") == 1, "gpuspy --frob: unknown option, status 2", repr((p.returncode,
+                                                                               err)))
+    p = cli("frob")
+    check(p.returncode == 2 and p.stderr.startswith(b"gpuspy: unknown command 'frob'"),
+          "gpuspy frob: unknown command", repr(p.stderr))
+
+    with tempfile.TemporaryDirectory(prefix="gpuspy-msg-") as tmp:
+        out = os.path.join(tmp, "out")
+        # one allocation leaked: singular, in the summary and in report.txt
+        p = subprocess.run([leaker, "1", "0", "4"], capture_output=True, timeout=60,
+                           env=clean_env(LD_PRELOAD=lib, LD_LIBRARY_PATH=fake,
+                                         GPUSPY_OUTPUT_DIR=out))
+        err = p.stderr.decode()
+        check(p.returncode == 0 and "4.0 KiB in 1 allocation of GPU memory still live" in err,
+              "the exit summary: '1 allocation'", repr(err))
+        texts = glob.glob(os.path.join(out, "*", "report.txt"))
+        text = open(texts[0]).read() if texts else ""
+        check("in 1 allocation (GPU memory)" in text and "in 1 allocations" not in text and
+              "0 allocations still live" in text, "report.txt: '1 allocation', '0 allocations'",
+              text[:300])
+
+        # the path the summary names is the text report: read as its directory
+        named = re.search(r"report: (\S+)", err)
+        txt = named.group(1) if named else ""
+        p = cli("report", txt)
+        q = cli("report", os.path.dirname(txt))
+        check(p.returncode == 0 and p.stdout == q.stdout and p.stderr == b"",
+              "report of the report.txt the library named: its directory's report",
+              repr((p.returncode, p.stderr)))
+        p = cli("merge", txt)
+        check(p.returncode == 0, "merge of report.txt too", repr((p.returncode, p.stderr)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

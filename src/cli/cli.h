@@ -3,6 +3,7 @@
 #ifndef GPUSPY_CLI_H
 #define GPUSPY_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -41,6 +42,17 @@ void cli_put_clean(FILE *out, const char *s);
  * is what the user meant.  NULL for any other PATH (or out of memory);
  * else the caller's to free. */
 char *cli_text_report_dir(const char *path);
+/* Whether the character set of the user's locale (LC_ALL, LC_CTYPE, LANG)
+ * is UTF-8; asked once.  Text output is ASCII otherwise. */
+bool cli_utf8(void);
+enum cli_glyph {
+	CLI_ELLIPSIS, /* U+2026, "..." */
+	CLI_RARROW,   /* U+2192, "->" */
+	CLI_LARROW,   /* U+2190, "<-" */
+	CLI_DASH,     /* U+2014, "-" */
+};
+/* G as the locale can show it: the UTF-8 glyph, or its ASCII spelling. */
+const char *cli_glyph(enum cli_glyph g);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 

@@ -385,6 +385,8 @@ static void put_spark(FILE *out, const struct hist *h)
 	static const char *const blocks[] = {
 		"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588",
 	};
+	static const char ascii[] = "_.-=#";
+	int levels = cli_utf8() ? 8 : 5;
 	size_t n = h ? h->n : 0;
 	int64_t max = 0;
 
@@ -393,9 +395,13 @@ static void put_spark(FILE *out, const struct hist *h)
 			max = h->v[i];
 	fprintf(out, "%*s", (int)(HISTORY - n), "");
 	for (size_t i = 0; i < n; i++) {
-		int k = max > 0 ? (int)((double)h->v[i] * 7 / (double)max + 0.5) : 0;
+		int k = max > 0 ? (int)((double)h->v[i] * (levels - 1) / (double)max + 0.5) : 0;
 
-		fputs(blocks[k < 0 ? 0 : k > 7 ? 7 : k], out);
+		k = k < 0 ? 0 : k >= levels ? levels - 1 : k;
+		if (levels == 8)
+			fputs(blocks[k], out);
+		else
+			putc(ascii[k], out);
 	}
 }
 

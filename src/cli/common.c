@@ -3,6 +3,8 @@
  * loading every PATH into one merged report before anything is printed. */
 #include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +134,32 @@ void cli_print_error(const struct rd_error *err, int e)
 	/* the message was sanitized when it was made */
 	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
 	putc('\n', stderr);
+}
+
+bool cli_utf8(void)
+{
+	static int utf8 = -1;
+
+	if (utf8 < 0) {
+		const char *cs;
+
+		setlocale(LC_CTYPE, "");
+		cs = nl_langinfo(CODESET);
+		utf8 = cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+	}
+	return utf8;
+}
+
+const char *cli_glyph(enum cli_glyph g)
+{
+	static const char *const glyphs[][2] = {
+		[CLI_ELLIPSIS] = { "\u2026", "..." },
+		[CLI_RARROW] = { "\u2192", "->" },
+		[CLI_LARROW] = { "\u2190", "<-" },
+		[CLI_DASH] = { "\u2014", "-" },
+	};
+
+	return glyphs[g][!cli_utf8()];
 }
 
 int cli_parse_count(const char *s, size_t *out)

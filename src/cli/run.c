@@ -491,7 +491,7 @@ int cmd_run(int argc, char **argv)
 	if (reports) {
 		fputs("gpuspy: run directory ", stderr);
 		cli_put_clean(stderr, outdir);
-		fputs(" \u2014 see: gpuspy report ", stderr);
+		fprintf(stderr, " %s see: gpuspy report ", cli_glyph(CLI_DASH));
 		cli_put_clean(stderr, outdir);
 		putc('\n', stderr);
 	}

@@ -50,6 +50,31 @@ def main():
     check(p.returncode == 2 and p.stderr.startswith(b"gpuspy: unknown command 'frob'"),
           "gpuspy frob: unknown command", repr(p.stderr))
 
+    # every glyph beyond ASCII has an ASCII spelling when the locale's
+    # character set is not UTF-8
+    fx = lambda name: os.path.join(fixtures, name)
+    outputs = [("report python", ["report", fx("python")]),
+               ("report oom", ["report", fx("oom")]),
+               ("report pools", ["report", fx("pools")]),
+               ("report growth", ["report", fx("growth")]),
+               ("diff", ["diff", fx("process"), fx("oom")]),
+               ("diff settings", ["diff", fx("python"), fx("growth")]),
+               ("merge", ["merge", fx("ranks")]),
+               ("top", ["top", "--count", "2", "--interval", "0.05", fx("growth")])]
+    wide = set()
+    for what, args in outputs:
+        u = cli(*args, LC_ALL="C.UTF-8")
+        c = cli(*args, LC_ALL="C")
+        wide |= {ch for ch in u.stdout.decode() if ord(ch) > 127}
+        check(c.returncode == u.returncode == 0 and c.stdout.isascii() and c.stderr.isascii(),
+              "LC_ALL=C: %s is ASCII" % what,
+              repr((c.returncode, [l for l in c.stdout.decode("utf-8", "replace").splitlines()
+                                   if not l.isascii()][:3])))
+        p = cli(*args, LANG="C")
+        check(p.stdout.isascii(), "LANG=C: %s is ASCII" % what)
+    check({"\u2026", "\u2192", "\u2190", "\u2588"} <= wide,
+          "in UTF-8 the same outputs use the glyphs (%s)" % "".join(sorted(wide)))
+
     with tempfile.TemporaryDirectory(prefix="gpuspy-msg-") as tmp:
         out = os.path.join(tmp, "out")
         # one allocation leaked: singular, in the summary and in report.txt
@@ -73,6 +98,11 @@ def main():
         check(p.returncode == 0 and p.stdout == q.stdout and p.stderr == b"",
               "report of the report.txt the library named: its directory's report",
               repr((p.returncode, p.stderr)))
+        # gpuspy run's closing line, in ASCII too
+        p = cli("run", "-o", os.path.join(tmp, "run"), "--", leaker, "1", "0", "4",
+                LC_ALL="C", GPUSPY_LIBRARY=lib, LD_LIBRARY_PATH=fake)
+        check(p.returncode == 0 and b"see: gpuspy report" in p.stderr and p.stderr.isascii(),
+              "LC_ALL=C: gpuspy run's lines are ASCII", repr(p.stderr))
         p = cli("merge", txt)
         check(p.returncode == 0, "merge of report.txt too", repr((p.returncode, p.stderr)))
     return 1 if failed else 0

@@ -74,6 +74,24 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
  * output failed, free L; the exit status. */
 int cli_report_done(struct cli_loaded *l, int e);
 
+/* term.c: the terminal, for top */
+
+/* What the terminal can do, from terminfo: the view is redrawn in place
+ * only with home, el and ed; the alternate screen and the cursor's
+ * visibility are used when the terminal has them. */
+struct term_caps {
+	const char *home, *el, *ed, *smcup, *rmcup, *civis, *cnorm;
+	char home_buf[32]; /* cup to 0,0 when the terminal has no home */
+	int nlines, ncols; /* terminfo's, when the window does not say */
+};
+
+/* Whether standard output is a terminal that a view can be redrawn on
+ * in place, and *TC its sequences.  A terminal without them (TERM=dumb,
+ * unset, or unknown) is written to as a pipe. */
+bool cli_term_caps(struct term_caps *tc);
+/* S (NULL: nothing), one of TC's sequences, to stdout with its padding. */
+void cli_term_put(const char *s);
+
 /* procfs.c: a process running under gpuspy, seen from outside */
 
 /* The value of NAME in /proc/PID/environ, or NULL. */

@@ -33,7 +33,14 @@ struct rd_error;
 /* "gpuspy CMD: WHAT 'ARG' (see 'gpuspy CMD --help')" on stderr (ARG may
  * be NULL, and is printed with control characters replaced); EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *what, const char *arg);
-/* "gpuspy: " and ERR's message, or strerror(-E) when it has none. */
+/* The command running, for the error lines: "report", "top", ...; main()
+ * sets it before the command starts (NULL: none yet). */
+extern const char *cli_command;
+/* The one style of error line, on stderr: "gpuspy CMD: FILE: WHAT" (no
+ * "FILE: " when FILE is NULL), control characters replaced. */
+void cli_error(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "gpuspy CMD: " and ERR's message ("FILE: what", from the reading
+ * library), or strerror(-E) when it has none. */
 void cli_print_error(const struct rd_error *err, int e);
 /* Write S to OUT with control characters replaced by '?'. */
 void cli_put_clean(FILE *out, const char *s);

@@ -166,7 +166,7 @@ int cmd_diff(int argc, char **argv)
 	if (e == 0)
 		e = diff_totals(&d, &tot, &ntot);
 	if (e < 0) {
-		fputs("gpuspy: out of memory\n", stderr);
+		cli_error(NULL, "out of memory");
 		status = EXIT_FAILURE_OTHER;
 		goto done;
 	}
@@ -177,7 +177,7 @@ int cmd_diff(int argc, char **argv)
 	if (fflush(stdout) != 0 && e == 0)
 		e = -errno;
 	if (e < 0) {
-		fprintf(stderr, "gpuspy: cannot write the diff: %s\n", strerror(-e));
+		cli_error(NULL, "cannot write the diff: %s", strerror(-e));
 		status = EXIT_FAILURE_OTHER;
 	} else {
 		status = d.failed ? EXIT_GROWTH : EXIT_OK;

@@ -142,11 +142,8 @@ static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 		if (stat(argv[i], &st) < 0 && errno == ENOENT) {
 			/* still bad input (a typo must not pass the gate), but
 			 * say why it is likely missing */
-			fputs("gpuspy report: ", stderr);
-			cli_put_clean(stderr, argv[i]);
-			fputs(": no such file or directory (a command that allocates nothing "
-			      "through CUDA leaves no run directory)\n",
-			      stderr);
+			cli_error(argv[i], "no such file or directory (a command that allocates "
+					   "nothing through CUDA leaves no run directory)");
 			return EXIT_USAGE;
 		}
 		if (S_ISDIR(st.st_mode) && gate_holds_nothing(argv[i], 0)) {

@@ -913,7 +913,7 @@ int cmd_top(int argc, char **argv)
 	/* a reader that has gone (a closed pipe, a hung-up terminal) ends it
 	 * quietly, like an interrupt */
 	if (e < 0 && e != -EPIPE && e != -EIO && !quit_signal) {
-		fprintf(stderr, "gpuspy: cannot write the view: %s\n", strerror(-e));
+		cli_error(NULL, "cannot write the view: %s", strerror(-e));
 		status = EXIT_FAILURE_OTHER;
 	}
 	sigprocmask(SIG_SETMASK, &unblocked, NULL);

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +107,7 @@ int cli_report_done(struct cli_loaded *l, int e)
 	if (fflush(stdout) != 0 && e == 0)
 		e = -errno;
 	if (e < 0) {
-		fprintf(stderr, "gpuspy: cannot write the output: %s\n", strerror(-e));
+		cli_error(NULL, "cannot write the output: %s", strerror(-e));
 		status = EXIT_FAILURE_OTHER;
 	}
 	merge_clear(&l->rep);
@@ -128,9 +129,37 @@ int cli_usage_error(const char *cmd, const char *what, const char *arg)
 	return EXIT_USAGE;
 }
 
+const char *cli_command;
+
+/* "gpuspy CMD: " */
+static void cli_error_prefix(void)
+{
+	fputs("gpuspy", stderr);
+	if (cli_command)
+		fprintf(stderr, " %s", cli_command);
+	fputs(": ", stderr);
+}
+
+void cli_error(const char *file, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	cli_error_prefix();
+	if (file) {
+		cli_put_clean(stderr, file);
+		fputs(": ", stderr);
+	}
+	cli_put_clean(stderr, buf);
+	putc('\n', stderr);
+}
+
 void cli_print_error(const struct rd_error *err, int e)
 {
-	fputs("gpuspy: ", stderr);
+	cli_error_prefix();
 	/* the message was sanitized when it was made */
 	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
 	putc('\n', stderr);

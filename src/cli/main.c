@@ -53,8 +53,10 @@ int main(int argc, char **argv)
 		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(cmd, commands[i].name) == 0)
+		if (strcmp(cmd, commands[i].name) == 0) {
+			cli_command = commands[i].name;
 			return commands[i].fn(argc - 1, argv + 1);
+		}
 	/* "-x" before any command is an option gpuspy does not have */
 	fputs(cmd[0] == '-' && cmd[1] ? "gpuspy: unknown option '" : "gpuspy: unknown command '",
 	      stderr);

@@ -105,6 +105,32 @@ def main():
               "LC_ALL=C: gpuspy run's lines are ASCII", repr(p.stderr))
         p = cli("merge", txt)
         check(p.returncode == 0, "merge of report.txt too", repr((p.returncode, p.stderr)))
+
+        # one style of error line: "gpuspy COMMAND: FILE: what"
+        garbage = os.path.join(tmp, "garbage", "h-1")
+        os.makedirs(garbage)
+        bad = os.path.join(garbage, "report.json")
+        with open(bad, "w") as f:
+            f.write("not JSON")
+        missing = os.path.join(tmp, "missing")
+        noexec = os.path.join(tmp, "noexec")
+        with open(noexec, "w") as f:
+            f.write("#!/bin/sh\n")
+        for cmd, args, file, env in (
+                ("report", [missing], missing, {}),
+                ("report", [bad], bad, {}),
+                ("merge", [os.path.dirname(garbage)], bad, {}),
+                ("diff", [bad, fx("process")], bad, {}),
+                ("top", [os.path.dirname(garbage)], bad, {}),
+                ("report", ["--format", "csv", bad], bad, {}),
+                ("run", ["--", noexec], noexec, {"GPUSPY_LIBRARY": lib}),
+                ("run", ["--", "true"], missing, {"GPUSPY_LIBRARY": missing}),
+                ("snapshot", ["abc"], None, {})):
+            p = cli(cmd, *args, **env)
+            err = p.stderr.decode()
+            want = "gpuspy %s: " % cmd + (file + ": " if file else "")
+            check(p.returncode in (2, 126) and err.count("\n") == 1 and err.startswith(want),
+                  "error line of %s %s: %r" % (cmd, args[-1], want), repr(err))
     return 1 if failed else 0
 
 

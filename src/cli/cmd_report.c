@@ -75,16 +75,14 @@ static bool gate_holds_nothing(const char *dir, int depth)
 		sub = util_path_join(dir, de->d_name);
 		if (!sub || lstat(sub, &st) < 0)
 			nothing = false;
-		else if (S_ISLNK(st.st_mode))
-			; /* a pointer to a run, seen where it points */
 		else if (S_ISREG(st.st_mode))
 			nothing = strcmp(de->d_name, GS_FILE_RUN) == 0;
 		else if (S_ISDIR(st.st_mode))
 			nothing = depth < 3 &&
 				  names_parse_process_dir(de->d_name, &pid, NULL) < 0 &&
 				  gate_holds_nothing(sub, depth + 1);
-		else
-			nothing = false;
+		else /* a link (a pointer to a run) is seen where it points */
+			nothing = S_ISLNK(st.st_mode);
 		free(sub);
 	}
 	closedir(d);

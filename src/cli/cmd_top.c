@@ -68,7 +68,7 @@ static const char usage[] =
 /* The columns before a site's name, fitted to the terminal's width:
  * the sparkline narrows, then the count goes, then GROWING becomes "+",
  * then the sparkline goes, so that the name stays readable. */
-struct layout {
+struct top_layout {
 	int spark; /* columns of the sparkline, 0 to HISTORY */
 	bool count;
 	int flag; /* 7: "GROWING", 1: "+" */
@@ -90,7 +90,7 @@ struct top {
 	bool tty;   /* drawn in place on a terminal that can (struct term_caps) */
 	bool keys;  /* stdin may still send keys */
 	struct term_caps tc;
-	struct layout lay;
+	struct top_layout lay;
 	bool missing;		/* PATH does not exist yet */
 	bool said_waiting;	/* a pipe has been told what is waited for */
 	struct symbolizer *sym; /* kept: it caches the modules it opened */
@@ -432,7 +432,7 @@ static void put_spark(FILE *out, const struct hist *h, int width)
 static void put_columns(FILE *out, const struct top *t, const char *live, const char *count,
 			const struct hist *h, const char *heading, bool growing)
 {
-	const struct layout *l = &t->lay;
+	const struct top_layout *l = &t->lay;
 
 	fprintf(out, "%10s", live);
 	if (l->count)
@@ -654,9 +654,9 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 
 /* The widest columns that leave a site's name SITE_MIN of COLS (a
  * pipe's lines are not cut: all of them). */
-static struct layout layout_for(size_t cols)
+static struct top_layout layout_for(size_t cols)
 {
-	struct layout l = { .spark = HISTORY, .count = true, .flag = 7 };
+	struct top_layout l = { .spark = HISTORY, .count = true, .flag = 7 };
 	int room = cols > INT_MAX ? INT_MAX : (int)cols;
 
 #define PREFIX(l) (10 + ((l).count ? 9 : 0) + 2 + ((l).spark ? (l).spark + 2 : 0) + (l).flag + 2)

@@ -100,8 +100,9 @@ static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int n = 1, paths = 0, nothing = 0;
+	int n = 1, paths = 0, nothing = 0, c;
 	bool opts = true;
+	FILE *out = stdout; /* stderr when stdout is JSON or CSV */
 
 	for (int i = 1; i < *argc; i++) {
 		const char *v = NULL;
@@ -130,34 +131,38 @@ static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 	/* the paths: what getopt leaves after the options, found the same way */
 	opterr = 0;
 	optind = 1;
-	while (getopt_long(*argc, argv, ":f:n:h", common_opts, NULL) != -1)
-		;
+	while ((c = getopt_long(*argc, argv, ":f:n:h", common_opts, NULL)) != -1)
+		if (c == 'f')
+			out = strcmp(optarg, "text") == 0 ? stdout : stderr;
 	n = optind;
 	for (int i = optind; i < *argc; i++) {
 		struct stat st;
 
 		paths++;
-		if (stat(argv[i], &st) < 0 && errno == ENOENT) {
+		if (stat(argv[i], &st) < 0) {
 			/* still bad input (a typo must not pass the gate), but
 			 * say why it is likely missing */
-			cli_error(argv[i], "no such file or directory (a command that allocates "
-					   "nothing through CUDA leaves no run directory)");
-			return EXIT_USAGE;
-		}
-		if (S_ISDIR(st.st_mode) && gate_holds_nothing(argv[i], 0)) {
+			if (errno == ENOENT) {
+				cli_error(argv[i], "no such file or directory (a command that "
+						   "allocates nothing through CUDA leaves no run "
+						   "directory)");
+				return EXIT_USAGE;
+			}
+		} else if (S_ISDIR(st.st_mode) && gate_holds_nothing(argv[i], 0)) {
 			nothing++;
-			printf("gpuspy report: ");
-			cli_put_clean(stdout, argv[i]);
-			puts(": no process wrote a report here: nothing was allocated through CUDA "
-			     "(or gpuspy was not loaded; see gpuspy(1), --fail-on-leak)");
+			fputs("gpuspy report: ", out);
+			cli_put_clean(out, argv[i]);
+			fputs(": no process wrote a report here: nothing was allocated through CUDA "
+			      "(or gpuspy was not loaded; see gpuspy(1), --fail-on-leak)\n",
+			      out);
 			continue;
 		}
 		argv[n++] = argv[i];
 	}
 	*argc = n;
 	if (paths > 0 && nothing == paths) {
-		puts("OK: nothing is live at exit (--fail-on-leak)");
-		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+		fputs("OK: nothing is live at exit (--fail-on-leak)\n", out);
+		return fflush(out) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
 	}
 	return -1;
 }

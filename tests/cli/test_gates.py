@@ -80,6 +80,10 @@ def main():
               p.stdout.splitlines()[-1] == "OK: nothing is live at exit (--fail-on-leak)",
               "an empty run directory: nothing allocated, status 0", repr((p.returncode, p.stdout,
                                                                       p.stderr)))
+        p = report("--format", "json", "--fail-on-leak", "0", empty)
+        check(p.returncode == 0 and p.stdout == "" and "nothing is live" in p.stderr,
+              "--format json, nothing allocated: nothing on stdout, the verdict on stderr",
+              repr((p.returncode, p.stdout, p.stderr)))
         runonly = os.path.join(tmp, "runonly")
         os.mkdir(runonly)
         shutil.copy(os.path.join(fixtures, "killed", "run.json"), runonly)

@@ -853,7 +853,13 @@ int cmd_top(int argc, char **argv)
 		procfs_process_dir(t.pid, t.dir, sizeof(t.dir));
 		t.path = t.dir;
 	} else {
-		t.path = argv[optind];
+		/* the report.txt the library names stands for its directory */
+		char *dir = cli_text_report_dir(argv[optind]);
+
+		if (dir && strlen(dir) < sizeof(t.dir))
+			strcpy(t.dir, dir);
+		free(dir);
+		t.path = t.dir[0] ? t.dir : argv[optind];
 	}
 	/* keys only on a terminal: a pipe's reader may share our stdin */
 	t.tty = t.keys = cli_term_caps(&t.tc);

@@ -103,6 +103,9 @@ def main():
                 LC_ALL="C", GPUSPY_LIBRARY=lib, LD_LIBRARY_PATH=fake)
         check(p.returncode == 0 and b"see: gpuspy report" in p.stderr and p.stderr.isascii(),
               "LC_ALL=C: gpuspy run's lines are ASCII", repr(p.stderr))
+        p = cli("top", "--count", "1", txt)
+        check(p.returncode == 0 and ("%s: 1 process" % os.path.dirname(txt)).encode() in p.stdout,
+              "top of report.txt: its directory", repr((p.returncode, p.stdout[:200], p.stderr)))
         p = cli("merge", txt)
         check(p.returncode == 0, "merge of report.txt too", repr((p.returncode, p.stderr)))
 

@@ -65,11 +65,11 @@ _gpuspy()
 			fi
 			return 0
 			;;
-		-n | --top | --at) return 0 ;;
+		-n | --top | --at | --fail-on-leak) return 0 ;;
 		esac
 		if [[ $cur == -* ]]; then
 			if [[ $cmd == report ]]; then
-				COMPREPLY=($(compgen -W '--format --at --peak --top --help' -- "$cur"))
+				COMPREPLY=($(compgen -W '--format --at --peak --top --fail-on-leak --help' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W '--format --top --help' -- "$cur"))
 			fi

@@ -3,6 +3,7 @@
 #ifndef GPUSPY_CLI_H
 #define GPUSPY_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -10,10 +11,12 @@
 /* Exit statuses shared by the commands (gpuspy(1), EXIT STATUS). */
 enum {
 	EXIT_OK = 0,
-	EXIT_FAILURE_OTHER = 1, /* out of memory, cannot write the output */
-	EXIT_GROWTH = 1,	/* gpuspy diff --fail-on-growth: a site grew */
-	EXIT_USAGE = 2,		/* bad usage or bad input files */
-	EXIT_EXEC_FAILED = 127,
+	EXIT_FAILURE_OTHER = 1,	   /* out of memory, cannot write the output */
+	EXIT_GROWTH = 1,	   /* gpuspy diff --fail-on-growth: a site grew */
+	EXIT_LEAK = 1,		   /* gpuspy report --fail-on-leak: more was live */
+	EXIT_USAGE = 2,		   /* bad usage or bad input files */
+	EXIT_EXEC_FAILED = 126,	   /* run: the command exists but cannot be executed */
+	EXIT_EXEC_NOT_FOUND = 127, /* run: no such command */
 };
 
 int cmd_run(int argc, char **argv);
@@ -32,10 +35,33 @@ struct rd_error;
 /* "gpuspy CMD: WHAT 'ARG' (see 'gpuspy CMD --help')" on stderr (ARG may
  * be NULL, and is printed with control characters replaced); EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *what, const char *arg);
-/* "gpuspy: " and ERR's message, or strerror(-E) when it has none. */
+/* The command running, for the error lines: "report", "top", ...; main()
+ * sets it before the command starts (NULL: none yet). */
+extern const char *cli_command;
+/* The one style of error line, on stderr: "gpuspy CMD: FILE: WHAT" (no
+ * "FILE: " when FILE is NULL), control characters replaced. */
+void cli_error(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "gpuspy CMD: " and ERR's message ("FILE: what", from the reading
+ * library), or strerror(-E) when it has none. */
 void cli_print_error(const struct rd_error *err, int e);
 /* Write S to OUT with control characters replaced by '?'. */
 void cli_put_clean(FILE *out, const char *s);
+/* The process directory of PATH when PATH is the report.txt the library
+ * names at exit (the text for people, beside report.json): the directory
+ * is what the user meant.  NULL for any other PATH (or out of memory);
+ * else the caller's to free. */
+char *cli_text_report_dir(const char *path);
+/* Whether the character set of the user's locale (LC_ALL, LC_CTYPE, LANG)
+ * is UTF-8; asked once.  Text output is ASCII otherwise. */
+bool cli_utf8(void);
+enum cli_glyph {
+	CLI_ELLIPSIS, /* U+2026, "..." */
+	CLI_RARROW,   /* U+2192, "->" */
+	CLI_LARROW,   /* U+2190, "<-" */
+	CLI_DASH,     /* U+2014, "-" */
+};
+/* G as the locale can show it: the UTF-8 glyph, or its ASCII spelling. */
+const char *cli_glyph(enum cli_glyph g);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 
@@ -75,6 +101,24 @@ int cli_export_format(const char *name, struct cli_loaded *l);
 int cli_export_check(const char *cmd, const struct cli_loaded *l);
 /* Build L's export and print it; the exit status (L is freed). */
 int cli_export_report(struct cli_loaded *l);
+
+/* term.c: the terminal, for top */
+
+/* What the terminal can do, from terminfo: the view is redrawn in place
+ * only with home, el and ed; the alternate screen and the cursor's
+ * visibility are used when the terminal has them. */
+struct term_caps {
+	const char *home, *el, *ed, *smcup, *rmcup, *civis, *cnorm;
+	char home_buf[32]; /* cup to 0,0 when the terminal has no home */
+	int nlines, ncols; /* terminfo's, when the window does not say */
+};
+
+/* Whether standard output is a terminal that a view can be redrawn on
+ * in place, and *TC its sequences.  A terminal without them (TERM=dumb,
+ * unset, or unknown) is written to as a pipe. */
+bool cli_term_caps(struct term_caps *tc);
+/* S (NULL: nothing), one of TC's sequences, to stdout with its padding. */
+void cli_term_put(const char *s);
 
 /* procfs.c: a process running under gpuspy, seen from outside */
 

@@ -28,7 +28,8 @@ static const char usage[] =
 	"  -f, --format FMT          text (default) or json (format " GS_FORMAT_DIFF ")\n"
 	"      --fail-on-growth SIZE exit 1 when a site grew by more than SIZE\n"
 	"                            (its leaked or peak bytes; with --at, its live\n"
-	"                            bytes at the mark)\n"
+	"                            bytes at the mark); exactly SIZE passes, and 0\n"
+	"                            fails any growth\n"
 	"  -t, --threshold SIZE      text: hide sites that changed by less (default 64K)\n"
 	"  -a, --at LABEL            compare live bytes at the last mark LABEL\n"
 	"                            (gpuspy_mark) instead of at the peak and at exit\n"
@@ -165,7 +166,7 @@ int cmd_diff(int argc, char **argv)
 	if (e == 0)
 		e = diff_totals(&d, &tot, &ntot);
 	if (e < 0) {
-		fputs("gpuspy: out of memory\n", stderr);
+		cli_error(NULL, "out of memory");
 		status = EXIT_FAILURE_OTHER;
 		goto done;
 	}
@@ -176,7 +177,7 @@ int cmd_diff(int argc, char **argv)
 	if (fflush(stdout) != 0 && e == 0)
 		e = -errno;
 	if (e < 0) {
-		fprintf(stderr, "gpuspy: cannot write the diff: %s\n", strerror(-e));
+		cli_error(NULL, "cannot write the diff: %s", strerror(-e));
 		status = EXIT_FAILURE_OTHER;
 	} else {
 		status = d.failed ? EXIT_GROWTH : EXIT_OK;

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* gpuspy report: load, symbolize, merge, print. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "names.h"
 #include "growth_view.h"
 #include "load_history.h"
 #include "print.h"
+#include "util.h"
 
 #define DEFAULT_TOP 10
 
@@ -31,7 +34,166 @@ static const char usage[] =
 	"      --peak         pprof, collapsed: at each process's peak\n"
 	"  -n, --top N        call sites per list (text: default 10; json: all);\n"
 	"                     0 means all\n"
-	"  -h, --help         show this help\n";
+	"      --fail-on-leak SIZE\n"
+	"                     exit 1 when more than SIZE of device, managed and\n"
+	"                     VMM memory is live at exit (exactly SIZE passes;\n"
+	"                     0: anything live fails); a directory holding no\n"
+	"                     report because nothing was allocated passes\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"SIZE is bytes, or a number with K, M, G or T (powers of 1024): 512K, 1.5M.\n"
+	"Exit status: 0 success (with --fail-on-leak: not more than SIZE live);\n"
+	"1 more than SIZE live, or gpuspy's own failure; 2 bad usage or input.\n";
+
+/*
+ * --fail-on-leak SIZE, a CI gate on what is live at exit.  Taken out of
+ * argv before the options common to report and merge are parsed, so that
+ * merge never sees it.
+ */
+struct leak_gate {
+	bool on;
+	bool text; /* the verdict goes below the text on stdout */
+	int64_t limit;
+	int64_t leaked; /* the report's, kept past cli_report_done */
+};
+
+/* Whether DIR holds nothing a process wrote: no file but run.json, no
+ * process directory (an empty one is a process killed before its first
+ * snapshot, not one that allocated nothing), at any depth (run
+ * directories inside an output directory). */
+static bool gate_holds_nothing(const char *dir, int depth)
+{
+	struct dirent *de;
+	bool nothing = true;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (nothing && (de = readdir(d))) {
+		struct stat st;
+		pid_t pid;
+		char *sub;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		sub = util_path_join(dir, de->d_name);
+		if (!sub || lstat(sub, &st) < 0)
+			nothing = false;
+		else if (S_ISREG(st.st_mode))
+			nothing = strcmp(de->d_name, GS_FILE_RUN) == 0;
+		else if (S_ISDIR(st.st_mode))
+			nothing = depth < 3 &&
+				  names_parse_process_dir(de->d_name, &pid, NULL) < 0 &&
+				  gate_holds_nothing(sub, depth + 1);
+		else /* a link (a pointer to a run) is seen where it points */
+			nothing = S_ISLNK(st.st_mode);
+		free(sub);
+	}
+	closedir(d);
+	return nothing;
+}
+
+/* Takes --fail-on-leak out of ARGV (*ARGC shrinks), and the directories
+ * that hold nothing with it; -1 to go on, else the exit status. */
+static int gate_setup(int *argc, char **argv, struct leak_gate *g)
+{
+	/* cli_report_setup's, to find the paths as it will */
+	static const struct option common_opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int n = 1, paths = 0, nothing = 0, c;
+	bool opts = true;
+	FILE *out = stdout; /* stderr when stdout is JSON or CSV */
+
+	for (int i = 1; i < *argc; i++) {
+		const char *v = NULL;
+
+		if (opts && strcmp(argv[i], "--") == 0) {
+			opts = false;
+		} else if (opts && strcmp(argv[i], "--fail-on-leak") == 0) {
+			if (i + 1 >= *argc)
+				return cli_usage_error("report", "missing value for", argv[i]);
+			v = argv[++i];
+		} else if (opts && strncmp(argv[i], "--fail-on-leak=", 15) == 0) {
+			v = argv[i] + 15;
+		}
+		if (v) {
+			if (util_parse_size(v, &g->limit) < 0)
+				return cli_usage_error("report", "--fail-on-leak needs a size, not",
+						       v);
+			g->on = true;
+			continue;
+		}
+		argv[n++] = argv[i];
+	}
+	*argc = n;
+	if (!g->on)
+		return -1;
+	/* the paths: what getopt leaves after the options, found the same way */
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(*argc, argv, ":f:n:h", common_opts, NULL)) != -1)
+		if (c == 'f')
+			out = strcmp(optarg, "text") == 0 ? stdout : stderr;
+	n = optind;
+	for (int i = optind; i < *argc; i++) {
+		struct stat st;
+
+		paths++;
+		if (stat(argv[i], &st) < 0) {
+			/* still bad input (a typo must not pass the gate), but
+			 * say why it is likely missing */
+			if (errno == ENOENT) {
+				cli_error(argv[i], "no such file or directory (a command that "
+						   "allocates nothing through CUDA leaves no run "
+						   "directory)");
+				return EXIT_USAGE;
+			}
+		} else if (S_ISDIR(st.st_mode) && gate_holds_nothing(argv[i], 0)) {
+			nothing++;
+			fputs("gpuspy report: ", out);
+			cli_put_clean(out, argv[i]);
+			fputs(": no process wrote a report here: nothing was allocated through CUDA "
+			      "(or gpuspy was not loaded; see gpuspy(1), --fail-on-leak)\n",
+			      out);
+			continue;
+		}
+		argv[n++] = argv[i];
+	}
+	*argc = n;
+	if (paths > 0 && nothing == paths) {
+		fputs("OK: nothing is live at exit (--fail-on-leak)\n", out);
+		return fflush(out) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+	}
+	return -1;
+}
+
+/* The verdict, after the report: on stdout below the text, on stderr
+ * when stdout is JSON or CSV; the exit status. */
+static int gate_verdict(const struct leak_gate *g, int status)
+{
+	FILE *out = g->text ? stdout : stderr;
+	char a[32], b[32];
+
+	if (!g->on || status != EXIT_OK)
+		return status;
+	util_human_size(g->leaked, a, sizeof(a));
+	util_human_size(g->limit, b, sizeof(b));
+	if (g->leaked > g->limit) {
+		fprintf(out, "%sFAIL: %s live at exit, more than %s (--fail-on-leak)\n",
+			out == stdout ? "\n" : "", a, b);
+		status = EXIT_LEAK;
+	} else {
+		fprintf(out, "%sOK: %s live at exit, not more than %s (--fail-on-leak)\n",
+			out == stdout ? "\n" : "", a, b);
+	}
+	if (fflush(out) != 0)
+		status = EXIT_FAILURE_OTHER;
+	return status;
+}
 
 /* Every process's history.jsonl loaded before anything is printed: one
  * bad file is one line and exit status 2, nothing on stdout. */
@@ -60,14 +222,22 @@ int cmd_report(int argc, char **argv)
 	struct cli_loaded l;
 	struct rd_growth_view growth;
 	struct rd_error err = { .msg = "" };
-	int e = cli_report_setup("report", usage, DEFAULT_TOP, argc, argv, &l);
+	struct leak_gate gate = { 0 };
+	int e = gate_setup(&argc, argv, &gate);
 
 	if (e >= 0)
 		return e;
+	e = cli_report_setup("report", usage, DEFAULT_TOP, argc, argv, &l);
+	if (e >= 0)
+		return e;
+	gate.leaked = l.rep.leaked_bytes;
+	gate.text = !l.json && !l.csv;
 	if (l.csv)
-		return report_csv(&l);
-	if (l.export)
-		return cli_export_report(&l);
+		return gate_verdict(&gate, report_csv(&l));
+	if (l.export) {
+		gate.text = false;
+		return gate_verdict(&gate, cli_export_report(&l));
+	}
 	/* the growing sites' rate, since when and sparkline: every history
 	 * read before anything is printed, as for csv */
 	e = growth_view_load(&l.rep, &growth, &err);
@@ -82,5 +252,5 @@ int cmd_report(int argc, char **argv)
 	else
 		e = text_print_report(&l.rep, &l.list, stdout, l.top);
 	growth_view_clear(&growth);
-	return cli_report_done(&l, e);
+	return gate_verdict(&gate, cli_report_done(&l, e));
 }

@@ -116,16 +116,15 @@ static int signal_of(pid_t pid)
 	v = procfs_env(pid, "GPUSPY_SIGNAL");
 	sig = env_signal(v);
 	if (sig == -EPERM) {
-		fputs("gpuspy: snapshot: GPUSPY_SIGNAL=", stderr);
-		cli_put_clean(stderr, v);
-		fprintf(stderr, ": refused by the library; process %d uses SIGUSR2\n", (int)pid);
+		cli_error(NULL, "GPUSPY_SIGNAL=%s: refused by the library; process %d uses SIGUSR2",
+			  v, (int)pid);
 		sig = GS_SIGNAL_DEFAULT;
 	} else if (sig < 0) {
-		fputs("gpuspy: snapshot: GPUSPY_SIGNAL=", stderr);
-		cli_put_clean(stderr, v);
-		fprintf(stderr,
-			": not SIGUSR1, SIGUSR2, a number or off; process %d uses SIGUSR2\n",
-			(int)pid);
+		cli_error(
+			NULL,
+			"GPUSPY_SIGNAL=%s: not SIGUSR1, SIGUSR2, a number or off; process %d uses "
+			"SIGUSR2",
+			v, (int)pid);
 		sig = GS_SIGNAL_DEFAULT;
 	}
 	free(v);
@@ -215,73 +214,72 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	pid = strtol(argv[1], &end, 10);
 	if (*end || pid <= 0 || pid > INT_MAX) {
-		fprintf(stderr, "gpuspy: snapshot: '%s' is not a process id\n", argv[1]);
+		cli_error(NULL, "'%s' is not a process id", argv[1]);
 		return EXIT_USAGE;
 	}
 	label = argc == 3 ? argv[2] : "snapshot";
 	if (strchr(label, '\n')) {
-		fputs("gpuspy: snapshot: a label is one line\n", stderr);
+		cli_error(NULL, "a label is one line");
 		return EXIT_USAGE;
 	}
 	if (kill((pid_t)pid, 0) < 0) {
-		fprintf(stderr, "gpuspy: snapshot: process %ld: %s\n", pid, strerror(errno));
+		cli_error(NULL, "process %ld: %s", pid, strerror(errno));
 		return EXIT_USAGE;
 	}
 	/* Nothing is sent to a process that has no gpuspy listening: the
 	 * signal's default action would end it. */
 	err = gpuspy_loaded((pid_t)pid);
 	if (err == -ESRCH) {
-		fprintf(stderr,
-			"gpuspy: snapshot: process %ld: no gpuspy in this process; "
-			"nothing sent\n",
-			pid);
+		cli_error(NULL,
+			  "process %ld: no gpuspy in this process; "
+			  "nothing sent",
+			  pid);
 		return EXIT_USAGE;
 	}
 	if (err < 0) {
-		fprintf(stderr, "gpuspy: snapshot: process %ld: /proc/%ld/maps: %s; nothing sent\n",
-			pid, pid, strerror(-err));
+		cli_error(NULL, "process %ld: /proc/%ld/maps: %s; nothing sent", pid, pid,
+			  strerror(-err));
 		return EXIT_USAGE;
 	}
 	sig = signal_of((pid_t)pid);
 	if (sig < 0) {
-		fprintf(stderr,
-			"gpuspy: snapshot: process %ld: /proc/%ld/environ: %s; nothing sent\n", pid,
-			pid, strerror(-sig));
+		cli_error(NULL, "process %ld: /proc/%ld/environ: %s; nothing sent", pid, pid,
+			  strerror(-sig));
 		return EXIT_USAGE;
 	}
 	if (!sig) {
-		fprintf(stderr, "gpuspy: snapshot: process %ld runs with GPUSPY_SIGNAL=off\n", pid);
+		cli_error(NULL, "process %ld runs with GPUSPY_SIGNAL=off", pid);
 		return EXIT_USAGE;
 	}
 	if (!catches((pid_t)pid, sig)) {
 		char buf[32];
 
-		fprintf(stderr,
-			"gpuspy: snapshot: process %ld: gpuspy does not handle %s there yet (it "
-			"starts at the first allocation); nothing sent\n",
-			pid, signal_label(sig, buf, sizeof(buf)));
+		cli_error(NULL,
+			  "process %ld: gpuspy does not handle %s there yet (it "
+			  "starts at the first allocation); nothing sent\n",
+			  pid, signal_label(sig, buf, sizeof(buf)));
 		return EXIT_USAGE;
 	}
 
 	procfs_process_dir((pid_t)pid, dir, sizeof(dir));
 	before = count_snapshots(dir);
 	if (before < 0) {
-		fprintf(stderr,
-			"gpuspy: snapshot: %s: no such directory (is process %ld running under "
-			"gpuspy, and has it allocated GPU memory?)\n",
-			dir, pid);
+		cli_error(dir,
+			  "no such directory (is process %ld running under "
+			  "gpuspy, and has it allocated GPU memory?)",
+			  pid);
 		return EXIT_USAGE;
 	}
 	names_join(req, sizeof(req), dir, GS_FILE_REQUEST);
 	err = write_request((pid_t)pid, dir, label);
 	if (err) {
-		fprintf(stderr, "gpuspy: snapshot: %s: %s\n", req,
-			err == -EPERM ? "the directory is neither the process's nor yours" :
-					strerror(-err));
+		cli_error(req, "%s",
+			  err == -EPERM ? "the directory is neither the process's nor yours" :
+					  strerror(-err));
 		return EXIT_FAILURE_OTHER;
 	}
 	if (kill((pid_t)pid, sig) < 0) {
-		fprintf(stderr, "gpuspy: snapshot: process %ld: %s\n", pid, strerror(errno));
+		cli_error(NULL, "process %ld: %s", pid, strerror(errno));
 		unlink(req);
 		return EXIT_USAGE;
 	}
@@ -295,6 +293,6 @@ int cmd_snapshot(int argc, char **argv)
 		}
 		nanosleep(&ts, NULL);
 	}
-	fprintf(stderr, "gpuspy: snapshot: process %ld wrote no snapshot in 5 s\n", pid);
+	cli_error(NULL, "process %ld wrote no snapshot in 5 s", pid);
 	return EXIT_FAILURE_OTHER;
 }

@@ -45,6 +45,8 @@
 
 #define DEFAULT_TOP 10 /* call sites per block when not on a terminal */
 #define HISTORY	    20 /* refreshes a sparkline spans */
+#define SITE_MIN    28 /* columns a site's name keeps before the others go */
+#define SPARK_MIN   8  /* the sparkline's narrowest, before it goes last */
 
 static const char usage[] =
 	"Usage: gpuspy top [--interval SEC] [--top N] [--count N] PATH|PID\n"
@@ -55,13 +57,22 @@ static const char usage[] =
 	"from its history, on the first).  PATH is what 'gpuspy report'\n"
 	"reads; PID stands for that process's directory.  On a terminal, q quits;\n"
 	"otherwise one block is printed per refresh, until every process has\n"
-	"written its report at exit.\n"
+	"written its report at exit.  A PATH that does not exist yet is waited for.\n"
 	"\n"
 	"  -i, --interval SEC  seconds between refreshes (default 1; 0.2 is fine)\n"
 	"  -n, --top N         call sites shown (default: as many as fit the\n"
 	"                      terminal, else 10); 0 means all\n"
 	"  -c, --count N       stop after N refreshes (0, the default: never)\n"
 	"  -h, --help          show this help\n";
+
+/* The columns before a site's name, fitted to the terminal's width:
+ * the sparkline narrows, then the count goes, then GROWING becomes "+",
+ * then the sparkline goes, so that the name stays readable. */
+struct top_layout {
+	int spark; /* columns of the sparkline, 0 to HISTORY */
+	bool count;
+	int flag; /* 7: "GROWING", 1: "+" */
+};
 
 /* A site's live bytes at the last refreshes, oldest first. */
 struct hist {
@@ -76,8 +87,12 @@ struct top {
 	pid_t pid;		/* > 0: PATH is that process's directory */
 	double interval;
 	size_t top; /* 0: all, or as many as fit */
-	bool tty;
-	bool keys;		/* stdin may still send keys */
+	bool tty;   /* drawn in place on a terminal that can (struct term_caps) */
+	bool keys;  /* stdin may still send keys */
+	struct term_caps tc;
+	struct top_layout lay;
+	bool missing;		/* PATH does not exist yet */
+	bool said_waiting;	/* a pipe has been told what is waited for */
 	struct symbolizer *sym; /* kept: it caches the modules it opened */
 	/* the view: the last load that worked */
 	struct rd_process_list list;
@@ -291,13 +306,19 @@ static int refresh(struct top *t, struct rd_error *err)
 	e = discover_path(&list, t->path, err);
 	if (e < 0) {
 		rd_process_list_clear(&list);
+		/* a directory the job has not created yet (top started
+		 * before it) is waited for too, as for a PID */
+		bool exists = stat(t->path, &st) == 0;
+
+		t->missing = !exists && errno == ENOENT;
 		if (e == -ENOENT && !t->have &&
-		    (t->pid > 0 || (stat(t->path, &st) == 0 && S_ISDIR(st.st_mode)))) {
+		    (t->pid > 0 || t->missing || (exists && S_ISDIR(st.st_mode)))) {
 			err->msg[0] = '\0';
 			return 0;
 		}
 		return e;
 	}
+	t->missing = false;
 	e = merge_build(&rep, &list, t->sym, err);
 	if (e < 0) {
 		rd_process_list_clear(&list);
@@ -377,37 +398,65 @@ static void put_frame(FILE *out, const struct rd_report_frame *f)
 	}
 }
 
-/* HISTORY columns, right-aligned: one block per refresh, each scaled to
- * the site's own highest in the window (a small site's growth shows as
- * well as a big one's). */
-static void put_spark(FILE *out, const struct hist *h)
+/* WIDTH columns, right-aligned: one block per refresh, the latest WIDTH,
+ * each scaled to the site's own highest in the window (a small site's
+ * growth shows as well as a big one's). */
+static void put_spark(FILE *out, const struct hist *h, int width)
 {
 	static const char *const blocks[] = {
 		"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588",
 	};
-	size_t n = h ? h->n : 0;
+	static const char ascii[] = "_.-=#";
+	int levels = cli_utf8() ? 8 : 5;
+	size_t n = h ? h->n : 0, from = n > (size_t)width ? n - (size_t)width : 0;
 	int64_t max = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = from; i < n; i++)
 		if (h->v[i] > max)
 			max = h->v[i];
-	fprintf(out, "%*s", (int)(HISTORY - n), "");
-	for (size_t i = 0; i < n; i++) {
-		int k = max > 0 ? (int)((double)h->v[i] * 7 / (double)max + 0.5) : 0;
+	fprintf(out, "%*s", (int)((size_t)width - (n - from)), "");
+	for (size_t i = from; i < n; i++) {
+		int k = max > 0 ? (int)((double)h->v[i] * (levels - 1) / (double)max + 0.5) : 0;
 
-		fputs(blocks[k < 0 ? 0 : k > 7 ? 7 : k], out);
+		k = k < 0 ? 0 : k >= levels ? levels - 1 : k;
+		if (levels == 8)
+			fputs(blocks[k], out);
+		else
+			putc(ascii[k], out);
 	}
+}
+
+/* The columns before a name, as T->lay has them: a heading (H the
+ * sparkline's, G the flag's, COUNT the count's) when LIVE is a heading,
+ * else a row of the live bytes, the COUNT and the sparkline of H. */
+static void put_columns(FILE *out, const struct top *t, const char *live, const char *count,
+			const struct hist *h, const char *heading, bool growing)
+{
+	const struct top_layout *l = &t->lay;
+
+	fprintf(out, "%10s", live);
+	if (l->count)
+		fprintf(out, " %8s", count);
+	fputs("  ", out);
+	if (l->spark) {
+		if (heading)
+			fprintf(out, "%*s", l->spark,
+				(int)strlen(heading) <= l->spark ? heading : "");
+		else
+			put_spark(out, h, l->spark);
+		fputs("  ", out);
+	}
+	fprintf(out, "%-*s  ", l->flag, !growing ? "" : l->flag >= 7 ? "GROWING" : "+");
 }
 
 static void put_site(FILE *out, const struct top *t, const struct rd_report_site *s)
 {
 	ssize_t headline = merge_site_headline(s);
-	char a[32];
+	char a[32], n[24];
 
-	fprintf(out, "%10s %8" PRId64 "  ", util_human_size(s->c.live_bytes, a, sizeof(a)),
-		s->c.live_allocations);
-	put_spark(out, hist_find(t, s->key));
-	fprintf(out, "  %-7s  ", s->growing ? "GROWING" : "");
+	snprintf(n, sizeof(n), "%" PRId64, s->c.live_allocations);
+	put_columns(out, t, util_human_size(s->c.live_bytes, a, sizeof(a)), n, hist_find(t, s->key),
+		    NULL, s->growing);
 	if (headline < 0) {
 		cli_put_clean(out, s->api);
 		fputs(" (no stack)", out);
@@ -429,24 +478,25 @@ static void put_torch(FILE *out, const struct top *t, size_t max)
 	size_t shown = 0;
 	char a[32], b[32];
 
-	fprintf(out, "%s%10s %8s  %*s  %-7s  PYTORCH TENSORS (%s of a %s pool)\n",
-		t->tty ? "\n" : "", "LIVE", "BLOCKS", HISTORY, "", "",
+	if (t->tty)
+		putc('\n', out);
+	put_columns(out, t, "LIVE", "BLOCKS", NULL, "", false);
+	fprintf(out, "PYTORCH TENSORS (%s of a %s pool)\n",
 		util_human_size(v->live_bytes, a, sizeof(a)),
 		util_human_size(v->reserved_bytes, b, sizeof(b)));
 	for (size_t i = 0; i < v->nsites && (!max || shown < max); i++) {
 		const struct rd_report_tsite *s = v->sites[i];
 		ssize_t h = torch_merge_headline(s);
-		char *key;
+		char *key, n[24];
 
 		if (s->live_bytes <= 0 && !s->growing)
 			continue;
 		shown++;
-		fprintf(out, "%10s %8" PRId64 "  ", util_human_size(s->live_bytes, a, sizeof(a)),
-			s->live_blocks);
+		snprintf(n, sizeof(n), "%" PRId64, s->live_blocks);
 		key = torch_key(s);
-		put_spark(out, key ? hist_find(t, key) : NULL);
+		put_columns(out, t, util_human_size(s->live_bytes, a, sizeof(a)), n,
+			    key ? hist_find(t, key) : NULL, NULL, s->growing);
 		free(key);
-		fprintf(out, "  %-7s  ", s->growing ? "GROWING" : "");
 		if (h < 0)
 			fputs("(allocated before the PyTorch view started)", out);
 		else
@@ -516,6 +566,8 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	if (!t->have) {
 		fputs("waiting for ", out);
 		cli_put_clean(out, t->path);
+		if (t->missing)
+			fputs(" (it does not exist yet)", out);
 		if (t->gone)
 			fprintf(out, " (process %d has exited)", (int)t->pid);
 		putc('\n', out);
@@ -531,6 +583,15 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	if (t->gone && r->partial)
 		fprintf(out, " (process %d has exited without a report)", (int)t->pid);
 	putc('\n', out);
+	/* nothing will change: the figures are the end's, not live ones */
+	if (finished(t)) {
+		if (t->gone && r->partial)
+			fputs("finished: the figures are those of its last snapshot\n", out);
+		else if (t->gone)
+			fprintf(out, "finished: process %d has exited\n", (int)t->pid);
+		else
+			fputs("finished: every process has written its report at exit\n", out);
+	}
 	/* the message was sanitized when it was made */
 	if (t->err.msg[0])
 		fprintf(out, "not refreshed: %s\n", t->err.msg);
@@ -541,8 +602,11 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 			p->kinds[GS_KIND_VMM].live_bytes;
 		pinned += p->kinds[GS_KIND_PINNED].live_bytes;
 	}
-	fprintf(out, "live %s  peak %s  pinned host %s\n", util_human_size(live, a, sizeof(a)),
-		util_human_size(r->peak_bytes, b, sizeof(b)),
+	fprintf(out, "%s %s  peak %s  pinned host %s\n",
+		!finished(t)	      ? "live" :
+		t->gone && r->partial ? "live at the last snapshot" :
+					"live at exit",
+		util_human_size(live, a, sizeof(a)), util_human_size(r->peak_bytes, b, sizeof(b)),
 		util_human_size(pinned, c, sizeof(c)));
 	put_devices(out, t);
 
@@ -573,8 +637,10 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	snprintf(heading, sizeof(heading), "LAST %d", HISTORY);
 	/* on a pipe a block is one paragraph, for readers that split on
 	 * blank lines */
-	fprintf(out, "%s%10s %8s  %*s  %-7s  CALL SITES (%zu of %zu)\n", t->tty ? "\n" : "", "LIVE",
-		"ALLOCS", HISTORY, heading, "", shown, n);
+	if (t->tty)
+		putc('\n', out);
+	put_columns(out, t, "LIVE", "ALLOCS", NULL, heading, false);
+	fprintf(out, "CALL SITES (%zu of %zu)\n", shown, n);
 	if (n == 0)
 		fputs("  no GPU memory live\n", out);
 	for (size_t i = 0; i < shown; i++)
@@ -586,9 +652,35 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	free(order);
 }
 
+/* The widest columns that leave a site's name SITE_MIN of COLS (a
+ * pipe's lines are not cut: all of them). */
+static struct top_layout layout_for(size_t cols)
+{
+	struct top_layout l = { .spark = HISTORY, .count = true, .flag = 7 };
+	int room = cols > INT_MAX ? INT_MAX : (int)cols;
+
+#define PREFIX(l) (10 + ((l).count ? 9 : 0) + 2 + ((l).spark ? (l).spark + 2 : 0) + (l).flag + 2)
+	while (room - PREFIX(l) < SITE_MIN) {
+		if (l.spark > SPARK_MIN)
+			l.spark = SPARK_MIN > l.spark - (SITE_MIN - room + PREFIX(l)) ?
+					  SPARK_MIN :
+					  l.spark - (SITE_MIN - room + PREFIX(l));
+		else if (l.count)
+			l.count = false;
+		else if (l.flag > 1)
+			l.flag = 1;
+		else if (l.spark)
+			l.spark = 0;
+		else
+			break;
+	}
+#undef PREFIX
+	return l;
+}
+
 /* Draw the view: a block on a pipe, the whole screen on a terminal, each
  * line cut to its width (counted in UTF-8 characters). */
-static int draw(const struct top *t)
+static int draw(struct top *t)
 {
 	struct winsize ws;
 	size_t rows = 24, cols = 80, len = 0, row = 0;
@@ -596,10 +688,20 @@ static int draw(const struct top *t)
 	const char *line, *end;
 	FILE *m;
 
-	if (t->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
-		rows = ws.ws_row;
-		cols = ws.ws_col;
+	if (t->tty) {
+		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+			rows = ws.ws_row;
+			cols = ws.ws_col;
+		} else if (t->tc.nlines > 0 && t->tc.ncols > 0) {
+			rows = (size_t)t->tc.nlines;
+			cols = (size_t)t->tc.ncols;
+		}
+	} else if (!t->have && t->said_waiting) {
+		/* a log says once what it waits for */
+		return 0;
 	}
+	t->lay = layout_for(t->tty ? cols : SIZE_MAX);
+	t->said_waiting = !t->have;
 	m = open_memstream(&buf, &len);
 	if (!m)
 		return -ENOMEM;
@@ -611,7 +713,7 @@ static int draw(const struct top *t)
 	if (!t->tty) {
 		fwrite(buf, 1, len, stdout);
 	} else {
-		fputs("\033[H", stdout);
+		cli_term_put(t->tc.home);
 		for (line = buf, end = buf + len; line < end && row < rows; row++) {
 			const char *nl = memchr(line, '\n', end - line);
 			size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line), i, w = 0;
@@ -620,10 +722,11 @@ static int draw(const struct top *t)
 				if (((unsigned char)line[i] & 0xc0) != 0x80 && w++ == cols)
 					break;
 			/* no newline after the last row: it would scroll */
-			fprintf(stdout, "%s%.*s\033[K", row ? "\r\n" : "", (int)i, line);
+			fprintf(stdout, "%s%.*s", row ? "\r\n" : "", (int)i, line);
+			cli_term_put(t->tc.el);
 			line += n + 1;
 		}
-		fputs("\033[J", stdout);
+		cli_term_put(t->tc.ed);
 	}
 	free(buf);
 	return fflush(stdout) == 0 ? 0 : -errno;
@@ -683,13 +786,15 @@ static void term_enter(struct top *t)
 		tio.c_cc[VTIME] = 0;
 		t->termios_set = tcsetattr(STDIN_FILENO, TCSANOW, &tio) == 0;
 	}
-	fputs("\033[?1049h\033[?25l", stdout);
+	cli_term_put(t->tc.smcup);
+	cli_term_put(t->tc.civis);
 	fflush(stdout);
 }
 
 static void term_leave(struct top *t)
 {
-	fputs("\033[?1049l\033[?25h", stdout);
+	cli_term_put(t->tc.rmcup);
+	cli_term_put(t->tc.cnorm);
 	fflush(stdout);
 	if (t->termios_set)
 		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved);
@@ -748,10 +853,16 @@ int cmd_top(int argc, char **argv)
 		procfs_process_dir(t.pid, t.dir, sizeof(t.dir));
 		t.path = t.dir;
 	} else {
-		t.path = argv[optind];
+		/* the report.txt the library names stands for its directory */
+		char *dir = cli_text_report_dir(argv[optind]);
+
+		if (dir && strlen(dir) < sizeof(t.dir))
+			strcpy(t.dir, dir);
+		free(dir);
+		t.path = t.dir[0] ? t.dir : argv[optind];
 	}
 	/* keys only on a terminal: a pipe's reader may share our stdin */
-	t.tty = t.keys = isatty(STDOUT_FILENO);
+	t.tty = t.keys = cli_term_caps(&t.tc);
 	if (!top_given)
 		t.top = t.tty ? 0 : DEFAULT_TOP;
 
@@ -808,7 +919,7 @@ int cmd_top(int argc, char **argv)
 	/* a reader that has gone (a closed pipe, a hung-up terminal) ends it
 	 * quietly, like an interrupt */
 	if (e < 0 && e != -EPIPE && e != -EIO && !quit_signal) {
-		fprintf(stderr, "gpuspy: cannot write the view: %s\n", strerror(-e));
+		cli_error(NULL, "cannot write the view: %s", strerror(-e));
 		status = EXIT_FAILURE_OTHER;
 	}
 	sigprocmask(SIG_SETMASK, &unblocked, NULL);

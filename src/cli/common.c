@@ -3,12 +3,18 @@
  * loading every PATH into one merged report before anything is printed. */
 #include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "discover.h"
+#include "names.h"
 #include "util.h"
 
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
@@ -76,7 +82,10 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	/* Everything is loaded before anything is printed: one bad file
 	 * fails the whole command rather than yield a partial sum. */
 	for (int i = optind; i < argc; i++) {
-		e = discover_path(&l->list, argv[i], &err);
+		char *dir = cli_text_report_dir(argv[i]);
+
+		e = discover_path(&l->list, dir ? dir : argv[i], &err);
+		free(dir);
 		if (e < 0) {
 			cli_print_error(&err, e);
 			rd_process_list_clear(&l->list);
@@ -95,6 +104,16 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	return -1;
 }
 
+char *cli_text_report_dir(const char *path)
+{
+	struct stat st;
+
+	if (strcmp(util_basename(path), GS_FILE_REPORT_TEXT) != 0 || stat(path, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return NULL;
+	return util_dir_of(path);
+}
+
 int cli_report_done(struct cli_loaded *l, int e)
 {
 	int status = EXIT_OK;
@@ -102,7 +121,7 @@ int cli_report_done(struct cli_loaded *l, int e)
 	if (fflush(stdout) != 0 && e == 0)
 		e = -errno;
 	if (e < 0) {
-		fprintf(stderr, "gpuspy: cannot write the output: %s\n", strerror(-e));
+		cli_error(NULL, "cannot write the output: %s", strerror(-e));
 		status = EXIT_FAILURE_OTHER;
 	}
 	merge_clear(&l->rep);
@@ -124,12 +143,66 @@ int cli_usage_error(const char *cmd, const char *what, const char *arg)
 	return EXIT_USAGE;
 }
 
+const char *cli_command;
+
+/* "gpuspy CMD: " */
+static void cli_error_prefix(void)
+{
+	fputs("gpuspy", stderr);
+	if (cli_command)
+		fprintf(stderr, " %s", cli_command);
+	fputs(": ", stderr);
+}
+
+void cli_error(const char *file, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	cli_error_prefix();
+	if (file) {
+		cli_put_clean(stderr, file);
+		fputs(": ", stderr);
+	}
+	cli_put_clean(stderr, buf);
+	putc('\n', stderr);
+}
+
 void cli_print_error(const struct rd_error *err, int e)
 {
-	fputs("gpuspy: ", stderr);
+	cli_error_prefix();
 	/* the message was sanitized when it was made */
 	fputs(err->msg[0] ? err->msg : strerror(-e), stderr);
 	putc('\n', stderr);
+}
+
+bool cli_utf8(void)
+{
+	static int utf8 = -1;
+
+	if (utf8 < 0) {
+		const char *cs;
+
+		setlocale(LC_CTYPE, "");
+		cs = nl_langinfo(CODESET);
+		utf8 = cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+	}
+	return utf8;
+}
+
+const char *cli_glyph(enum cli_glyph g)
+{
+	static const char *const glyphs[][2] = {
+		[CLI_ELLIPSIS] = { "\u2026", "..." },
+		[CLI_RARROW] = { "\u2192", "->" },
+		[CLI_LARROW] = { "\u2190", "<-" },
+		[CLI_DASH] = { "\u2014", "-" },
+	};
+
+	return glyphs[g][!cli_utf8()];
 }
 
 int cli_parse_count(const char *s, size_t *out)

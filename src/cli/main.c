@@ -12,7 +12,7 @@ static const char usage[] =
 	"Commands:\n"
 	"  run [-o DIR] [--] CMD [ARGS...]   run CMD with libgpuspy preloaded\n"
 	"  report [--format text|json|csv|pprof|perfetto|collapsed] [--at LABEL|--peak]\n"
-	"         [--top N] PATH...\n"
+	"         [--top N] [--fail-on-leak SIZE] PATH...\n"
 	"                                    summarize the reports of a run\n"
 	"  merge [--format text|json] [--top N] PATH...\n"
 	"                                    the processes of a run side by side\n"
@@ -59,9 +59,13 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "--lib") == 0)
 		return run_print_library();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(cmd, commands[i].name) == 0)
+		if (strcmp(cmd, commands[i].name) == 0) {
+			cli_command = commands[i].name;
 			return commands[i].fn(argc - 1, argv + 1);
-	fputs("gpuspy: unknown command '", stderr);
+		}
+	/* "-x" before any command is an option gpuspy does not have */
+	fputs(cmd[0] == '-' && cmd[1] ? "gpuspy: unknown option '" : "gpuspy: unknown command '",
+	      stderr);
 	cli_put_clean(stderr, cmd);
 	fputs("' (try 'gpuspy --help')\n", stderr);
 	return EXIT_USAGE;

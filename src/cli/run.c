@@ -110,16 +110,14 @@ static char *find_library(void)
 	if (env && env[0]) {
 		/* asked for explicitly: no silent fallback to another one */
 		if (!is_file(env)) {
-			fputs("gpuspy: GPUSPY_LIBRARY=", stderr);
-			cli_put_clean(stderr, env);
-			fputs(": no such file\n", stderr);
+			cli_error(env, "no such file (GPUSPY_LIBRARY)");
 			return NULL;
 		}
 		/* the file exists: its canonical path is the one ld.so
 		 * would also end up with */
 		found = realpath(env, NULL);
 		if (!found)
-			fprintf(stderr, "gpuspy: GPUSPY_LIBRARY: %s\n", strerror(errno));
+			cli_error(env, "%s (GPUSPY_LIBRARY)", strerror(errno));
 		return found;
 	}
 
@@ -154,10 +152,10 @@ static char *find_library(void)
 		free(candidates[i]);
 	}
 	if (!found)
-		fputs("gpuspy: cannot find libgpuspy.so (looked next to gpuspy, in "
-		      "../preload, " GPUSPY_BIN_TO_LIB " and " GPUSPY_LIBDIR
-		      "); set GPUSPY_LIBRARY\n",
-		      stderr);
+		cli_error("libgpuspy.so",
+			  "not found (looked next to gpuspy, in ../preload, " GPUSPY_BIN_TO_LIB
+			  " and %s); set GPUSPY_LIBRARY",
+			  GPUSPY_LIBDIR);
 	return found;
 }
 
@@ -260,7 +258,7 @@ static int spawn(char **argv, struct outcome *o)
 	o->start_time = now();
 	pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "gpuspy: fork: %s\n", strerror(errno));
+		cli_error(NULL, "fork: %s", strerror(errno));
 		return EXIT_RUN_FAILED;
 	}
 	if (pid == 0) {
@@ -275,10 +273,9 @@ static int spawn(char **argv, struct outcome *o)
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		execvp(argv[0], argv);
 		r = errno;
-		fputs("gpuspy: ", stderr);
-		cli_put_clean(stderr, argv[0]);
-		fprintf(stderr, ": %s\n", strerror(r));
-		_exit(EXIT_EXEC_FAILED);
+		cli_error(argv[0], "%s", strerror(r));
+		/* as shells do: 127 not found, 126 found but not executable */
+		_exit(r == ENOENT || r == ENOTDIR ? EXIT_EXEC_NOT_FOUND : EXIT_EXEC_FAILED);
 	}
 	child_pid = pid;
 	o->pid = pid;
@@ -289,7 +286,7 @@ static int spawn(char **argv, struct outcome *o)
 	child_pid = 0;
 	o->end_time = now();
 	if (r < 0) {
-		fprintf(stderr, "gpuspy: waitpid: %s\n", strerror(errno));
+		cli_error(NULL, "waitpid: %s", strerror(errno));
 		return EXIT_RUN_FAILED;
 	}
 	o->waited = true;
@@ -390,9 +387,10 @@ static void record_run(const char *outdir, char **argv, const struct outcome *o)
 	json_decref(cmd);
 	json_decref(doc);
 	if (r < 0) {
-		fputs("gpuspy run: cannot record the run in ", stderr);
-		cli_put_clean(stderr, outdir);
-		fprintf(stderr, "/" GS_FILE_RUN ": %s\n", strerror(-r));
+		char file[PATH_MAX + sizeof(GS_FILE_RUN) + 1];
+
+		snprintf(file, sizeof(file), "%s/" GS_FILE_RUN, outdir);
+		cli_error(file, "cannot record the run: %s", strerror(-r));
 	}
 }
 
@@ -462,11 +460,8 @@ int cmd_run(int argc, char **argv)
 	/* ld.so splits LD_PRELOAD at spaces and colons, and would look for
 	 * the pieces of such a path */
 	if (strpbrk(lib, " :")) {
-		fputs("gpuspy: the library path contains a space or a colon, which "
-		      "LD_PRELOAD cannot hold: ",
-		      stderr);
-		cli_put_clean(stderr, lib);
-		putc('\n', stderr);
+		cli_error(lib, "the library path contains a space or a colon, which LD_PRELOAD "
+			       "cannot hold");
 		free(lib);
 		return EXIT_USAGE;
 	}
@@ -477,16 +472,14 @@ int cmd_run(int argc, char **argv)
 	outdir = absolute(outopt);
 	if (!outdir) {
 		r = errno;
-		fputs("gpuspy: cannot make '", stderr);
-		cli_put_clean(stderr, outopt);
-		fprintf(stderr, "' absolute: %s\n", strerror(r));
+		cli_error(outopt, "cannot make it absolute: %s", strerror(r));
 		free(lib);
 		return EXIT_RUN_FAILED;
 	}
 
 	r = setup_environment(lib, outdir);
 	if (r < 0) {
-		fprintf(stderr, "gpuspy: cannot set the environment: %s\n", strerror(-r));
+		cli_error(NULL, "cannot set the environment: %s", strerror(-r));
 		status = EXIT_RUN_FAILED;
 		goto out;
 	}
@@ -510,7 +503,7 @@ int cmd_run(int argc, char **argv)
 	if (reports) {
 		fputs("gpuspy: run directory ", stderr);
 		cli_put_clean(stderr, outdir);
-		fputs(" \u2014 see: gpuspy report ", stderr);
+		fprintf(stderr, " %s see: gpuspy report ", cli_glyph(CLI_DASH));
 		cli_put_clean(stderr, outdir);
 		putc('\n', stderr);
 	}

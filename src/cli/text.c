@@ -7,8 +7,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <langinfo.h>
-#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,9 +108,8 @@ void text_print_frame(FILE *out, const struct rd_report_frame *f)
 
 static void print_folded(FILE *out, size_t *folded)
 {
-	/* \u2026 is an ellipsis */
 	if (*folded)
-		fprintf(out, "    \u2026 %zu %s folded\n", *folded,
+		fprintf(out, "    %s %zu %s folded\n", cli_glyph(CLI_ELLIPSIS), *folded,
 			*folded == 1 ? "frame" : "frames");
 	*folded = 0;
 }
@@ -164,29 +161,13 @@ static void print_site_origin(FILE *out, const struct rd_report_site *s)
 		fputs(" [growing]", out);
 }
 
-/* Whether the terminal's character set is UTF-8, from the locale the
- * user set (LC_ALL, LC_CTYPE, LANG); asked once. */
-static bool text_utf8(void)
-{
-	static int utf8 = -1;
-
-	if (utf8 < 0) {
-		const char *cs;
-
-		setlocale(LC_CTYPE, "");
-		cs = nl_langinfo(CODESET);
-		utf8 = cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
-	}
-	return utf8;
-}
-
 void text_print_sparkline(FILE *out, const int64_t *v, size_t n)
 {
 	static const char *const blocks[] = {
 		"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588",
 	};
 	static const char ascii[] = "_.-=#";
-	bool utf8 = text_utf8();
+	bool utf8 = cli_utf8();
 	int levels = utf8 ? 8 : 5;
 	int64_t lo = INT64_MAX, hi = 0;
 
@@ -809,8 +790,9 @@ static void print_ooms(FILE *out, const struct rd_report *r, size_t top)
 	for (size_t i = 0; i < r->nooms; i++)
 		print_oom(out, r, &r->ooms[i], top);
 	if (r->oom_dropped > 0)
-		fprintf(out, "\u2026 and %" PRId64 " more %s, counted but not recorded\n",
-			r->oom_dropped, plural(r->oom_dropped, "event", "events"));
+		fprintf(out, "%s and %" PRId64 " more %s, counted but not recorded\n",
+			cli_glyph(CLI_ELLIPSIS), r->oom_dropped,
+			plural(r->oom_dropped, "event", "events"));
 }
 
 /* "  did not exit:  N processes (...)": how many of R's processes, and how
@@ -1084,7 +1066,8 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 		}
 	}
 	if (shown < n)
-		fprintf(out, "  \u2026 %zu more (--top 0 shows all)\n", n - shown);
+		fprintf(out, "  %s %zu more (--top 0 shows all)\n", cli_glyph(CLI_ELLIPSIS),
+			n - shown);
 	if (!n)
 		fputs("  none\n", out);
 }
@@ -1406,7 +1389,13 @@ static void print_value(FILE *out, const struct diff_setting *v, int width)
 
 	/* long values (a command line) are cut: the JSON has them whole */
 	if (width > 0 && n > (size_t)width) {
-		snprintf(buf, sizeof(buf), "%.*s\u2026", width - 1 < 60 ? width - 1 : 60, s);
+		int keep = width - (cli_utf8() ? 1 : 3);
+
+		snprintf(buf, sizeof(buf), "%.*s%s",
+			 keep < 0  ? 0 :
+			 keep < 60 ? keep :
+				     60,
+			 s, cli_glyph(CLI_ELLIPSIS));
 		s = buf;
 	}
 	cli_put_clean(out, s);
@@ -1452,7 +1441,7 @@ static void put_name(FILE *out, const char *name)
 		cli_put_clean(out, name);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%.*s\u2026", (int)sizeof(buf) - 4, name);
+	snprintf(buf, sizeof(buf), "%.*s%s", (int)sizeof(buf) - 4, name, cli_glyph(CLI_ELLIPSIS));
 	cli_put_clean(out, buf);
 }
 
@@ -1506,7 +1495,10 @@ static void print_callers(FILE *out, const struct rd_report_site *s)
 
 		if (f->noise != NOISE_NONE || !f->function || (f->python && !f->user))
 			continue;
-		fputs(shown ? " \u2190 " : "      called from ", out);
+		if (shown)
+			fprintf(out, " %s ", cli_glyph(CLI_LARROW));
+		else
+			fputs("      called from ", out);
 		put_name(out, f->function);
 		shown++;
 		if (!f->python && strcmp(f->function, "main") == 0)
@@ -1521,12 +1513,12 @@ static void print_change(FILE *out, const char *what, int64_t o, int64_t n, bool
 	char a[32], b[32], c[40];
 
 	if (bytes)
-		fprintf(out, "%s %s \u2192 %s (%s)", what, util_human_size(o, a, sizeof(a)),
-			util_human_size(n, b, sizeof(b)),
+		fprintf(out, "%s %s %s %s (%s)", what, util_human_size(o, a, sizeof(a)),
+			cli_glyph(CLI_RARROW), util_human_size(n, b, sizeof(b)),
 			signed_size(diff_sub_sat(n, o), c, sizeof(c)));
 	else
-		fprintf(out, "%s %" PRId64 " \u2192 %" PRId64 " (%+" PRId64 ")", what, o, n,
-			diff_sub_sat(n, o));
+		fprintf(out, "%s %" PRId64 " %s %" PRId64 " (%+" PRId64 ")", what, o,
+			cli_glyph(CLI_RARROW), n, diff_sub_sat(n, o));
 }
 
 /* ", growth +1.0 MiB/min \u2192 +2.0 MiB/min" when either side grows
@@ -1543,7 +1535,7 @@ static void print_growth_change(FILE *out, const struct diff *d, const struct rd
 	fputs(", growth ", out);
 	for (int k = 0; k < 2; k++) {
 		if (k)
-			fputs(" \u2192 ", out);
+			fprintf(out, " %s ", cli_glyph(CLI_RARROW));
 		if (known[k])
 			fprintf(out, "%+.1f MiB/min", rate[k] * 60 / (1024.0 * 1024));
 		else
@@ -1618,7 +1610,9 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 	for (int k = 0; k < 2; k++) {
 		const struct diff_side *s = &d->side[k];
 
-		fprintf(out, "%s %s ", k ? "  \u2192 " : "", s->name);
+		if (k)
+			fprintf(out, "  %s ", cli_glyph(CLI_RARROW));
+		fprintf(out, " %s ", s->name);
 		for (size_t i = 0; i < s->npaths; i++) {
 			if (i)
 				fputs(", ", out);

@@ -117,6 +117,12 @@ static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 	free(d);
 }
 
+/* "allocation" for 1, else "allocations". */
+static const char *summary_allocs(long long n)
+{
+	return n == 1 ? "allocation" : "allocations";
+}
+
 int summary_write_text(FILE *f, const struct gs_view *v)
 {
 	struct gs_site **sites = v->sites;
@@ -128,23 +134,26 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 	human(b, sizeof(b), v->gpu_peak);
 	human(c, sizeof(c), v->kind[GS_KIND_PINNED].live_bytes);
 	fprintf(f, "gpuspy %s: process %d on %s\n\n", GPUSPY_VERSION, (int)getpid(), host);
-	fprintf(f, "Leaked at exit:  %s in %lld allocations (GPU memory)\n", a, v->gpu_allocs);
+	fprintf(f, "Leaked at exit:  %s in %lld %s (GPU memory)\n", a, v->gpu_allocs,
+		summary_allocs(v->gpu_allocs));
 	fprintf(f, "Peak:            %s\n", b);
-	fprintf(f, "Pinned host:     %s in %lld allocations still live\n", c,
-		v->kind[GS_KIND_PINNED].live_allocs);
+	fprintf(f, "Pinned host:     %s in %lld %s still live\n", c,
+		v->kind[GS_KIND_PINNED].live_allocs,
+		summary_allocs(v->kind[GS_KIND_PINNED].live_allocs));
 	fprintf(f, "Untracked frees: %lld\n\n", atomic_load(&gs_totals.untracked_frees));
 	fputs("LEAKED AT EXIT\n", f);
 	for (unsigned i = 0; i < n; i++) {
 		const struct gs_site *s = sites[i];
 		long long live = counters_live_bytes(&s->c);
+		long long allocs = atomic_load(&s->c.allocs) - atomic_load(&s->c.frees);
 
 		if (live <= 0)
 			break;
 		human(a, sizeof(a), live);
 		human(b, sizeof(b), atomic_load(&s->c.peak_bytes));
-		fprintf(f, "%s in %lld allocations (%s, %s via %s), peak %s\n", a,
-			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), names_kinds[s->kind],
-			gs_api_names[s->api], gs_door_names[s->door], b);
+		fprintf(f, "%s in %lld %s (%s, %s via %s), peak %s\n", a, allocs,
+			summary_allocs(allocs), names_kinds[s->kind], gs_api_names[s->api],
+			gs_door_names[s->door], b);
 		for (unsigned j = 0; j < s->pydepth; j++)
 			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
 				s->py[j].line, s->py[j].function ? s->py[j].function : "?");
@@ -168,8 +177,8 @@ void summary_exit(const struct gs_view *v)
 		return;
 	human(a, sizeof(a), v->gpu_live);
 	human(b, sizeof(b), v->gpu_peak);
-	gs_warn("%s in %lld allocations of GPU memory still live at exit, peak %s (pid %d)", a,
-		v->gpu_allocs, b, (int)getpid());
+	gs_warn("%s in %lld %s of GPU memory still live at exit, peak %s (pid %d)", a,
+		v->gpu_allocs, summary_allocs(v->gpu_allocs), b, (int)getpid());
 	for (unsigned i = 0, shown = 0; i < v->n && shown < 3; i++) {
 		struct gs_site *s = v->sites[i];
 		const struct gs_frame *uf = useful_frame(s);
@@ -192,8 +201,8 @@ void summary_exit(const struct gs_view *v)
 			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), fr);
 	}
 	if (v->n_ooms || v->oom_dropped)
-		gs_warn("  %u allocations failed for lack of memory (post-mortems: oom-*.json)",
-			v->n_ooms + v->oom_dropped);
+		gs_warn("  %u %s failed for lack of memory (post-mortems: oom-*.json)",
+			v->n_ooms + v->oom_dropped, summary_allocs(v->n_ooms + v->oom_dropped));
 	gs_warn("report: %s/report.txt", v->dir);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """'gpuspy report' and 'gpuspy merge' on corrupted input: exit status 2 and
-exactly one line on stderr, "gpuspy: FILE: ...", naming the file at fault;
+exactly one line on stderr, "gpuspy COMMAND: FILE: ...", naming the file at fault;
 never a crash.
 
     bad_inputs.py GPUSPY FIXTURES [--valgrind VALGRIND]

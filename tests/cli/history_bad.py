@@ -205,7 +205,7 @@ for what, content in BAD.items():
     r = run(data)
     err = r.stderr.decode(errors="replace").splitlines()
     check(r.returncode == 2 and r.stdout == b"" and len(err) == 1 and hist in err[0]
-          and err[0].startswith("gpuspy: "), f"{what}: status {r.returncode}, {err[:2]}")
+          and err[0].startswith("gpuspy report: "), f"{what}: status {r.returncode}, {err[:2]}")
 
 # a line that is not JSON is never quoted: the message says where, not what
 for what, content in (("not JSON, quoted", "SECRETWORD=hunter2\n"),

@@ -226,7 +226,7 @@ try:
                            (["--old", base, "--old", path, "--new", base], "second OLD")):
             p = diff(*argv)
             check(p.returncode == 2 and len(p.stderr.splitlines()) == 1 and
-                  p.stderr.startswith("gpuspy: " + report + ":") and p.stdout == "",
+                  p.stderr.startswith("gpuspy diff: " + report + ":") and p.stdout == "",
                   "%s as %s: status %d, %r" % (name, side, p.returncode, p.stderr.strip()[:150]))
     p = diff(base, os.path.join(tmp, "does-not-exist"))
     check(p.returncode == 2 and len(p.stderr.splitlines()) == 1 and "does-not-exist" in p.stderr,

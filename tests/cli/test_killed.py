@@ -303,7 +303,7 @@ def main():
                                                    os.path.join(d, "%s-%d" % (host, 7)))):
             r = report(path)
             check(r.returncode == 2 and r.stderr.count("\n") == 1 and r.stdout == ""
-                  and r.stderr.startswith("gpuspy: " + f + ": "),
+                  and r.stderr.startswith("gpuspy report: " + f + ": "),
                   "run.json %s (%s): status 2, one line naming the file" % (name, what),
                   (r.returncode, r.stderr))
     # not a regular file: a directory, a FIFO, a dangling link

@@ -114,6 +114,21 @@ def main():
               and b"/nonexistent/program" in p.stderr, "exec failure: 127",
               repr((p.returncode, p.stderr)))
 
+        # found but not executable: 126, as a shell gives; not on PATH: 127
+        noexec = os.path.join(tmp, "noexec")
+        with open(noexec, "w") as f:
+            f.write("#!/bin/sh\necho hi\n")
+        os.chmod(noexec, 0o644)
+        shell = run(["sh", "-c", '"$0"', noexec], cwd=tmp).returncode
+        p = run([gpuspy, "run", "--", noexec], cwd=tmp, GPUSPY_LIBRARY=fake)
+        check(p.returncode == 126 == shell and p.stderr.count(b"\n") == 1
+              and b"noexec: Permission denied" in p.stderr,
+              "not executable: 126, as sh gives (%d)" % shell, repr((p.returncode, p.stderr)))
+        p = run([gpuspy, "run", "--", tmp], cwd=tmp, GPUSPY_LIBRARY=fake)
+        check(p.returncode == 126, "a directory: 126", repr((p.returncode, p.stderr)))
+        p = run([gpuspy, "run", "--", "gpuspy-no-such-command"], cwd=tmp, GPUSPY_LIBRARY=fake)
+        check(p.returncode == 127, "not on PATH: 127", repr((p.returncode, p.stderr)))
+
         # usage errors and no library: 2, one line
         for what, args, kw in (
                 ("no command", ["run"], {"GPUSPY_LIBRARY": fake}),

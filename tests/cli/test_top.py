@@ -3,7 +3,10 @@
 """'gpuspy top': plain blocks on a pipe; a view that follows a snapshot.json
 rewritten between refreshes and stops once every process has exited; the
 terminal view in a pseudo-terminal (alternate screen, 'q', Ctrl-C, SIGTERM,
-the window's size, termios restored); a PID's directory; bad input.
+the window's size, termios restored), with the sequences terminfo gives
+for TERM (none for dumb), 60 columns that keep site names whole; a PID's
+directory; a directory waited for until it exists, and the end said;
+bad input.
 
     test_top.py GPUSPY FIXTURES
 
@@ -237,18 +240,28 @@ def test_live(gpuspy, fixtures, tmp):
             proc.wait()
 
 
+def cap(term, name):
+    """Capability NAME of TERM as terminfo has it (tput), b"" when none."""
+    p = subprocess.run(["tput", "-T", term, name], capture_output=True)
+    return p.stdout if p.returncode == 0 else b""
+
+
 class Pty:
     """'gpuspy top' on a pseudo-terminal that is its controlling terminal,
-    so that Ctrl-C and window changes reach it as from a real one."""
+    so that Ctrl-C and window changes reach it as from a real one; TERM
+    as given (None: unset)."""
 
-    def __init__(self, cmd, rows, cols):
+    def __init__(self, cmd, rows, cols, term="xterm"):
         self.master, self.slave = os.openpty()
         self.resize(rows, cols)
         self.before = termios.tcgetattr(self.slave)
         self.out = b""
         slave = self.slave
+        env = {k: v for k, v in os.environ.items() if k != "TERM"}
+        if term:
+            env["TERM"] = term
         self.proc = subprocess.Popen(
-            cmd, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+            cmd, stdin=slave, stdout=slave, stderr=slave, start_new_session=True, env=env,
             preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
 
     def resize(self, rows, cols):
@@ -299,8 +312,8 @@ def test_tty(gpuspy, run):
         t = Pty([gpuspy, "top", "--interval", "0.2", run], 24, 100)
         seen = t.read_until(lambda o: b"leak_step (trainer)" in o)
         check(seen, "tty (%s): a site line appears" % how, repr(t.out[-300:]))
-        check(b"\x1b[?1049h" in t.out and b"\x1b[?25l" in t.out,
-              "tty (%s): alternate screen, cursor hidden" % how)
+        check(cap("xterm", "smcup") + cap("xterm", "civis") in t.out,
+              "tty (%s): alternate screen, cursor hidden, as terminfo says" % how)
         mode = termios.tcgetattr(t.slave)
         check(not mode[3] & (termios.ICANON | termios.ECHO) and mode[3] & termios.ISIG,
               "tty (%s): keys one at a time, not echoed, Ctrl-C kept" % how, repr(mode[3]))
@@ -314,7 +327,7 @@ def test_tty(gpuspy, run):
         code, after = t.finish()
         check(code == 0 and time.monotonic() - t0 < 3, "tty (%s): exits 0 at once" % how,
               repr(code))
-        check(t.out.endswith(b"\x1b[?1049l\x1b[?25h"),
+        check(t.out.endswith(cap("xterm", "rmcup") + cap("xterm", "cnorm")),
               "tty (%s): leaves the alternate screen, shows the cursor" % how,
               repr(t.out[-40:]))
         check(after == t.before, "tty (%s): termios as before" % how, repr((t.before, after)))
@@ -323,7 +336,7 @@ def test_tty(gpuspy, run):
     # columns, it redraws at once (SIGWINCH, long before the next refresh)
     # 2 sites, each line cut
     def sites(rows):
-        return [r for r in rows if re.match(r"^ *[0-9.]+ (B|[KMGT]iB) +\d+  ", r)]
+        return [r for r in rows if re.match(r"^ *[0-9.]+ (B|[KMGT]iB)  ", r)]
 
     t = Pty([gpuspy, "top", "--interval", "30", run], 10, 100)
     ok = t.read_until(lambda o: b"(4 of 4)" in o and b"\x1b[J" in o.rsplit(b"\x1b[H", 1)[-1])
@@ -344,7 +357,8 @@ def test_tty(gpuspy, run):
     # --count ends it on a terminal too
     t = Pty([gpuspy, "top", "--interval", "0.1", "--count", "2", run], 24, 100)
     code, after = t.finish(timeout=10)
-    check(code == 0 and after == t.before and t.out.endswith(b"\x1b[?1049l\x1b[?25h"),
+    check(code == 0 and after == t.before and
+          t.out.endswith(cap("xterm", "rmcup") + cap("xterm", "cnorm")),
           "tty: --count 2 exits by itself, terminal restored", repr((code, t.out[-40:])))
 
 
@@ -358,7 +372,8 @@ def test_pid(gpuspy, fixtures, tmp):
         d = os.path.join(cwd, "out", "%s-%s" % (socket.gethostname(), pid))
         p = subprocess.run([gpuspy, "top", "--count", "1", pid], capture_output=True, timeout=30)
         out = p.stdout.decode()
-        check(p.returncode == 0 and ("waiting for " + d) in out.splitlines(),
+        check(p.returncode == 0 and
+              ("waiting for %s (it does not exist yet)" % d) in out.splitlines(),
               "pid: waits for the directory it will write", repr((p.returncode, out, p.stderr)))
         os.makedirs(d)
         shutil.copy(os.path.join(fixtures, "growth", "node4-301", "snapshot.json"), d)
@@ -398,10 +413,6 @@ def test_bad(gpuspy, tmp):
     def one_line(p):
         return p.stderr.count(b"\n") == 1 and p.stdout == b""
 
-    missing = os.path.join(tmp, "no-such-run")
-    p = subprocess.run([gpuspy, "top", missing], capture_output=True, timeout=30)
-    check(p.returncode == 2 and one_line(p) and missing.encode() in p.stderr,
-          "bad: a missing path, named", repr(p.stderr))
     for args in (["--interval", "abc"], ["--interval", "0"], ["--interval", "-1"],
                  ["--count", "x"], ["--top", "-3"], ["--bogus"], [], [tmp, tmp]):
         p = subprocess.run([gpuspy, "top"] + args + ([tmp] if args and args[0][0] == "-" else []),
@@ -419,6 +430,97 @@ def test_bad(gpuspy, tmp):
     check(p.returncode == 0 and p.stdout.startswith(b"Usage: gpuspy top"), "top --help")
 
 
+def test_wait(gpuspy, fixtures, tmp):
+    """A run directory the job has not created yet is waited for, said
+    once; then followed; then the end is said, with figures at exit."""
+    run = os.path.join(tmp, "later")
+    p = subprocess.run([gpuspy, "top", "--count", "1", run], capture_output=True, timeout=30)
+    check(p.returncode == 0 and p.stderr == b"" and
+          ("waiting for %s (it does not exist yet)" % run) in p.stdout.decode().splitlines(),
+          "wait: a missing directory is waited for, status 0", repr((p.returncode, p.stdout,
+                                                                    p.stderr)))
+    proc = subprocess.Popen([gpuspy, "top", "--interval", "0.05", run],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    blocks = Blocks(proc)
+    try:
+        first = blocks.next()
+        time.sleep(0.5)  # ten intervals
+        d = os.path.join(run, "node4-301")
+        os.makedirs(d)
+        with open(os.path.join(fixtures, "growth", "node4-301", "snapshot.json")) as f:
+            snap = json.load(f)
+        write_json(os.path.join(d, "snapshot.json"), snap)
+        blk = blocks.until(lambda bl: site_line(bl, "leak_step") is not None)
+        check(first is not None and any(l.startswith("waiting for ") for l in first) and
+              blk is not None and not any(l.startswith("waiting for ") for l in blk),
+              "wait: said once over ten intervals, then the job is shown", repr((first, blk)))
+        check(blk is not None and any(re.match(r"^live \S+ \S+  peak", l) for l in blk) and
+              not any(l.startswith("finished") for l in blk),
+              "wait: a running job's figures are 'live'", repr(blk))
+        report = dict(snap)
+        del report["snapshot"]
+        write_json(os.path.join(d, "report.json"), report)
+        last = None
+        while True:
+            b = blocks.next()
+            if b is None:
+                break
+            last = b
+        code = proc.wait(timeout=10)
+        check(code == 0 and last is not None and
+              "finished: every process has written its report at exit" in last and
+              any(l.startswith("live at exit ") for l in last) and
+              not any(l.startswith("live ") and not l.startswith("live at exit") for l in last),
+              "wait: the end is said, the figures are at exit", repr((code, last)))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_terminals(gpuspy, run):
+    """The terminal's own capabilities (terminfo), none on a terminal that
+    has none, and a narrow window that keeps the site names readable."""
+    # vt100 redraws in place but has no alternate screen: none is asked for
+    t = Pty([gpuspy, "top", "--interval", "0.1", "--count", "2", run], 24, 100, term="vt100")
+    code, _ = t.finish(timeout=10)
+    check(code == 0 and cap("vt100", "home") in t.out and cap("xterm", "smcup") not in t.out
+          and b"\x1b[?25l" not in t.out,
+          "vt100: home from terminfo, no alternate screen nor cursor sequences it lacks",
+          repr(t.out[:80]))
+    # dumb, or no TERM: plain blocks, as on a pipe, not one escape
+    for term in ("dumb", None):
+        t = Pty([gpuspy, "top", "--interval", "0.1", "--count", "2", run], 24, 100, term=term)
+        code, _ = t.finish(timeout=10)
+        check(code == 0 and b"\x1b" not in t.out and t.out.count(b"--- gpuspy top") == 2,
+              "TERM=%s: plain blocks, no escape sequence" % term, repr(t.out[:120]))
+
+    # 60 columns: every name whole, the sparkline and GROWING kept
+    t = Pty([gpuspy, "top", "--interval", "30", run], 24, 60)
+    ok = t.read_until(lambda o: b"(4 of 4)" in o and b"\x1b[J" in o.rsplit(b"\x1b[H", 1)[-1])
+    rows = screen_rows(t.out)
+    os.write(t.master, b"q")
+    t.finish()
+    names = {fn: [r for r in rows if r.endswith(" %s (trainer)" % fn)]
+             for fn in ("leak_step", "warm_pool", "alloc_batch", "cache_grow")}
+    check(ok and all(len(v) == 1 for v in names.values()) and all(len(r) <= 60 for r in rows),
+          "60 columns: every site's name whole", repr(rows))
+    leak = (names["leak_step"] or [""])[0]
+    check(re.search(r"[%s]+  GROWING  leak_step" % BLOCKS, leak) is not None,
+          "60 columns: sparkline and GROWING kept", repr(leak))
+
+    # a job that has finished says so on a terminal too
+    done = os.path.join(run, "node4-300", "report.json")
+    t = Pty([gpuspy, "top", "--interval", "30", done], 24, 100)
+    ok = t.read_until(lambda o: b"\x1b[J" in o.rsplit(b"\x1b[H", 1)[-1])
+    rows = screen_rows(t.out)
+    os.write(t.master, b"q")
+    t.finish()
+    check(ok and "finished: every process has written its report at exit" in rows and
+          any(r.startswith("live at exit ") for r in rows),
+          "tty: a finished job is said to be, its figures at exit", repr(rows))
+
+
 def main():
     gpuspy, fixtures = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     with tempfile.TemporaryDirectory(prefix="gpuspy-top-") as tmp:
@@ -429,6 +531,8 @@ def main():
         test_live(gpuspy, fixtures, tmp)
         test_tty(gpuspy, run)
         test_pid(gpuspy, fixtures, tmp)
+        test_wait(gpuspy, fixtures, tmp)
+        test_terminals(gpuspy, run)
         test_bad(gpuspy, tmp)
     return 1 if failed else 0
 

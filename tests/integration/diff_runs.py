@@ -17,6 +17,7 @@ even with --fail-on-growth 0.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,6 +41,19 @@ def run_one(args, program, out):
 def diff(args, *argv):
     return subprocess.run([args.cli, "diff"] + list(argv), capture_output=True, text=True,
                           timeout=60)
+
+
+def readme_gate():
+    """The README's --fail-on-growth example: its SIZE, and the output block
+    shown below it (None, None when the README has none)."""
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        blocks = re.findall(r"^```\n(.*?)^```\n", f.read(), re.S | re.M)
+    for i, b in enumerate(blocks[:-1]):
+        m = re.search(r"^gpuspy diff --fail-on-growth (\S+) ", b, re.M)
+        if m:
+            return m.group(1), blocks[i + 1]
+    return None, None
 
 
 def main():
@@ -132,6 +146,23 @@ def main():
         check(p.returncode == 1 and j.get("fail_on_growth") == {"limit": MIB - 1, "failed": True,
                                                                  "sites": 1},
               "--fail-on-growth one byte less: status 1 and the verdict in the JSON")
+
+        # the README's example is this diff, and shows its real output
+        size, shown = readme_gate()
+        check(size is not None, "the README has a --fail-on-growth example")
+        if size:
+            p = diff(args, "--fail-on-growth", size, old, new)
+            # the README shows the end ("..." for the run's own settings),
+            # with source paths from the top of the tree
+            root = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                 "..", "..")) + "/"
+            out = p.stdout.replace(root, "")
+            tail = shown[4:] if shown.startswith("...\n") else shown
+            check(out.endswith(tail) and (out == tail or shown.startswith("...\n")),
+                  "the README shows what --fail-on-growth %s prints: %r" % (size, out))
+            check(p.returncode == (1 if "FAIL:" in shown else 0),
+                  "--fail-on-growth %s exits as the README shows: status %d"
+                  % (size, p.returncode))
 
         # a run diffed with itself
         p = diff(args, "--format", "json", "--fail-on-growth", "0", old, old)

@@ -53,7 +53,7 @@ for preload, what in ((False, "a plain sleep"), (True, "gpuspy loaded, no alloca
           not r.stdout,
           f"{what}: not signalled, alive ({alive}), exit {r.returncode}, {r.stderr.strip()!r}")
     if not preload:
-        check(lines == [f"gpuspy: snapshot: process {p.pid}: no gpuspy in this process; "
+        check(lines == [f"gpuspy snapshot: process {p.pid}: no gpuspy in this process; "
                         "nothing sent"], f"{what}: says so: {lines}")
     shutil.rmtree(out)
 
@@ -77,7 +77,7 @@ for value in (None, "9", "15", "SIGRTMIN+1"):
           f"{tag}: snapshot written, the process alive ({alive}): {r.returncode} "
           f"{r.stdout.strip()!r} {r.stderr.strip()!r}")
     if value in ("9", "15"):
-        check(r.stderr.splitlines() == [f"gpuspy: snapshot: GPUSPY_SIGNAL={value}: refused by "
+        check(r.stderr.splitlines() == [f"gpuspy snapshot: GPUSPY_SIGNAL={value}: refused by "
                                         f"the library; process {p.pid} uses SIGUSR2"],
               f"{tag}: the command says it uses SIGUSR2, as the library does: "
               f"{r.stderr.strip()!r}")

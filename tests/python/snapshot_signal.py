@@ -50,7 +50,7 @@ for value, warned, sig_ok in (("10x", True, True), ("99999", True, True), ("USR1
     else:
         check(r.returncode == 2 and "GPUSPY_SIGNAL=off" in r.stderr and alive,
               f"{tag}: refused: {r.returncode} {r.stderr.strip()!r}")
-    want = [f"gpuspy: snapshot: GPUSPY_SIGNAL={value}: not SIGUSR1, SIGUSR2, a number or off; "
+    want = [f"gpuspy snapshot: GPUSPY_SIGNAL={value}: not SIGUSR1, SIGUSR2, a number or off; "
             f"process {p.pid} uses SIGUSR2"] if warned else []
     lines = r.stderr.splitlines() if sig_ok else want
     check(lines == want and lib_warned == warned,

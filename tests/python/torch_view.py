@@ -131,7 +131,7 @@ for minor, py in [(m, p) for m, ps in sorted(found.items()) for p in ps]:
                 f.write(text)
             p = subprocess.run([cli, "report", out], capture_output=True, text=True)
             check(p.returncode == 2 and len(p.stderr.splitlines()) == 1 and
-                  p.stderr.startswith("gpuspy: " + files[0] + ":"),
+                  p.stderr.startswith("gpuspy report: " + files[0] + ":"),
                   f"a bad torch.json ({name}): status {p.returncode}, {p.stderr.strip()!r}")
     shutil.rmtree(out)
 

@@ -27,6 +27,10 @@ static const char usage[] =
 	"                     csv: each process's history of live bytes\n"
 	"  -n, --top N        call sites per list (text: default 10; json: all);\n"
 	"                     0 means all\n"
+	"  -s, --sections LIST  text: print only these sections, comma-separated:\n"
+	"                     summary, oom, growth, torch, processes, leaks, pinned,\n"
+	"                     peak, allocations, sites (the stacks), totals, next\n"
+	"                     (default: all)\n"
 	"  -h, --help         show this help\n";
 
 /* Every process's history.jsonl loaded before anything is printed: one
@@ -55,11 +59,24 @@ int cmd_report(int argc, char **argv)
 {
 	struct cli_loaded l;
 	struct rd_growth_view growth;
+	unsigned sections = TEXT_ALL_SECTIONS;
 	struct rd_error err = { .msg = "" };
 	int e = cli_report_setup("report", usage, DEFAULT_TOP, argc, argv, &l);
 
 	if (e >= 0)
 		return e;
+	/* text only: the sections to print */
+	if (l.sections) {
+		const char *bad;
+		size_t badlen;
+		char name[64];
+
+		if (text_sections_parse(l.sections, &sections, &bad, &badlen) < 0) {
+			snprintf(name, sizeof(name), "%.*s", (int)(badlen < 60 ? badlen : 60), bad);
+			cli_report_done(&l, 0);
+			return cli_usage_error("report", "unknown section", name);
+		}
+	}
 	if (l.csv)
 		return report_csv(&l);
 	/* the growing sites' rate, since when and sparkline: every history
@@ -74,7 +91,11 @@ int cmd_report(int argc, char **argv)
 	if (l.json)
 		e = json_print_report(&l.rep, &l.list, stdout, l.top);
 	else
-		e = text_print_report(&l.rep, &l.list, stdout, l.top);
+		e = text_print_report(&l.rep, &l.list, stdout,
+				      &(struct text_report_opts){ .top = l.top,
+								  .sections = sections,
+								  .paths = l.paths,
+								  .npaths = l.npaths });
 	growth_view_clear(&growth);
 	return cli_report_done(&l, e);
 }

@@ -17,6 +17,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "sections", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -28,7 +29,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	memset(l, 0, sizeof(*l));
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":f:n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:n:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
@@ -45,6 +46,11 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 				return cli_usage_error(cmd, "--top needs a number, not", optarg);
 			top_given = true;
 			break;
+		case 's':
+			if (strcmp(cmd, "report") != 0)
+				return cli_usage_error(cmd, "unknown option", argv[optind - 1]);
+			l->sections = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
@@ -56,6 +62,8 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	}
 	if (optind >= argc)
 		return cli_usage_error(cmd, "no PATH given", NULL);
+	l->paths = argv + optind;
+	l->npaths = (size_t)(argc - optind);
 	/* JSON lists everything unless asked otherwise */
 	l->top = top_given || !l->json ? top : 0;
 

@@ -1369,6 +1369,45 @@ void text_print_torch_summary(FILE *out, const struct rd_report_torch *t)
 	fputs(" (see PYTORCH TENSORS)\n", out);
 }
 
+static bool same_pyframe(const struct rd_report_frame *a, const struct rd_report_frame *b)
+{
+	return a->line == b->line && strcmp(a->function, b->function) == 0 &&
+	       strcmp(a->file, b->file) == 0;
+}
+
+/* Whether A and B print alike: the same headline and the same user
+ * frames under it (their stacks differ only in frames the text leaves
+ * out), so that the text shows them as one line. */
+static bool same_shown(const struct rd_report_tsite *a, const struct rd_report_tsite *b)
+{
+	ssize_t ha = torch_merge_headline(a), hb = torch_merge_headline(b);
+	size_t i, j;
+
+	if (ha < 0 || hb < 0)
+		return ha == hb;
+	if (!same_pyframe(&a->frames[ha], &b->frames[hb]))
+		return false;
+	for (i = (size_t)ha + 1, j = (size_t)hb + 1;; i++, j++) {
+		while (i < a->nframes && !a->frames[i].user)
+			i++;
+		while (j < b->nframes && !b->frames[j].user)
+			j++;
+		if (i >= a->nframes || j >= b->nframes)
+			return i >= a->nframes && j >= b->nframes;
+		if (!same_pyframe(&a->frames[i], &b->frames[j]))
+			return false;
+	}
+}
+
+/* Whether listed site I of T is the first of those that print alike. */
+static bool first_shown(const struct rd_report_torch *t, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (listed(t->sites[j]) && same_shown(t->sites[j], t->sites[i]))
+			return false;
+	return true;
+}
+
 void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 {
 	char a[32], b[32];
@@ -1377,7 +1416,7 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 	if (!t->present)
 		return;
 	for (size_t i = 0; i < t->nsites; i++)
-		n += listed(t->sites[i]);
+		n += listed(t->sites[i]) && first_shown(t, i);
 	fprintf(out,
 		"\nPYTORCH TENSORS (live blocks of PyTorch's caching allocator, by the "
 		"Python line that allocated them; %s)\n",
@@ -1391,15 +1430,36 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 	for (size_t i = 0; i < t->nsites && (!top || shown < top); i++) {
 		const struct rd_report_tsite *s = t->sites[i];
 		ssize_t h = torch_merge_headline(s);
+		int64_t live, blocks, peak;
+		bool growing;
+		size_t stacks = 1;
 
-		if (!listed(s))
+		if (!listed(s) || !first_shown(t, i))
 			continue;
 		shown++;
-		fprintf(out, "%s live in %" PRId64 " %s (peak %s)%s\n",
-			util_human_size(s->live_bytes, a, sizeof(a)), s->live_blocks,
-			s->live_blocks == 1 ? "block" : "blocks",
-			util_human_size(s->peak_bytes, b, sizeof(b)),
-			s->growing ? ", GROWING" : "");
+		live = s->live_bytes;
+		blocks = s->live_blocks;
+		peak = s->peak_bytes;
+		growing = s->growing;
+		/* stacks that differ only in what the text leaves out (library
+		 * frames) are one line here; the JSON keeps them apart */
+		for (size_t k = i + 1; k < t->nsites; k++) {
+			const struct rd_report_tsite *o = t->sites[k];
+
+			if (!listed(o) || !same_shown(s, o))
+				continue;
+			util_add_sat(&live, o->live_bytes);
+			util_add_sat(&blocks, o->live_blocks);
+			util_add_sat(&peak, o->peak_bytes);
+			growing |= o->growing;
+			stacks++;
+		}
+		fprintf(out, "%s live in %" PRId64 " %s (peak %s%s)%s\n",
+			util_human_size(live, a, sizeof(a)), blocks,
+			blocks == 1 ? "block" : "blocks", util_human_size(peak, b, sizeof(b)),
+			stacks > 1 ? ", summed" : "", growing ? ", GROWING" : "");
+		if (stacks > 1)
+			fprintf(out, "  (%zu stacks that differ only in library frames)\n", stacks);
 		if (h < 0) {
 			fputs("  ", out);
 			put_headline(out, s);

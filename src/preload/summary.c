@@ -125,6 +125,33 @@ static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 	free(d);
 }
 
+static const struct gs_frame *user_frame(const struct gs_site *s);
+
+#define TORCH_TOP 3
+
+/* The PyTorch view's last word (summary_torch_top), under gs_events_lock. */
+static struct {
+	unsigned n;
+	char where[TORCH_TOP][256];
+	long long live[TORCH_TOP], blocks[TORCH_TOP];
+} torch_top;
+
+/* The user's line of S, as the summaries name it: its innermost Python
+ * frame of user code, else its first native frame that is not noise. */
+static void where_text(char *buf, size_t len, const struct gs_site *s)
+{
+	const struct gs_pyframe *py = user_pyframe(s);
+	const struct gs_frame *uf = user_frame(s);
+
+	if (py)
+		snprintf(buf, len, "%s (%s:%d)", py->function ? py->function : "?", py->file,
+			 py->line);
+	else if (uf)
+		frame_text(buf, len, uf);
+	else
+		snprintf(buf, len, "?");
+}
+
 int summary_write_text(FILE *f, const struct gs_view *v)
 {
 	struct gs_site **sites = v->sites;
@@ -141,6 +168,17 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 	fprintf(f, "Pinned host:     %s in %lld allocations still live\n", c,
 		v->kind[GS_KIND_PINNED].live_allocs);
 	fprintf(f, "Untracked frees: %lld\n\n", atomic_load(&gs_totals.untracked_frees));
+	if (torch_top.n) {
+		/* the Python lines that hold the pool's blocks, which the
+		 * CUDA sites below name only as the pool's segments */
+		fputs("PYTORCH VIEW (largest live blocks, by Python line)\n", f);
+		for (unsigned i = 0; i < torch_top.n; i++) {
+			human(a, sizeof(a), torch_top.live[i]);
+			fprintf(f, "%s in %lld blocks from %s\n", a, torch_top.blocks[i],
+				torch_top.where[i]);
+		}
+		putc('\n', f);
+	}
 	fputs("LEAKED AT EXIT\n", f);
 	for (unsigned i = 0; i < n; i++) {
 		const struct gs_site *s = sites[i];
@@ -150,9 +188,10 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 			break;
 		human(a, sizeof(a), live);
 		human(b, sizeof(b), atomic_load(&s->c.peak_bytes));
-		fprintf(f, "%s in %lld allocations (%s, %s via %s), peak %s\n", a,
-			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), names_kinds[s->kind],
-			gs_api_names[s->api], gs_door_names[s->door], b);
+		where_text(fr, sizeof(fr), s);
+		fprintf(f, "%s in %lld allocations from %s (%s, %s via %s), peak %s\n", a,
+			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), fr,
+			names_kinds[s->kind], gs_api_names[s->api], gs_door_names[s->door], b);
 		for (unsigned j = 0; j < s->pydepth; j++)
 			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
 				s->py[j].line, s->py[j].function ? s->py[j].function : "?");
@@ -166,17 +205,6 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 	      f);
 	return ferror(f) ? -EIO : 0;
 }
-
-static const struct gs_frame *user_frame(const struct gs_site *s);
-
-#define TORCH_TOP 3
-
-/* The PyTorch view's last word (summary_torch_top), under gs_events_lock. */
-static struct {
-	unsigned n;
-	char where[TORCH_TOP][256];
-	long long live[TORCH_TOP], blocks[TORCH_TOP];
-} torch_top;
 
 int summary_torch_top(unsigned i, const char *where, long long live, long long blocks)
 {
@@ -220,8 +248,6 @@ void summary_exit(const struct gs_view *v)
 	}
 	for (unsigned i = 0, shown = 0; i < v->n && shown < 3; i++) {
 		struct gs_site *s = v->sites[i];
-		const struct gs_frame *uf = user_frame(s);
-		const struct gs_pyframe *py = user_pyframe(s);
 
 		if (counters_live_bytes(&s->c) <= 0)
 			break;
@@ -229,13 +255,7 @@ void summary_exit(const struct gs_view *v)
 			continue;
 		shown++;
 		human(a, sizeof(a), counters_live_bytes(&s->c));
-		if (py)
-			snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?",
-				 py->file, py->line);
-		else if (uf)
-			frame_text(fr, sizeof(fr), uf);
-		else
-			snprintf(fr, sizeof(fr), "?");
+		where_text(fr, sizeof(fr), s);
 		gs_warn("  %s in %lld from %s", a,
 			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), fr);
 	}

@@ -16,7 +16,7 @@
 #define DEFAULT_TOP 10
 
 static const char usage[] =
-	"Usage: gpuspy report [--format text|json|csv] [--top N] PATH...\n"
+	"Usage: gpuspy report [--format text|json|csv] [--top N] [--sections LIST] PATH...\n"
 	"\n"
 	"Summarize gpuspy reports.  Each PATH is a run directory (as written by\n"
 	"'gpuspy run'), one of its process directories, or a report file\n"
@@ -27,7 +27,7 @@ static const char usage[] =
 	"                     csv: each process's history of live bytes\n"
 	"  -n, --top N        call sites per list (text: default 10; json: all);\n"
 	"                     0 means all\n"
-	"  -s, --sections LIST  text: print only these sections, comma-separated:\n"
+	"  -s, --sections L   text: only the sections of the comma-separated list L:\n"
 	"                     summary, oom, growth, torch, processes, leaks, pinned,\n"
 	"                     peak, allocations, sites (the stacks), totals, next\n"
 	"                     (default: all)\n"

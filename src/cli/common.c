@@ -48,7 +48,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 			break;
 		case 's':
 			if (strcmp(cmd, "report") != 0)
-				return cli_usage_error(cmd, "unknown option", argv[optind - 1]);
+				return cli_usage_error(cmd, "unknown option", "--sections");
 			l->sections = optarg;
 			break;
 		case 'h':

@@ -1665,45 +1665,38 @@ static int merge_print_processes(FILE *out, const struct rd_report *r)
 	return e;
 }
 
-/* The site's first line: its spreads, api, kind, in how many processes,
- * its labels. */
+/* The site's first line: the user's line (its headline), api, kind, in
+ * how many processes, its labels; then its spreads. */
 static void merge_print_site_line(FILE *out, const struct rd_report *r,
 				  const struct rd_report_site *s)
 {
+	ssize_t headline = merge_site_headline(s);
 	char a[32], b[32];
 
-	fprintf(out, "leaked spread %s, peak spread %s, by ",
-		util_human_size(merge_spread_width(s, REPORT_LEAKED), a, sizeof(a)),
-		util_human_size(merge_spread_width(s, REPORT_PEAK), b, sizeof(b)));
+	if (headline >= 0)
+		put_short_frame(out, &s->frames[headline]);
+	else
+		fputs("(no stack)", out);
+	fputs(" by ", out);
 	cli_put_clean(out, s->api);
 	fprintf(out, " (%s) in %" PRId64 " of %zu %s", names_kind(s->kind), s->processes, r->nprocs,
 		r->nprocs == 1 ? "process" : "processes");
-	if (s->library)
-		fprintf(out, " [library memory: %s]", s->library);
-	if (s->pool)
-		fprintf(out, " [pool segment: %s]", s->pool);
-	if (s->growing)
-		fputs(" [growing]", out);
-	putc('\n', out);
+	print_site_labels(out, s);
+	fprintf(out, "\n  leaked spread %s, peak spread %s\n",
+		util_human_size(merge_spread_width(s, REPORT_LEAKED), a, sizeof(a)),
+		util_human_size(merge_spread_width(s, REPORT_PEAK), b, sizeof(b)));
 }
 
 /* What each process gave site S: a column per process when they fit,
  * else min, median and max; then the outliers. */
 static int merge_print_site(FILE *out, const struct rd_report *r, const struct rd_report_site *s)
 {
-	ssize_t headline = merge_site_headline(s);
 	char a[32], name[REPORT_NAME_SIZE];
 	bool columns = r->nprocs <= MAX_COLUMNS;
 	bool any = false;
 	int e = 0;
 
 	merge_print_site_line(out, r, s);
-	if (headline >= 0) {
-		fputs("  at ", out);
-		text_print_frame(out, &s->frames[headline]);
-	} else {
-		fputs("  (no stack)\n", out);
-	}
 	if (columns) {
 		struct table t;
 		char align[MAX_COLUMNS + 2] = "l";

@@ -66,10 +66,14 @@ _gpuspy()
 			return 0
 			;;
 		-n | --top | --at | --fail-on-leak) return 0 ;;
+		-s | --sections)
+			COMPREPLY=($(compgen -W 'summary oom growth torch processes leaks pinned peak allocations sites totals next' -- "${cur##*,}"))
+			return 0
+			;;
 		esac
 		if [[ $cur == -* ]]; then
 			if [[ $cmd == report ]]; then
-				COMPREPLY=($(compgen -W '--format --at --peak --top --fail-on-leak --help' -- "$cur"))
+				COMPREPLY=($(compgen -W '--format --at --peak --top --sections --fail-on-leak --help' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W '--format --top --help' -- "$cur"))
 			fi

@@ -86,6 +86,10 @@ struct cli_loaded {
 	const char *at;
 	bool peak;
 	size_t top; /* 0: all */
+	/* report only: --sections' value (NULL: all), and the PATHs */
+	const char *sections;
+	char **paths;
+	size_t npaths;
 };
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
 		     struct cli_loaded *l);

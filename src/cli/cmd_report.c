@@ -19,7 +19,8 @@
 #define DEFAULT_TOP 10
 
 static const char usage[] =
-	"Usage: gpuspy report [--format FMT] [--at LABEL|--peak] [--top N] PATH...\n"
+	"Usage: gpuspy report [--format FMT] [--at LABEL|--peak] [--top N] [--sections LIST]\n"
+	"                     [--fail-on-leak SIZE] PATH...\n"
 	"\n"
 	"Summarize gpuspy reports.  Each PATH is a run directory (as written by\n"
 	"'gpuspy run'), one of its process directories, or a report file\n"
@@ -34,6 +35,10 @@ static const char usage[] =
 	"      --peak         pprof, collapsed: at each process's peak\n"
 	"  -n, --top N        call sites per list (text: default 10; json: all);\n"
 	"                     0 means all\n"
+	"  -s, --sections L   text: only the sections of the comma-separated list L:\n"
+	"                     summary, oom, growth, torch, processes, leaks, pinned,\n"
+	"                     peak, allocations, sites (the stacks), totals, next\n"
+	"                     (default: all)\n"
 	"      --fail-on-leak SIZE\n"
 	"                     exit 1 when more than SIZE of device, managed and\n"
 	"                     VMM memory is live at exit (exactly SIZE passes;\n"
@@ -101,6 +106,9 @@ static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 	static const struct option common_opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "at", required_argument, NULL, 'a' },
+		{ "peak", no_argument, NULL, 'p' },
+		{ "sections", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -135,7 +143,7 @@ static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 	/* the paths: what getopt leaves after the options, found the same way */
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(*argc, argv, ":f:n:h", common_opts, NULL)) != -1)
+	while ((c = getopt_long(*argc, argv, ":f:n:s:h", common_opts, NULL)) != -1)
 		if (c == 'f')
 			out = strcmp(optarg, "text") == 0 ? stdout : stderr;
 	n = optind;
@@ -221,6 +229,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct cli_loaded l;
 	struct rd_growth_view growth;
+	unsigned sections = TEXT_ALL_SECTIONS;
 	struct rd_error err = { .msg = "" };
 	struct leak_gate gate = { 0 };
 	int e = gate_setup(&argc, argv, &gate);
@@ -232,6 +241,18 @@ int cmd_report(int argc, char **argv)
 		return e;
 	gate.leaked = l.rep.leaked_bytes;
 	gate.text = !l.json && !l.csv;
+	/* text only: the sections to print */
+	if (l.sections) {
+		const char *bad;
+		size_t badlen;
+		char name[64];
+
+		if (text_sections_parse(l.sections, &sections, &bad, &badlen) < 0) {
+			snprintf(name, sizeof(name), "%.*s", (int)(badlen < 60 ? badlen : 60), bad);
+			cli_report_done(&l, 0);
+			return cli_usage_error("report", "unknown section", name);
+		}
+	}
 	if (l.csv)
 		return gate_verdict(&gate, report_csv(&l));
 	if (l.export) {
@@ -250,7 +271,11 @@ int cmd_report(int argc, char **argv)
 	if (l.json)
 		e = json_print_report(&l.rep, &l.list, stdout, l.top);
 	else
-		e = text_print_report(&l.rep, &l.list, stdout, l.top);
+		e = text_print_report(&l.rep, &l.list, stdout,
+				      &(struct text_report_opts){ .top = l.top,
+								  .sections = sections,
+								  .paths = l.paths,
+								  .npaths = l.npaths });
 	growth_view_clear(&growth);
 	return gate_verdict(&gate, cli_report_done(&l, e));
 }

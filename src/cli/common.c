@@ -21,9 +21,13 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 		     struct cli_loaded *l)
 {
 	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' }, { "top", required_argument, NULL, 'n' },
-		{ "at", required_argument, NULL, 'a' },	    { "peak", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },	    { 0 },
+		{ "format", required_argument, NULL, 'f' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "at", required_argument, NULL, 'a' },
+		{ "peak", no_argument, NULL, 'p' },
+		{ "sections", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
 	struct rd_error err = { .msg = "" };
 	bool top_given = false;
@@ -33,7 +37,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	memset(l, 0, sizeof(*l));
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":f:n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:n:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			l->export = CLI_EXPORT_NONE;
@@ -62,6 +66,11 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 			else
 				l->peak = true;
 			break;
+		case 's':
+			if (strcmp(cmd, "report") != 0)
+				return cli_usage_error(cmd, "unknown option", "--sections");
+			l->sections = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
@@ -73,6 +82,8 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	}
 	if (optind >= argc)
 		return cli_usage_error(cmd, "no PATH given", NULL);
+	l->paths = argv + optind;
+	l->npaths = (size_t)(argc - optind);
 	e = cli_export_check(cmd, l);
 	if (e >= 0)
 		return e;

@@ -57,6 +57,44 @@ static json_t *counts_json(const char *k1, int64_t v1, const char *k2, int64_t v
 	return o;
 }
 
+/* A call site's key as reports print it: its digest (merge_key_digest). */
+static json_t *key_json(const char *key)
+{
+	char buf[MERGE_DIGEST_SIZE];
+
+	return json_string(merge_key_digest(key, buf, sizeof(buf)));
+}
+
+/* A merged site's lines (rd_report_site.lines): only when there are
+ * several, else its frames say it all. */
+static void lines_json(json_t *o, const struct rd_report_site *s)
+{
+	json_t *a;
+
+	if (s->nlines < 2)
+		return;
+	a = json_array();
+	for (size_t i = 0; i < s->nlines; i++) {
+		const struct rd_report_line *l = &s->lines[i];
+		json_t *j = json_object();
+
+		if (l->file)
+			json_object_set_new(j, "file", json_string(l->file));
+		if (l->line > 0)
+			json_object_set_new(j, "line", json_integer(l->line));
+		json_object_set_new(j, "leaked_bytes", json_integer(l->c.live_bytes));
+		json_object_set_new(j, "leaked_allocations", json_integer(l->c.live_allocations));
+		json_object_set_new(j, "peak_bytes", json_integer(l->c.peak_bytes));
+		json_object_set_new(j, "at_peak_bytes", json_integer(l->at_peak_bytes));
+		json_object_set_new(j, "allocated_bytes", json_integer(l->c.allocated_bytes));
+		json_object_set_new(j, "allocations", json_integer(l->c.allocations));
+		json_object_set_new(j, "freed_bytes", json_integer(l->c.freed_bytes));
+		json_object_set_new(j, "frees", json_integer(l->c.frees));
+		json_array_append_new(a, j);
+	}
+	json_object_set_new(o, "lines", a);
+}
+
 static json_t *frame_json(const struct rd_report_frame *f)
 {
 	json_t *o = json_object();
@@ -70,6 +108,13 @@ static json_t *frame_json(const struct rd_report_frame *f)
 		json_object_set_new(o, "file", json_string(f->file));
 	if (f->file && f->line > 0)
 		json_object_set_new(o, "line", json_integer(f->line));
+	if (f->file && f->nlines > 0) {
+		json_t *lines = json_array();
+
+		for (size_t i = 0; i < f->nlines; i++)
+			json_array_append_new(lines, json_integer(f->lines[i]));
+		json_object_set_new(o, "lines", lines);
+	}
 	json_object_set_new(o, "kind", json_string(f->python ? "python" : "native"));
 	if (!f->python)
 		json_object_set_new(o, "offset", json_integer((json_int_t)f->offset));
@@ -113,7 +158,7 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 	json_t *frames = json_array();
 	ssize_t headline = merge_site_headline(s);
 
-	json_object_set_new(o, "key", json_string(s->key));
+	json_object_set_new(o, "key", key_json(s->key));
 	json_object_set_new(o, "kind", json_string(names_kind(s->kind)));
 	json_object_set_new(o, "api", json_string(s->api));
 	if (s->library)
@@ -144,6 +189,7 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 	for (size_t i = 0; i < s->nframes; i++)
 		json_array_append_new(frames, frame_json(&s->frames[i]));
 	json_object_set_new(o, "frames", frames);
+	lines_json(o, s);
 	return o;
 }
 
@@ -226,7 +272,7 @@ static json_t *oom_site_json(const struct rd_report_site *s)
 	json_t *o = json_object();
 	ssize_t headline = merge_site_headline(s);
 
-	json_object_set_new(o, "key", json_string(s->key));
+	json_object_set_new(o, "key", key_json(s->key));
 	if (s->library)
 		json_object_set_new(o, "library", json_string(s->library));
 	if (s->pool)
@@ -435,7 +481,7 @@ static json_t *merge_site_json(const struct rd_report *r, const struct rd_report
 	json_t *o = json_object();
 	ssize_t headline = merge_site_headline(s);
 
-	json_object_set_new(o, "key", json_string(s->key));
+	json_object_set_new(o, "key", key_json(s->key));
 	json_object_set_new(o, "api", json_string(s->api));
 	json_object_set_new(o, "kind", json_string(names_kind(s->kind)));
 	if (s->library)
@@ -574,7 +620,7 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		ssize_t h = merge_site_headline(s);
 		json_t *j = json_object();
 
-		json_object_set_new(j, "key", json_string(w->key));
+		json_object_set_new(j, "key", key_json(w->key));
 		json_object_set_new(j, "status", json_string(diff_status_name(w->status)));
 		json_object_set_new(j, "api", json_string(s->api));
 		json_object_set_new(j, "kind", json_string(names_kind(s->kind)));

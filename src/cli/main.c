@@ -12,7 +12,7 @@ static const char usage[] =
 	"Commands:\n"
 	"  run [-o DIR] [--] CMD [ARGS...]   run CMD with libgpuspy preloaded\n"
 	"  report [--format text|json|csv|pprof|perfetto|collapsed] [--at LABEL|--peak]\n"
-	"         [--top N] [--fail-on-leak SIZE] PATH...\n"
+	"         [--top N] [--sections LIST] [--fail-on-leak SIZE] PATH...\n"
 	"                                    summarize the reports of a run\n"
 	"  merge [--format text|json] [--top N] PATH...\n"
 	"                                    the processes of a run side by side\n"

@@ -21,10 +21,43 @@ struct json_t;
 struct rd_growth;
 struct rd_history;
 
+/* The sections of the text report, in the order it prints them; what
+ * gpuspy report --sections names (text_sections_parse). */
+enum text_section {
+	TEXT_SUMMARY,
+	TEXT_OOM,
+	TEXT_GROWTH,
+	TEXT_TORCH,
+	TEXT_PROCESSES,
+	TEXT_LEAKS,
+	TEXT_PINNED,
+	TEXT_PEAK,
+	TEXT_ALLOCATIONS,
+	TEXT_SITES,
+	TEXT_TOTALS,
+	TEXT_NEXT,
+	TEXT_SECTIONS,
+};
+#define TEXT_ALL_SECTIONS ((1u << TEXT_SECTIONS) - 1)
+
+/* LIST, comma-separated section names ("leaks,peak"), as a set of
+ * 1 << enum text_section; -EINVAL names the first unknown in *BAD. */
+int text_sections_parse(const char *list, unsigned *out, const char **bad, size_t *badlen);
+/* "summary, oom, ...": the names, for the usage text. */
+extern const char text_section_names[];
+
+struct text_report_opts {
+	size_t top;	   /* sites per list; 0: all */
+	unsigned sections; /* 1 << enum text_section each */
+	/* the PATHs given, for the commands the report suggests */
+	char *const *paths;
+	size_t npaths;
+};
+
 /* gpuspy report: R, merged from LIST (whose process directories without
- * any report are listed too).  TOP limits every list; 0 means all. */
+ * any report are listed too), the sections of O. */
 int text_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
-		      size_t top);
+		      const struct text_report_opts *o);
 int json_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
 		      size_t top);
 

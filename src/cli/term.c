@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* before <term.h>, whose capability macros (lines, columns, ...) would
+ * rename the members of its structures */
+#include "cli.h"
+
 #ifdef HAVE_TINFO
 #include <term.h>
 #endif
-
-#include "cli.h"
 
 #ifdef HAVE_TINFO
 /* Capability NAME of the terminal set up, or NULL when it has none. */

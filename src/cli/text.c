@@ -73,6 +73,18 @@ static void print_signal(FILE *out, int64_t sig)
 		fprintf(out, " (SIG%s)", abbrev);
 }
 
+/* ":12" for a frame's line, ":12,14" for the lines of a merged site's
+ * frame, nothing when unknown. */
+static void put_lines(FILE *out, const struct rd_report_frame *f)
+{
+	if (f->line > 0) {
+		fprintf(out, ":%" PRId64, f->line);
+		return;
+	}
+	for (size_t i = 0; i < f->nlines; i++)
+		fprintf(out, "%c%" PRId64, i ? ',' : ':', f->lines[i]);
+}
+
 /* One frame on one line: "function (module) file:line" for native code,
  * "function (python) file:line" for Python. */
 static void print_frame(FILE *out, const struct rd_report_frame *f)
@@ -95,8 +107,7 @@ static void print_frame(FILE *out, const struct rd_report_frame *f)
 	if (f->file) {
 		putc(' ', out);
 		cli_put_clean(out, f->file);
-		if (f->line > 0)
-			fprintf(out, ":%" PRId64, f->line);
+		put_lines(out, f);
 	}
 	putc('\n', out);
 }
@@ -104,6 +115,29 @@ static void print_frame(FILE *out, const struct rd_report_frame *f)
 void text_print_frame(FILE *out, const struct rd_report_frame *f)
 {
 	print_frame(out, f);
+}
+
+/* A frame in a list's row: "function (file-basename:line)", the module
+ * when there is no file; no newline. */
+static void put_short_frame(FILE *out, const struct rd_report_frame *f)
+{
+	if (!f->function) {
+		if (f->module)
+			cli_put_clean(out, f->module);
+		fprintf(out, "%s0x%" PRIx64, f->module ? "+" : "", f->offset);
+		return;
+	}
+	cli_put_clean(out, f->function);
+	if (f->file) {
+		fputs(" (", out);
+		cli_put_clean(out, util_basename(f->file));
+		put_lines(out, f);
+		putc(')', out);
+	} else if (f->module) {
+		fputs(" (", out);
+		cli_put_clean(out, f->module);
+		putc(')', out);
+	}
 }
 
 static void print_folded(FILE *out, size_t *folded)
@@ -114,19 +148,13 @@ static void print_folded(FILE *out, size_t *folded)
 	*folded = 0;
 }
 
-/* The headline, then the stack with its noise folded: a run of noise
- * frames is one line saying how many there were (the JSON keeps them). */
-static void print_frames(FILE *out, const struct rd_report_site *s)
+/* The stack under its headline, which the line above it named: the other
+ * frames, a run of noise frames folded into one line saying how many
+ * there were (the JSON keeps them); nothing past main. */
+static void print_stack(FILE *out, const struct rd_report_site *s, ssize_t headline)
 {
-	ssize_t headline = merge_site_headline(s);
 	size_t folded = 0;
 
-	if (s->nframes == 0) {
-		fputs("    (no stack)\n", out);
-		return;
-	}
-	fputs("  at ", out);
-	print_frame(out, &s->frames[headline]);
 	for (size_t i = 0; i < s->nframes; i++) {
 		const struct rd_report_frame *f = &s->frames[i];
 		/* what runs main (__libc_start_main, _start) is the same for
@@ -135,7 +163,7 @@ static void print_frames(FILE *out, const struct rd_report_site *s)
 
 		if (f->noise != NOISE_NONE) {
 			folded++;
-		} else {
+		} else if ((ssize_t)i != headline) {
 			print_folded(out, &folded);
 			fputs("    ", out);
 			print_frame(out, f);
@@ -144,21 +172,6 @@ static void print_frames(FILE *out, const struct rd_report_site *s)
 			break;
 	}
 	print_folded(out, &folded);
-}
-
-static void print_site_origin(FILE *out, const struct rd_report_site *s)
-{
-	fputs("by ", out);
-	cli_put_clean(out, s->api);
-	fprintf(out, " (%s)", names_kind(s->kind));
-	if (s->processes > 1)
-		fprintf(out, " in %" PRId64 " processes", s->processes);
-	if (s->library)
-		fprintf(out, " [library memory: %s]", s->library);
-	if (s->pool)
-		fprintf(out, " [pool segment: %s]", s->pool);
-	if (s->growing)
-		fputs(" [growing]", out);
 }
 
 void text_print_sparkline(FILE *out, const int64_t *v, size_t n)
@@ -238,9 +251,11 @@ static void print_growth(FILE *out, const struct rd_report *r, const struct rd_r
 	putc('\n', out);
 }
 
-enum section { SEC_GROWING, SEC_LEAKED, SEC_PINNED, SEC_AT_PEAK, SEC_PEAK, SEC_CALLS };
+/* The lists of call sites.  SEC_PEAK is what was live at the peak when
+ * the reports say (at_peak), else each site's own peak. */
+enum section { SEC_GROWING, SEC_LEAKED, SEC_PINNED, SEC_PEAK, SEC_CALLS };
 
-static bool in_section(enum section sec, const struct rd_report_site *s)
+static bool in_section(const struct rd_report *r, enum section sec, const struct rd_report_site *s)
 {
 	switch (sec) {
 	case SEC_GROWING:
@@ -249,14 +264,28 @@ static bool in_section(enum section sec, const struct rd_report_site *s)
 		return s->kind != GS_KIND_PINNED && s->c.live_bytes > 0;
 	case SEC_PINNED:
 		return s->kind == GS_KIND_PINNED && s->c.live_bytes > 0;
-	case SEC_AT_PEAK:
-		return s->at_peak_bytes > 0;
 	case SEC_PEAK:
+		/* what was live at the peak is GPU memory: pinned host memory
+		 * has its own peak (TOTALS, the JSON) */
+		if (r->at_peak)
+			return s->at_peak_bytes > 0 ||
+			       (s->kind != GS_KIND_PINNED && s->c.peak_bytes > 0);
 		return s->c.peak_bytes > 0;
 	case SEC_CALLS:
 		return s->c.allocations > 0;
 	}
 	return false;
+}
+
+/* Of two sites tied on what a list is ordered by, the larger first: more
+ * bytes allocated, then more often, then as report.sites are. */
+static int cmp_size(const struct rd_report_site *a, const struct rd_report_site *b)
+{
+	if (a->c.allocated_bytes != b->c.allocated_bytes)
+		return a->c.allocated_bytes > b->c.allocated_bytes ? -1 : 1;
+	if (a->c.allocations != b->c.allocations)
+		return a->c.allocations > b->c.allocations ? -1 : 1;
+	return a->number < b->number ? -1 : a->number > b->number;
 }
 
 static int cmp_peak(const void *pa, const void *pb)
@@ -266,9 +295,10 @@ static int cmp_peak(const void *pa, const void *pb)
 
 	if (a->c.peak_bytes != b->c.peak_bytes)
 		return a->c.peak_bytes > b->c.peak_bytes ? -1 : 1;
-	return strcmp(a->key, b->key);
+	return cmp_size(a, b);
 }
 
+/* Live at the peak, then the site's own peak. */
 static int cmp_at_peak(const void *pa, const void *pb)
 {
 	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
@@ -276,7 +306,17 @@ static int cmp_at_peak(const void *pa, const void *pb)
 
 	if (a->at_peak_bytes != b->at_peak_bytes)
 		return a->at_peak_bytes > b->at_peak_bytes ? -1 : 1;
-	return strcmp(a->key, b->key);
+	return cmp_peak(pa, pb);
+}
+
+static int cmp_calls(const void *pa, const void *pb)
+{
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
+
+	if (a->c.allocations != b->c.allocations)
+		return a->c.allocations > b->c.allocations ? -1 : 1;
+	return cmp_size(a, b);
 }
 
 /* "at the peak: X live (within 1% of the peak), device 0: Y, ...". */
@@ -302,16 +342,6 @@ static void print_at_peak_line(FILE *out, const struct rd_report *r)
 	if (r->at_peak_ndevices == 0)
 		fputs("no device", out);
 	putc('\n', out);
-}
-
-static int cmp_calls(const void *pa, const void *pb)
-{
-	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
-	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
-
-	if (a->c.allocations != b->c.allocations)
-		return a->c.allocations > b->c.allocations ? -1 : 1;
-	return strcmp(a->key, b->key);
 }
 
 /* With several processes, how the section's figure of S is spread over
@@ -343,78 +373,226 @@ static void print_site_spread(FILE *out, const struct rd_report *r, enum section
 	putc('\n', out);
 }
 
-static void print_section(FILE *out, const struct rd_report *r, enum section sec, const char *title,
-			  struct rd_report_site **order, size_t top)
+/* What a section is measured by, for its share of the total. */
+static int64_t section_value(const struct rd_report *r, enum section sec,
+			     const struct rd_report_site *s)
+{
+	switch (sec) {
+	case SEC_PEAK:
+		return r->at_peak ? s->at_peak_bytes : s->c.peak_bytes;
+	case SEC_CALLS:
+		return s->c.allocations;
+	default:
+		return s->c.live_bytes;
+	}
+}
+
+/* "top 10 of 12 call sites, 98% of 6.6 MiB live at the peak": how much
+ * of the section's total its first SHOWN sites cover. */
+static void print_share(FILE *out, const struct rd_report *r, enum section sec, size_t shown,
+			size_t total, int64_t part, int64_t all)
+{
+	static const char *const what[] = {
+		[SEC_GROWING] = "live",	     [SEC_LEAKED] = "leaked",
+		[SEC_PINNED] = "leaked",     [SEC_PEAK] = "live at the peak",
+		[SEC_CALLS] = "allocations",
+	};
+	const char *measure = what[sec];
+	char a[32];
+	int pct = all > 0 ? (int)((double)part * 100.0 / (double)all) : 100;
+
+	if (sec == SEC_PEAK && !r->at_peak)
+		measure = "of the sites' own peaks";
+	if (report_moment(r) != AT_EXIT && (sec == SEC_LEAKED || sec == SEC_PINNED))
+		measure = "live";
+	if (shown < total)
+		fprintf(out, " (top %zu of %zu call sites, ", shown, total);
+	else
+		fprintf(out, " (%zu call %s, ", total, plural((int64_t)total, "site", "sites"));
+	/* a share that rounds up to 100% would hide what the rest holds */
+	if (part < all && pct == 100)
+		pct = 99;
+	if (sec == SEC_CALLS)
+		fprintf(out, "%d%% of %" PRId64 " %s", pct, all, measure);
+	else
+		fprintf(out, "%d%% of %s %s", pct, util_human_size(all, a, sizeof(a)), measure);
+	if (shown < total)
+		fputs("; --top 0 lists all", out);
+	putc(')', out);
+}
+
+/* The labels of a site, after its origin. */
+static void print_site_labels(FILE *out, const struct rd_report_site *s)
+{
+	if (s->library)
+		fprintf(out, " [library memory: %s]", s->library);
+	if (s->pool)
+		fprintf(out, " [pool segment: %s]", s->pool);
+	if (s->growing)
+		fputs(" [growing]", out);
+}
+
+/* The section's figures of S, for its row. */
+static const char *row_figures(const struct rd_report *r, enum section sec,
+			       const struct rd_report_site *s, char *fig, size_t size)
+{
+	char a[32], b[32];
+
+	switch (sec) {
+	case SEC_GROWING:
+	case SEC_LEAKED:
+	case SEC_PINNED:
+		snprintf(fig, size, "%s in %" PRId64,
+			 util_human_size(s->c.live_bytes, a, sizeof(a)), s->c.live_allocations);
+		break;
+	case SEC_PEAK:
+		if (r->at_peak)
+			snprintf(fig, size, "%s of %s peak",
+				 util_human_size(s->at_peak_bytes, a, sizeof(a)),
+				 util_human_size(s->c.peak_bytes, b, sizeof(b)));
+		else
+			snprintf(fig, size, "%s peak",
+				 util_human_size(s->c.peak_bytes, a, sizeof(a)));
+		break;
+	case SEC_CALLS:
+		snprintf(fig, size, "%" PRId64 " of %s", s->c.allocations,
+			 util_human_size(s->c.allocated_bytes, a, sizeof(a)));
+		break;
+	}
+	return fig;
+}
+
+/* One row of a list: "#N", the section's figures (WIDTH wide), the
+ * user's line, the API.  The stack is printed once, under CALL SITES. */
+static void print_row(FILE *out, const struct rd_report *r, enum section sec,
+		      const struct rd_report_site *s, int width)
+{
+	ssize_t headline = merge_site_headline(s);
+	char fig[128];
+
+	fprintf(out, "  #%-3zu %-*s  ", s->number, width, row_figures(r, sec, s, fig, sizeof(fig)));
+	if (headline >= 0)
+		put_short_frame(out, &s->frames[headline]);
+	else
+		fputs("(no stack)", out);
+	fputs(" by ", out);
+	cli_put_clean(out, s->api);
+	fprintf(out, " (%s)", names_kind(s->kind));
+	if (s->processes > 1)
+		fprintf(out, " in %" PRId64 " processes", s->processes);
+	print_site_labels(out, s);
+	putc('\n', out);
+	if (sec == SEC_GROWING)
+		print_growth(out, r, s);
+	print_site_spread(out, r, sec, s);
+}
+
+/* A section's list; SHOWN[number - 1] is set for every site it lists,
+ * whose stack CALL SITES then prints.  Whether a list was cut short. */
+static bool print_section(FILE *out, const struct rd_report *r, enum section sec, const char *title,
+			  struct rd_report_site **order, size_t top, bool *shown_sites)
 {
 	size_t total = 0, shown = 0;
-	char a[32], b[32];
+	int64_t part = 0, all = 0;
 	/* no process exited: what is live was not (yet) leaked */
 	bool live = report_moment(r) == AT_SNAPSHOT;
 
-	for (size_t i = 0; i < r->nsites; i++)
-		total += in_section(sec, order[i]);
+	int width = 0;
+	char fig[128];
+
+	for (size_t i = 0; i < r->nsites; i++) {
+		if (!in_section(r, sec, order[i]))
+			continue;
+		util_add_sat(&all, section_value(r, sec, order[i]));
+		if (!top || total < top) {
+			int n = (int)strlen(row_figures(r, sec, order[i], fig, sizeof(fig)));
+
+			util_add_sat(&part, section_value(r, sec, order[i]));
+			width = n > width ? n : width;
+		}
+		total++;
+	}
 	if ((sec == SEC_PINNED || sec == SEC_GROWING) && total == 0)
-		return;
-	if (sec == SEC_AT_PEAK && !r->at_peak)
-		return;
+		return false;
 	fprintf(out, "\n%s", title);
-	if (top && total > top)
-		fprintf(out, " (top %zu of %zu call sites)", top, total);
+	if (total > 0)
+		print_share(out, r, sec, top && total > top ? top : total, total, part, all);
 	fputs("\n", out);
-	if (sec == SEC_AT_PEAK)
+	if (sec == SEC_PEAK && r->at_peak)
 		print_at_peak_line(out, r);
 	if (total == 0) {
 		if (sec != SEC_LEAKED)
 			fputs("  none\n", out);
 		else
 			fputs(live ? "  nothing live\n" : "  nothing leaked\n", out);
-		return;
+		return false;
 	}
 	for (size_t i = 0; i < r->nsites && (!top || shown < top); i++) {
 		const struct rd_report_site *s = order[i];
 
-		if (!in_section(sec, s))
+		if (!in_section(r, sec, s))
 			continue;
 		shown++;
-		switch (sec) {
-		case SEC_GROWING:
-			fprintf(out, "%s live in %" PRId64 " %s, ",
-				util_human_size(s->c.live_bytes, a, sizeof(a)),
-				s->c.live_allocations,
-				plural(s->c.live_allocations, "allocation", "allocations"));
-			break;
-		case SEC_LEAKED:
-		case SEC_PINNED:
-			fprintf(out, "%s %s in %" PRId64 " %s, ",
-				util_human_size(s->c.live_bytes, a, sizeof(a)),
-				live ? "live" : "leaked", s->c.live_allocations,
-				plural(s->c.live_allocations, "allocation", "allocations"));
-			break;
-		case SEC_AT_PEAK:
-			fprintf(out, "%s live at the peak, %s peak, ",
-				util_human_size(s->at_peak_bytes, a, sizeof(a)),
-				util_human_size(s->c.peak_bytes, b, sizeof(b)));
-			break;
-		case SEC_PEAK:
-			fprintf(out, "%s peak, %s allocated in %" PRId64 " %s, ",
-				util_human_size(s->c.peak_bytes, a, sizeof(a)),
-				util_human_size(s->c.allocated_bytes, b, sizeof(b)),
-				s->c.allocations,
-				plural(s->c.allocations, "allocation", "allocations"));
-			break;
-		case SEC_CALLS:
-			fprintf(out, "%" PRId64 " %s of %s in total, %s peak, ", s->c.allocations,
-				plural(s->c.allocations, "allocation", "allocations"),
-				util_human_size(s->c.allocated_bytes, a, sizeof(a)),
-				util_human_size(s->c.peak_bytes, b, sizeof(b)));
-			break;
+		shown_sites[s->number - 1] = true;
+		print_row(out, r, sec, s, width);
+	}
+	return shown < total;
+}
+
+/* Under a site merged from calls at several lines: each line's own
+ * figures, on one line (the JSON has them all, as "lines"). */
+static void print_site_lines(FILE *out, const struct rd_report_site *s)
+{
+	char a[32], b[32], c[32];
+
+	if (s->nlines < 2)
+		return;
+	fputs("    by line:", out);
+	for (size_t i = 0; i < s->nlines; i++) {
+		const struct rd_report_line *l = &s->lines[i];
+
+		fputs(i ? "; " : " ", out);
+		if (l->file)
+			cli_put_clean(out, util_basename(l->file));
+		else
+			fputs("?", out);
+		if (l->line > 0)
+			fprintf(out, ":%" PRId64, l->line);
+		if (l->c.live_bytes > 0)
+			fprintf(out, " leaked %s in %" PRId64 ",",
+				util_human_size(l->c.live_bytes, a, sizeof(a)),
+				l->c.live_allocations);
+		fprintf(out, " peak %s, %" PRId64 " of %s",
+			util_human_size(l->c.peak_bytes, b, sizeof(b)), l->c.allocations,
+			util_human_size(l->c.allocated_bytes, c, sizeof(c)));
+	}
+	putc('\n', out);
+}
+
+/* Each listed site's stack, once, by number. */
+static void print_call_sites(FILE *out, const struct rd_report *r, const bool *shown)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nsites; i++)
+		n += shown[i];
+	if (!n)
+		return;
+	fputs("\nCALL SITES (the stacks of the sites listed above, by number)\n", out);
+	for (size_t i = 0; i < r->nsites; i++) {
+		const struct rd_report_site *s = r->sites[i];
+		ssize_t headline = merge_site_headline(s);
+
+		if (!shown[i])
+			continue;
+		fprintf(out, "#%zu ", s->number);
+		if (headline < 0) {
+			fputs("(no stack)\n", out);
+			continue;
 		}
-		print_site_origin(out, s);
-		putc('\n', out);
-		if (sec == SEC_GROWING)
-			print_growth(out, r, s);
-		print_site_spread(out, r, sec, s);
-		print_frames(out, s);
+		print_frame(out, &s->frames[headline]);
+		print_stack(out, s, headline);
+		print_site_lines(out, s);
 	}
 }
 
@@ -654,30 +832,23 @@ static void print_library_summary(FILE *out, const struct rd_report *r)
 		lib_allocs, plural(lib_allocs, "allocation", "allocations"));
 }
 
-/* Which pools' sites the sections show (their first TOP sites each):
- * SEEN[i] for classify_pool_label(i). */
-static void mark_pools(const struct rd_report *r, enum section sec, struct rd_report_site **order,
-		       size_t top, bool *seen, size_t nseen)
+/* Which sites a section lists (its first TOP): SHOWN[number - 1]. */
+static void mark_shown(const struct rd_report *r, enum section sec, struct rd_report_site **order,
+		       size_t top, bool *shown)
 {
-	size_t shown = 0;
+	size_t n = 0;
 
-	for (size_t i = 0; i < r->nsites && (!top || shown < top); i++) {
-		const struct rd_report_site *s = order[i];
-
-		if (!in_section(sec, s))
+	for (size_t i = 0; i < r->nsites && (!top || n < top); i++) {
+		if (!in_section(r, sec, order[i]))
 			continue;
-		shown++;
-		for (size_t k = 0; s->pool && k < nseen; k++)
-			if (classify_pool_label(k) == s->pool)
-				seen[k] = true;
+		n++;
+		shown[order[i]->number - 1] = true;
 	}
 }
 
-/* One line per pool whose segments the report shows: what its sites are,
- * and how to get one site per tensor where the framework can. */
-static void print_pool_hints(FILE *out, const struct rd_report *r,
-			     struct rd_report_site **by_at_peak, struct rd_report_site **by_peak,
-			     struct rd_report_site **by_calls, size_t top)
+/* One line per pool whose segments the report lists (SHOWN): what its
+ * sites are, and how to get one site per tensor where the framework can. */
+static void print_pool_hints(FILE *out, const struct rd_report *r, const bool *shown)
 {
 	bool seen[8] = { false };
 	size_t n = 0;
@@ -685,13 +856,10 @@ static void print_pool_hints(FILE *out, const struct rd_report *r,
 
 	while (n < sizeof(seen) / sizeof(seen[0]) && classify_pool_label(n))
 		n++;
-	mark_pools(r, SEC_GROWING, r->sites, top, seen, n);
-	mark_pools(r, SEC_LEAKED, r->sites, top, seen, n);
-	mark_pools(r, SEC_PINNED, r->sites, top, seen, n);
-	if (r->at_peak)
-		mark_pools(r, SEC_AT_PEAK, by_at_peak, top, seen, n);
-	mark_pools(r, SEC_PEAK, by_peak, top, seen, n);
-	mark_pools(r, SEC_CALLS, by_calls, top, seen, n);
+	for (size_t i = 0; i < r->nsites; i++)
+		for (size_t k = 0; shown[i] && r->sites[i]->pool && k < n; k++)
+			if (classify_pool_label(k) == r->sites[i]->pool)
+				seen[k] = true;
 	for (size_t k = 0; k < n; k++) {
 		if (!seen[k])
 			continue;
@@ -839,34 +1007,153 @@ static void print_not_exited(FILE *out, const struct rd_report *r, size_t n)
 		plural(n, "its", "their"));
 }
 
-int text_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
-		      size_t top)
+const char text_section_names[] =
+	"summary, oom, growth, torch, processes, leaks, pinned, peak, allocations, sites, totals, next";
+
+int text_sections_parse(const char *list, unsigned *out, const char **bad, size_t *badlen)
 {
-	struct rd_report_site **by_at_peak = NULL, **by_peak = NULL, **by_calls = NULL;
+	static const char *const names[TEXT_SECTIONS] = {
+		[TEXT_SUMMARY] = "summary",	    [TEXT_OOM] = "oom",
+		[TEXT_GROWTH] = "growth",	    [TEXT_TORCH] = "torch",
+		[TEXT_PROCESSES] = "processes",	    [TEXT_LEAKS] = "leaks",
+		[TEXT_PINNED] = "pinned",	    [TEXT_PEAK] = "peak",
+		[TEXT_ALLOCATIONS] = "allocations", [TEXT_SITES] = "sites",
+		[TEXT_TOTALS] = "totals",	    [TEXT_NEXT] = "next",
+	};
+	unsigned set = 0;
+
+	for (const char *p = list;;) {
+		size_t n = strcspn(p, ",");
+		int k = 0;
+
+		while (k < TEXT_SECTIONS && (strlen(names[k]) != n || strncmp(names[k], p, n) != 0))
+			k++;
+		if (k == TEXT_SECTIONS) {
+			*bad = p;
+			*badlen = n;
+			return -EINVAL;
+		}
+		set |= 1u << k;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*out = set;
+	return 0;
+}
+
+/* Every process's counters of each kind of memory, summed. */
+static void print_totals(FILE *out, const struct rd_report *r)
+{
+	struct rd_counters k[GS_KIND_COUNT] = { 0 };
+	char a[32], b[32], c[32], d[32];
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		for (int m = 0; m < GS_KIND_COUNT; m++) {
+			const struct rd_counters *x = &r->procs[i]->kinds[m];
+
+			util_add_sat(&k[m].allocations, x->allocations);
+			util_add_sat(&k[m].allocated_bytes, x->allocated_bytes);
+			util_add_sat(&k[m].frees, x->frees);
+			util_add_sat(&k[m].freed_bytes, x->freed_bytes);
+			util_add_sat(&k[m].live_bytes, x->live_bytes);
+			util_add_sat(&k[m].live_allocations, x->live_allocations);
+			util_add_sat(&k[m].peak_bytes, x->peak_bytes);
+		}
+	fprintf(out, "\nTOTALS (by kind of memory%s; %" PRId64 " untracked %s)\n",
+		r->nprocs > 1 ? ", summed over the processes" : "", r->untracked_frees,
+		plural(r->untracked_frees, "free", "frees"));
+	for (int m = 0; m < GS_KIND_COUNT; m++) {
+		if (!k[m].allocations && !k[m].live_bytes)
+			continue;
+		fprintf(out,
+			"  %-8s %" PRId64 " %s of %s, %" PRId64 " %s of %s; %s %s in %" PRId64
+			", peak %s\n",
+			names_kind(m), k[m].allocations,
+			plural(k[m].allocations, "allocation", "allocations"),
+			util_human_size(k[m].allocated_bytes, a, sizeof(a)), k[m].frees,
+			plural(k[m].frees, "free", "frees"),
+			util_human_size(k[m].freed_bytes, b, sizeof(b)),
+			report_moment(r) == AT_EXIT ? "leaked" : "live",
+			util_human_size(k[m].live_bytes, c, sizeof(c)), k[m].live_allocations,
+			util_human_size(k[m].peak_bytes, d, sizeof(d)));
+	}
+}
+
+static void put_paths(FILE *out, const struct text_report_opts *o)
+{
+	for (size_t i = 0; i < o->npaths; i++) {
+		putc(' ', out);
+		cli_put_clean(out, o->paths[i]);
+	}
+}
+
+/* The commands that take the reader further from what this report shows,
+ * one a line: "next: COMMAND  (what it shows)". */
+static void print_next(FILE *out, const struct rd_report *r, const struct text_report_opts *o)
+{
+	bool growing = false, marks = false, first = true;
+
+	if (!o->npaths)
+		return;
+	for (size_t i = 0; i < r->nsites; i++)
+		growing |= r->sites[i]->growing;
+	for (size_t i = 0; i < r->nprocs; i++)
+		marks |= r->procs[i]->nmarks > 0;
+	if (r->leaked_bytes > 0 || r->pinned_leaked_bytes > 0 || growing) {
+		fputs("\nnext: gpuspy diff", out);
+		put_paths(out, o);
+		fputs(" NEW_RUN_DIR  (after a fix: what it changed)\n", out);
+		first = false;
+	}
+	if (marks) {
+		fputs(first ? "\nnext: " : "next: ", out);
+		fputs("gpuspy diff --at LABEL", out);
+		put_paths(out, o);
+		fputs(" NEW_RUN_DIR  (live at a mark, run against run)\n", out);
+		first = false;
+	}
+	if (growing) {
+		fputs(first ? "\nnext: " : "next: ", out);
+		fputs("gpuspy report --format csv", out);
+		put_paths(out, o);
+		fputs("  (live bytes over time, to plot)\n", out);
+	}
+}
+
+static bool want(const struct text_report_opts *o, enum text_section s)
+{
+	return o->sections & (1u << s);
+}
+
+int text_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      const struct text_report_opts *o)
+{
+	struct rd_report_site **by_peak = NULL, **by_calls = NULL;
 	enum moment moment = report_moment(r);
 	/* what "leaked" means: lost at exit, or still live at the last
 	 * snapshot of a process that did not exit */
 	static const char *const leaked[] = { "leaked", "live", "leaked or live" };
-	size_t partial = 0, stopped = not_exited(r);
+	size_t partial = 0, stopped = not_exited(r), top = o->top;
+	bool *shown = calloc(r->nsites + 1, sizeof(*shown));
 	char a[32], b[32];
 
+	if (!shown)
+		return -ENOMEM;
 	if (r->nsites > 0) {
-		by_at_peak = malloc(r->nsites * sizeof(*by_at_peak));
 		by_peak = malloc(r->nsites * sizeof(*by_peak));
 		by_calls = malloc(r->nsites * sizeof(*by_calls));
-		if (!by_at_peak || !by_peak || !by_calls) {
-			free(by_at_peak);
+		if (!by_peak || !by_calls) {
 			free(by_peak);
 			free(by_calls);
+			free(shown);
 			return -ENOMEM;
 		}
-		memcpy(by_at_peak, r->sites, r->nsites * sizeof(*by_at_peak));
 		memcpy(by_peak, r->sites, r->nsites * sizeof(*by_peak));
 		memcpy(by_calls, r->sites, r->nsites * sizeof(*by_calls));
 	}
 	if (r->nsites > 1) {
-		qsort(by_at_peak, r->nsites, sizeof(*by_at_peak), cmp_at_peak);
-		qsort(by_peak, r->nsites, sizeof(*by_peak), cmp_peak);
+		qsort(by_peak, r->nsites, sizeof(*by_peak), r->at_peak ? cmp_at_peak : cmp_peak);
 		qsort(by_calls, r->nsites, sizeof(*by_calls), cmp_calls);
 	}
 
@@ -878,79 +1165,114 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 			plural(list->nunreported, "process wrote", "processes wrote"));
 	putc('\n', out);
 
-	fputs("\nSUMMARY\n", out);
-	fputs(moment == AT_EXIT	    ? "  leaked at exit:   " :
-	      moment == AT_SNAPSHOT ? "  live at the end:  " :
-				      "  leaked or live:   ",
-	      out);
-	fprintf(out, "%s in %" PRId64 " %s (%" PRId64 " bytes of device, managed and VMM memory",
-		util_human_size(r->leaked_bytes, a, sizeof(a)), r->leaked_allocations,
-		plural(r->leaked_allocations, "allocation", "allocations"), r->leaked_bytes);
-	if (moment == AT_SNAPSHOT)
-		fputs(r->nprocs == 1 ? "; at the last snapshot: the process did not exit" :
-				       "; at the last snapshot of each: no process exited",
+	if (want(o, TEXT_SUMMARY)) {
+		fputs("\nSUMMARY\n", out);
+		fputs(moment == AT_EXIT	    ? "  leaked at exit:   " :
+		      moment == AT_SNAPSHOT ? "  live at the end:  " :
+					      "  leaked or live:   ",
 		      out);
-	else if (moment == AT_BOTH)
 		fprintf(out,
-			"; leaked at exit by %zu, live at the last snapshot of %zu that did not exit",
-			r->nprocs - stopped, stopped);
-	fputs(")\n", out);
-	print_library_summary(out, r);
-	fprintf(out, "  peak:             %s%s\n", util_human_size(r->peak_bytes, a, sizeof(a)),
-		r->nprocs > 1 ? " (sum of each process's peak)" : "");
-	if (r->nprocs > 1) {
-		fprintf(out, "  per process:      %s ", leaked[moment]);
-		text_print_spread(out, r, REPORT_LEAKED, &r->spread[REPORT_LEAKED],
-				  r->totals[REPORT_LEAKED]);
-		fputs("\n                    peak ", out);
-		text_print_spread(out, r, REPORT_PEAK, &r->spread[REPORT_PEAK],
-				  r->totals[REPORT_PEAK]);
-		putc('\n', out);
-	}
-	fprintf(out, "  pinned host:      %s %s in %" PRId64 " %s, peak %s\n",
-		util_human_size(r->pinned_leaked_bytes, a, sizeof(a)), leaked[moment],
-		r->pinned_leaked_allocations,
-		plural(r->pinned_leaked_allocations, "allocation", "allocations"),
-		util_human_size(r->pinned_peak_bytes, b, sizeof(b)));
-	fprintf(out, "  untracked frees:  %" PRId64 "\n", r->untracked_frees);
-	if (r->incomplete)
-		fprintf(out,
-			"  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",
-			r->incomplete, plural(r->incomplete, "process", "processes"),
-			plural(r->incomplete, "its", "their"));
-	{
-		size_t growing = 0;
-
-		for (size_t i = 0; i < r->nsites; i++)
-			growing += r->sites[i]->growing;
-		if (growing)
+			"%s in %" PRId64 " %s (%" PRId64 " bytes of device, managed and VMM memory",
+			util_human_size(r->leaked_bytes, a, sizeof(a)), r->leaked_allocations,
+			plural(r->leaked_allocations, "allocation", "allocations"),
+			r->leaked_bytes);
+		if (moment == AT_SNAPSHOT)
+			fputs(r->nprocs == 1 ? "; at the last snapshot: the process did not exit" :
+					       "; at the last snapshot of each: no process exited",
+			      out);
+		else if (moment == AT_BOTH)
 			fprintf(out,
-				"  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",
-				growing, plural(growing, "site", "sites"), growing == 1 ? "s" : "");
+				"; leaked at exit by %zu, live at the last snapshot of %zu that did not exit",
+				r->nprocs - stopped, stopped);
+		fputs(")\n", out);
+		print_library_summary(out, r);
+		fprintf(out, "  peak:             %s%s\n",
+			util_human_size(r->peak_bytes, a, sizeof(a)),
+			r->nprocs > 1 ? " (sum of each process's peak)" : "");
+		if (r->nprocs > 1) {
+			fprintf(out, "  per process:      %s ", leaked[moment]);
+			text_print_spread(out, r, REPORT_LEAKED, &r->spread[REPORT_LEAKED],
+					  r->totals[REPORT_LEAKED]);
+			fputs("\n                    peak ", out);
+			text_print_spread(out, r, REPORT_PEAK, &r->spread[REPORT_PEAK],
+					  r->totals[REPORT_PEAK]);
+			putc('\n', out);
+		}
+		fprintf(out, "  pinned host:      %s %s in %" PRId64 " %s, peak %s\n",
+			util_human_size(r->pinned_leaked_bytes, a, sizeof(a)), leaked[moment],
+			r->pinned_leaked_allocations,
+			plural(r->pinned_leaked_allocations, "allocation", "allocations"),
+			util_human_size(r->pinned_peak_bytes, b, sizeof(b)));
+		/* TOTALS says it always */
+		if (r->untracked_frees)
+			fprintf(out, "  untracked frees:  %" PRId64 "\n", r->untracked_frees);
+		if (r->incomplete)
+			fprintf(out,
+				"  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",
+				r->incomplete, plural(r->incomplete, "process", "processes"),
+				plural(r->incomplete, "its", "their"));
+		{
+			size_t growing = 0;
+
+			for (size_t i = 0; i < r->nsites; i++)
+				growing += r->sites[i]->growing;
+			if (growing)
+				fprintf(out,
+					"  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",
+					growing, plural(growing, "site", "sites"),
+					growing == 1 ? "s" : "");
+		}
+		if (stopped)
+			print_not_exited(out, r, stopped);
+		/* the others: report files named directly */
+		for (size_t i = 0; i < r->nprocs; i++)
+			partial += r->procs[i]->partial && !rd_state_not_exited(r->procs[i]->state);
+		if (partial)
+			fprintf(out,
+				"  warning: %zu %s read from a snapshot or an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
+				partial, plural(partial, "process is", "processes are"),
+				plural(partial, "its", "their"));
+		{
+			/* the pools of the sites the lists below show */
+			bool *listed = calloc(r->nsites + 1, sizeof(*listed));
+
+			if (!listed) {
+				free(by_peak);
+				free(by_calls);
+				free(shown);
+				return -ENOMEM;
+			}
+			if (want(o, TEXT_GROWTH))
+				mark_shown(r, SEC_GROWING, r->sites, top, listed);
+			if (want(o, TEXT_LEAKS))
+				mark_shown(r, SEC_LEAKED, r->sites, top, listed);
+			if (want(o, TEXT_PINNED))
+				mark_shown(r, SEC_PINNED, r->sites, top, listed);
+			if (want(o, TEXT_PEAK))
+				mark_shown(r, SEC_PEAK, by_peak, top, listed);
+			if (want(o, TEXT_ALLOCATIONS))
+				mark_shown(r, SEC_CALLS, by_calls, top, listed);
+			print_pool_hints(out, r, listed);
+			free(listed);
+		}
+		text_print_torch_summary(out, &r->torch);
 	}
-	if (stopped)
-		print_not_exited(out, r, stopped);
-	/* the others: report files named directly */
-	for (size_t i = 0; i < r->nprocs; i++)
-		partial += r->procs[i]->partial && !rd_state_not_exited(r->procs[i]->state);
-	if (partial)
-		fprintf(out,
-			"  warning: %zu %s read from a snapshot or an out-of-memory post-mortem, not from a report at exit; %s figures are those of that moment\n",
-			partial, plural(partial, "process is", "processes are"),
-			plural(partial, "its", "their"));
-	print_pool_hints(out, r, by_at_peak, by_peak, by_calls, top);
-	text_print_torch_summary(out, &r->torch);
 
-	print_ooms(out, r, top);
+	if (want(o, TEXT_OOM))
+		print_ooms(out, r, top);
 	/* by live bytes: what a growing site holds now */
-	print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", r->sites, top);
-	text_print_torch(out, &r->torch, top);
+	if (want(o, TEXT_GROWTH))
+		print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", r->sites, top, shown);
+	if (want(o, TEXT_TORCH))
+		text_print_torch(out, &r->torch, top);
 
-	fputs("\nPROCESSES\n", out);
-	for (size_t i = 0; i < r->nprocs; i++)
-		print_process(out, r->procs[i]);
-	for (size_t i = 0; i < list->nunreported; i++)
-		print_unreported(out, &list->unreported[i]);
+	if (want(o, TEXT_PROCESSES)) {
+		fputs("\nPROCESSES\n", out);
+		for (size_t i = 0; i < r->nprocs; i++)
+			print_process(out, r->procs[i]);
+		for (size_t i = 0; i < list->nunreported; i++)
+			print_unreported(out, &list->unreported[i]);
+	}
 
 	{
 		static const char *const title[][2] = {
@@ -961,15 +1283,25 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 			  "PINNED HOST MEMORY LEAKED AT EXIT OR LIVE AT THE LAST SNAPSHOT" },
 		};
 
-		print_section(out, r, SEC_LEAKED, title[moment][0], r->sites, top);
-		print_section(out, r, SEC_PINNED, title[moment][1], r->sites, top);
+		if (want(o, TEXT_LEAKS))
+			print_section(out, r, SEC_LEAKED, title[moment][0], r->sites, top, shown);
+		if (want(o, TEXT_PINNED))
+			print_section(out, r, SEC_PINNED, title[moment][1], r->sites, top, shown);
 	}
-	print_section(out, r, SEC_AT_PEAK, "LIVE AT PEAK", by_at_peak, top);
-	print_section(out, r, SEC_PEAK, "PEAK CONSUMERS", by_peak, top);
-	print_section(out, r, SEC_CALLS, "MOST ALLOCATIONS", by_calls, top);
-	free(by_at_peak);
+	if (want(o, TEXT_PEAK))
+		print_section(out, r, SEC_PEAK, r->at_peak ? "LIVE AT PEAK" : "PEAK CONSUMERS",
+			      by_peak, top, shown);
+	if (want(o, TEXT_ALLOCATIONS))
+		print_section(out, r, SEC_CALLS, "MOST ALLOCATIONS", by_calls, top, shown);
+	if (want(o, TEXT_SITES))
+		print_call_sites(out, r, shown);
+	if (want(o, TEXT_TOTALS))
+		print_totals(out, r);
+	if (want(o, TEXT_NEXT))
+		print_next(out, r, o);
 	free(by_peak);
 	free(by_calls);
+	free(shown);
 	return ferror(out) ? -EIO : 0;
 }
 
@@ -1019,6 +1351,45 @@ void text_print_torch_summary(FILE *out, const struct rd_report_torch *t)
 	fputs(" (see PYTORCH TENSORS)\n", out);
 }
 
+static bool same_pyframe(const struct rd_report_frame *a, const struct rd_report_frame *b)
+{
+	return a->line == b->line && strcmp(a->function, b->function) == 0 &&
+	       strcmp(a->file, b->file) == 0;
+}
+
+/* Whether A and B print alike: the same headline and the same user
+ * frames under it (their stacks differ only in frames the text leaves
+ * out), so that the text shows them as one line. */
+static bool same_shown(const struct rd_report_tsite *a, const struct rd_report_tsite *b)
+{
+	ssize_t ha = torch_merge_headline(a), hb = torch_merge_headline(b);
+	size_t i, j;
+
+	if (ha < 0 || hb < 0)
+		return ha == hb;
+	if (!same_pyframe(&a->frames[ha], &b->frames[hb]))
+		return false;
+	for (i = (size_t)ha + 1, j = (size_t)hb + 1;; i++, j++) {
+		while (i < a->nframes && !a->frames[i].user)
+			i++;
+		while (j < b->nframes && !b->frames[j].user)
+			j++;
+		if (i >= a->nframes || j >= b->nframes)
+			return i >= a->nframes && j >= b->nframes;
+		if (!same_pyframe(&a->frames[i], &b->frames[j]))
+			return false;
+	}
+}
+
+/* Whether listed site I of T is the first of those that print alike. */
+static bool first_shown(const struct rd_report_torch *t, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (listed(t->sites[j]) && same_shown(t->sites[j], t->sites[i]))
+			return false;
+	return true;
+}
+
 void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 {
 	char a[32], b[32];
@@ -1027,7 +1398,7 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 	if (!t->present)
 		return;
 	for (size_t i = 0; i < t->nsites; i++)
-		n += listed(t->sites[i]);
+		n += listed(t->sites[i]) && first_shown(t, i);
 	fprintf(out,
 		"\nPYTORCH TENSORS (live blocks of PyTorch's caching allocator, by the "
 		"Python line that allocated them; %s)\n",
@@ -1041,15 +1412,36 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 	for (size_t i = 0; i < t->nsites && (!top || shown < top); i++) {
 		const struct rd_report_tsite *s = t->sites[i];
 		ssize_t h = torch_merge_headline(s);
+		int64_t live, blocks, peak;
+		bool growing;
+		size_t stacks = 1;
 
-		if (!listed(s))
+		if (!listed(s) || !first_shown(t, i))
 			continue;
 		shown++;
-		fprintf(out, "%s live in %" PRId64 " %s (peak %s)%s\n",
-			util_human_size(s->live_bytes, a, sizeof(a)), s->live_blocks,
-			s->live_blocks == 1 ? "block" : "blocks",
-			util_human_size(s->peak_bytes, b, sizeof(b)),
-			s->growing ? ", GROWING" : "");
+		live = s->live_bytes;
+		blocks = s->live_blocks;
+		peak = s->peak_bytes;
+		growing = s->growing;
+		/* stacks that differ only in what the text leaves out (library
+		 * frames) are one line here; the JSON keeps them apart */
+		for (size_t k = i + 1; k < t->nsites; k++) {
+			const struct rd_report_tsite *o = t->sites[k];
+
+			if (!listed(o) || !same_shown(s, o))
+				continue;
+			util_add_sat(&live, o->live_bytes);
+			util_add_sat(&blocks, o->live_blocks);
+			util_add_sat(&peak, o->peak_bytes);
+			growing |= o->growing;
+			stacks++;
+		}
+		fprintf(out, "%s live in %" PRId64 " %s (peak %s%s)%s\n",
+			util_human_size(live, a, sizeof(a)), blocks,
+			blocks == 1 ? "block" : "blocks", util_human_size(peak, b, sizeof(b)),
+			stacks > 1 ? ", summed" : "", growing ? ", GROWING" : "");
+		if (stacks > 1)
+			fprintf(out, "  (%zu stacks that differ only in library frames)\n", stacks);
 		if (h < 0) {
 			fputs("  ", out);
 			put_headline(out, s);
@@ -1256,45 +1648,38 @@ static int merge_print_processes(FILE *out, const struct rd_report *r)
 	return e;
 }
 
-/* The site's first line: its spreads, api, kind, in how many processes,
- * its labels. */
+/* The site's first line: the user's line (its headline), api, kind, in
+ * how many processes, its labels; then its spreads. */
 static void merge_print_site_line(FILE *out, const struct rd_report *r,
 				  const struct rd_report_site *s)
 {
+	ssize_t headline = merge_site_headline(s);
 	char a[32], b[32];
 
-	fprintf(out, "leaked spread %s, peak spread %s, by ",
-		util_human_size(merge_spread_width(s, REPORT_LEAKED), a, sizeof(a)),
-		util_human_size(merge_spread_width(s, REPORT_PEAK), b, sizeof(b)));
+	if (headline >= 0)
+		put_short_frame(out, &s->frames[headline]);
+	else
+		fputs("(no stack)", out);
+	fputs(" by ", out);
 	cli_put_clean(out, s->api);
 	fprintf(out, " (%s) in %" PRId64 " of %zu %s", names_kind(s->kind), s->processes, r->nprocs,
 		r->nprocs == 1 ? "process" : "processes");
-	if (s->library)
-		fprintf(out, " [library memory: %s]", s->library);
-	if (s->pool)
-		fprintf(out, " [pool segment: %s]", s->pool);
-	if (s->growing)
-		fputs(" [growing]", out);
-	putc('\n', out);
+	print_site_labels(out, s);
+	fprintf(out, "\n  leaked spread %s, peak spread %s\n",
+		util_human_size(merge_spread_width(s, REPORT_LEAKED), a, sizeof(a)),
+		util_human_size(merge_spread_width(s, REPORT_PEAK), b, sizeof(b)));
 }
 
 /* What each process gave site S: a column per process when they fit,
  * else min, median and max; then the outliers. */
 static int merge_print_site(FILE *out, const struct rd_report *r, const struct rd_report_site *s)
 {
-	ssize_t headline = merge_site_headline(s);
 	char a[32], name[REPORT_NAME_SIZE];
 	bool columns = r->nprocs <= MAX_COLUMNS;
 	bool any = false;
 	int e = 0;
 
 	merge_print_site_line(out, r, s);
-	if (headline >= 0) {
-		fputs("  at ", out);
-		text_print_frame(out, &s->frames[headline]);
-	} else {
-		fputs("  (no stack)\n", out);
-	}
 	if (columns) {
 		struct table t;
 		char align[MAX_COLUMNS + 2] = "l";

@@ -106,8 +106,16 @@ static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 		return;
 	}
 	if (!looked) {
+		/* a Python extension loads libstdc++ with RTLD_LOCAL, out of
+		 * RTLD_DEFAULT's reach: asked by name, never loaded here */
+		void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
 		demangle = (char *(*)(const char *, char *, size_t *, int *))real_dlsym(
 			RTLD_DEFAULT, "__cxa_demangle");
+		if (!demangle && cxx)
+			demangle = (char *(*)(const char *, char *, size_t *, int *))real_dlsym(
+				cxx, "__cxa_demangle");
+		/* the handle is kept: the function must stay mapped */
 		looked = true;
 	}
 	if (demangle && fr->symbol[0] == '_' && fr->symbol[1] == 'Z')
@@ -121,6 +129,33 @@ static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 static const char *summary_allocs(long long n)
 {
 	return n == 1 ? "allocation" : "allocations";
+}
+
+static const struct gs_frame *user_frame(const struct gs_site *s);
+
+#define TORCH_TOP 3
+
+/* The PyTorch view's last word (summary_torch_top), under gs_events_lock. */
+static struct {
+	unsigned n;
+	char where[TORCH_TOP][256];
+	long long live[TORCH_TOP], blocks[TORCH_TOP];
+} torch_top;
+
+/* The user's line of S, as the summaries name it: its innermost Python
+ * frame of user code, else its first native frame that is not noise. */
+static void where_text(char *buf, size_t len, const struct gs_site *s)
+{
+	const struct gs_pyframe *py = user_pyframe(s);
+	const struct gs_frame *uf = user_frame(s);
+
+	if (py)
+		snprintf(buf, len, "%s (%s:%d)", py->function ? py->function : "?", py->file,
+			 py->line);
+	else if (uf)
+		frame_text(buf, len, uf);
+	else
+		snprintf(buf, len, "?");
 }
 
 int summary_write_text(FILE *f, const struct gs_view *v)
@@ -141,6 +176,17 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 		v->kind[GS_KIND_PINNED].live_allocs,
 		summary_allocs(v->kind[GS_KIND_PINNED].live_allocs));
 	fprintf(f, "Untracked frees: %lld\n\n", atomic_load(&gs_totals.untracked_frees));
+	if (torch_top.n) {
+		/* the Python lines that hold the pool's blocks, which the
+		 * CUDA sites below name only as the pool's segments */
+		fputs("PYTORCH VIEW (largest live blocks, by Python line)\n", f);
+		for (unsigned i = 0; i < torch_top.n; i++) {
+			human(a, sizeof(a), torch_top.live[i]);
+			fprintf(f, "%s in %lld blocks from %s\n", a, torch_top.blocks[i],
+				torch_top.where[i]);
+		}
+		putc('\n', f);
+	}
 	fputs("LEAKED AT EXIT\n", f);
 	for (unsigned i = 0; i < n; i++) {
 		const struct gs_site *s = sites[i];
@@ -151,8 +197,9 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 			break;
 		human(a, sizeof(a), live);
 		human(b, sizeof(b), atomic_load(&s->c.peak_bytes));
-		fprintf(f, "%s in %lld %s (%s, %s via %s), peak %s\n", a, allocs,
-			summary_allocs(allocs), names_kinds[s->kind], gs_api_names[s->api],
+		where_text(fr, sizeof(fr), s);
+		fprintf(f, "%s in %lld %s from %s (%s, %s via %s), peak %s\n", a, allocs,
+			summary_allocs(allocs), fr, names_kinds[s->kind], gs_api_names[s->api],
 			gs_door_names[s->door], b);
 		for (unsigned j = 0; j < s->pydepth; j++)
 			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
@@ -168,7 +215,31 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 	return ferror(f) ? -EIO : 0;
 }
 
-/* At exit, on stderr: the totals, the three largest GPU sites. */
+int summary_torch_top(unsigned i, const char *where, long long live, long long blocks)
+{
+	if (i >= TORCH_TOP || !where || live < 0 || blocks < 0)
+		return -EINVAL;
+	gs_lock(&gs_events_lock);
+	if (i == 0)
+		torch_top.n = 0;
+	/* "" only empties the list: nothing is live in the view */
+	if (where[0] && i == torch_top.n) {
+		snprintf(torch_top.where[i], sizeof(torch_top.where[i]), "%s", where);
+		/* from a file's text: one line, whatever it holds */
+		for (char *c = torch_top.where[i]; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		torch_top.live[i] = live;
+		torch_top.blocks[i] = blocks;
+		torch_top.n++;
+	}
+	gs_unlock(&gs_events_lock);
+	return 0;
+}
+
+/* At exit, on stderr: the totals; the PyTorch view's largest holders,
+ * which name the Python line where the CUDA sites name the pool; the three
+ * largest GPU sites, by the user's line.  Under gs_events_lock. */
 void summary_exit(const struct gs_view *v)
 {
 	char a[32], b[32], fr[512];
@@ -179,10 +250,13 @@ void summary_exit(const struct gs_view *v)
 	human(b, sizeof(b), v->gpu_peak);
 	gs_warn("%s in %lld %s of GPU memory still live at exit, peak %s (pid %d)", a,
 		v->gpu_allocs, summary_allocs(v->gpu_allocs), b, (int)getpid());
+	for (unsigned i = 0; i < torch_top.n; i++) {
+		human(a, sizeof(a), torch_top.live[i]);
+		gs_warn("  %s in %lld from %s [PyTorch view]", a, torch_top.blocks[i],
+			torch_top.where[i]);
+	}
 	for (unsigned i = 0, shown = 0; i < v->n && shown < 3; i++) {
 		struct gs_site *s = v->sites[i];
-		const struct gs_frame *uf = useful_frame(s);
-		const struct gs_pyframe *py = user_pyframe(s);
 
 		if (counters_live_bytes(&s->c) <= 0)
 			break;
@@ -190,13 +264,7 @@ void summary_exit(const struct gs_view *v)
 			continue;
 		shown++;
 		human(a, sizeof(a), counters_live_bytes(&s->c));
-		if (py)
-			snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?",
-				 py->file, py->line);
-		else if (uf)
-			frame_text(fr, sizeof(fr), uf);
-		else
-			snprintf(fr, sizeof(fr), "?");
+		where_text(fr, sizeof(fr), s);
 		gs_warn("  %s in %lld from %s", a,
 			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), fr);
 	}
@@ -241,19 +309,46 @@ void summary_snapshot(const char *label, const char *dir, const char *name)
  * (src/read/classify.c), judged here on what the process knows: module
  * and dynamic symbol.
  */
+/* Whether the mangled NAME is in namespace PREFIX ("_ZN2at6detail") and
+ * its next name starts with WORD: at::detail::empty_generic is
+ * "_ZN2at6detail13empty_genericE...". */
+static bool mangled_in(const char *name, const char *prefix, const char *word)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(name, prefix, n) != 0)
+		return false;
+	name += n;
+	while (*name >= '0' && *name <= '9')
+		name++;
+	return strncmp(name, word, strlen(word)) == 0;
+}
+
 static bool frame_noise(const struct gs_frame *fr)
 {
-	static const char *const modules[] = { "libgpuspy", "libcuda", "libcudart", "libc.so",
-					       "libpython", "python3", "libffi",    "_ctypes." };
+	static const char *const modules[] = {
+		"libgpuspy", "libcuda", "libcudart", "libc.so",	    "libpython",
+		"python3",   "libffi",	"_ctypes.",  "libc10_cuda",
+	};
 	const char *mod =
 		fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) : "";
+	const char *sym = fr->symbol;
 
 	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
 		if (strncmp(mod, modules[i], strlen(modules[i])) == 0)
 			return true;
-	return fr->symbol &&
-	       (strncmp(fr->symbol, "cuda", 4) == 0 || strncmp(fr->symbol, "__cudart", 8) == 0 ||
-		strcmp(fr->symbol, "_start") == 0);
+	if (!sym)
+		return false;
+	/* PyTorch's allocator and tensor factories, as the reader folds them
+	 * (docs/format.md, "noise"), by their mangled names */
+	if (strstr(sym, "CUDACachingAllocator") || strncmp(sym, "_ZN3c104cuda", 12) == 0 ||
+	    mangled_in(sym, "_ZN2at6detail", "empty") ||
+	    mangled_in(sym, "_ZN2at6native", "empty_") || mangled_in(sym, "_ZN2at4_ops", "empty") ||
+	    mangled_in(sym, "_ZN2at", "empty") ||
+	    strncmp(sym, "_ZN2at18TensorIteratorBase", 26) == 0)
+		return true;
+	return strncmp(sym, "cuda", 4) == 0 || strncmp(sym, "__cudart", 8) == 0 ||
+	       strcmp(sym, "_start") == 0;
 }
 
 static const struct gs_frame *user_frame(const struct gs_site *s)

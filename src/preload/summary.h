@@ -27,4 +27,11 @@ void summary_snapshot(const char *label, const char *dir, const char *name);
 void summary_growth(const struct gs_site *s, double since, double rate_bps, int shape,
 		    bool at_marks);
 
+/* The PyTorch view's largest holders, from torch_view.py after each
+ * sample: entry I (0 starts a new list) is LIVE bytes in BLOCKS blocks
+ * allocated at WHERE ("function (file:line)").  The exit summary names
+ * them first: the Python line, where the CUDA sites name the pool.  0, or
+ * -EINVAL. */
+int summary_torch_top(unsigned i, const char *where, long long live, long long blocks);
+
 #endif /* GPUSPY_SUMMARY_H */

@@ -28,6 +28,7 @@
 #include "names.h"
 #include "real.h"
 #include "state.h"
+#include "summary.h"
 #include "torch_probe.h"
 #include "torch_view.h"
 #include "trend.h"
@@ -153,7 +154,10 @@ static int start_call(void *arg)
 		    !set(globals, "GPUSPY_HISTORY_TORCH",
 			 py.pointer((void *)(uintptr_t)history_torch)) ||
 		    !set(globals, "GPUSPY_HISTORY_TORCH_LINE",
-			 py.pointer((void *)(uintptr_t)history_torch_line))) {
+			 py.pointer((void *)(uintptr_t)history_torch_line)) ||
+		    /* the exit summary's first lines (summary.h) */
+		    !set(globals, "GPUSPY_SUMMARY_TORCH",
+			 py.pointer((void *)(uintptr_t)summary_torch_top))) {
 			py.err_clear();
 			state = T_DONE;
 			return 0;

@@ -38,7 +38,7 @@
 status, tick = "wait", None
 
 
-def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None)):
+def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), summary=None):
     import sys
 
     if _importing():
@@ -70,6 +70,7 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None)):
 
     new_series, push, verdict = _gpuspy_trend(*trend)
     record = _gpuspy_history(*history) if all(history) else None
+    tell = _gpuspy_summary(summary) if summary else None
     sites = {}      # stack -> {"series": its rule's state, "peak", "grew"}
     state = {"samples": 0, "off": False}
     path, tmp, fmt = files
@@ -112,6 +113,8 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None)):
                         "live_bytes": b, "live_blocks": n, "peak_bytes": s["peak"],
                         "growing": s["grew"]})
         out.sort(key=lambda x: -x["live_bytes"])
+        if tell:
+            tell(out)
         if record:
             record(devices, sites, live)
         doc = {"format": fmt, "pid": os.getpid(), "time": time.time(),
@@ -259,6 +262,29 @@ def _gpuspy_history(torch_fn, line_fn, top=16, key_max=2000):
     return record
 
 
+def _gpuspy_summary(fn, top=3):
+    # tell(sites): the largest live holders of this sample, by the user's
+    # line, to the library (summary_torch_top of src/preload/summary.h),
+    # which names them first in its summary at exit
+    import ctypes
+
+    t_top = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_uint, ctypes.c_char_p, ctypes.c_longlong,
+                              ctypes.c_longlong)(fn)
+
+    def tell(sites):
+        live = [s for s in sites if s["live_bytes"] > 0][:top]
+        if not live:
+            t_top(0, b"", 0, 0)
+            return
+        for i, s in enumerate(live):
+            f = _user_frame([(x["file"], x["function"], x["line"]) for x in s["frames"]])
+            where = "%s (%s:%d)" % (f[1], f[0], f[2]) if f else \
+                "no line (allocated before the view started)"
+            t_top(i, where.encode("utf-8", "replace")[:255], s["live_bytes"], s["live_blocks"])
+
+    return tell
+
+
 def _user_frame(frames):
     # the innermost frame of the user's code, as `gpuspy report` picks its
     # headline: not the standard library, not an installed package
@@ -303,6 +329,7 @@ def start():
                                     GPUSPY_TREND_SIZE, GPUSPY_START),
                                    GPUSPY_INTERVAL, GPUSPY_QUIET,
                                    (globals().get("GPUSPY_HISTORY_TORCH"),
-                                    globals().get("GPUSPY_HISTORY_TORCH_LINE")))
+                                    globals().get("GPUSPY_HISTORY_TORCH_LINE")),
+                                   globals().get("GPUSPY_SUMMARY_TORCH"))
     except Exception as e:
         return "off: %s: %s" % (type(e).__name__, e), None

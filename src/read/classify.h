@@ -40,6 +40,10 @@ struct rd_report_frame {
 	bool python;	     /* a Python frame: function, file and line only */
 	bool user;	     /* Python: a file of the user's code */
 	enum rd_noise noise; /* native only */
+	/* Of a merged site whose calls came from several lines of this
+	 * frame's function (LINE is then 0): those lines, ascending. */
+	int64_t *lines;
+	size_t nlines;
 };
 
 /* The label of memory a library holds rather than its caller (docs/format.md,

@@ -61,6 +61,16 @@ char *merge_site_key(const char *api, const struct rd_report_frame *frames, size
 	return buf;
 }
 
+const char *merge_key_digest(const char *key, char *buf, size_t size)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a, 64 bits */
+
+	for (const unsigned char *k = (const unsigned char *)key; *k; k++)
+		h = (h ^ *k) * 1099511628211ULL;
+	snprintf(buf, size, "%016" PRIx64, h);
+	return buf;
+}
+
 ssize_t merge_site_headline(const struct rd_report_site *s)
 {
 	/* the user's own Python line says most ... */
@@ -85,6 +95,7 @@ static void frames_free(struct rd_report_frame *frames, size_t n)
 		free(frames[i].module);
 		free(frames[i].file);
 		free(frames[i].build_id);
+		free(frames[i].lines);
 	}
 	free(frames);
 }
@@ -96,6 +107,9 @@ static void site_free(struct rd_report_site *s)
 	free(s->key);
 	free(s->api);
 	frames_free(s->frames, s->nframes);
+	for (size_t i = 0; i < s->nlines; i++)
+		free(s->lines[i].file);
+	free(s->lines);
 	/* one block for every metric */
 	free(s->per_proc[0]);
 	free(s);
@@ -289,22 +303,63 @@ fail:
 	return -ENOMEM;
 }
 
-static void merge_frame(struct rd_report_frame *f, const struct rd_report_frame *other)
+/* LINE into the ascending set *LINES of *N, once. */
+static int lines_insert(int64_t **lines, size_t *n, int64_t line)
+{
+	size_t at = 0;
+	int64_t *v;
+
+	while (at < *n && (*lines)[at] < line)
+		at++;
+	if (at < *n && (*lines)[at] == line)
+		return 0;
+	v = reallocarray(*lines, *n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memmove(v + at + 1, v + at, (*n - at) * sizeof(*v));
+	v[at] = line;
+	*lines = v;
+	(*n)++;
+	return 0;
+}
+
+static void lines_drop(struct rd_report_frame *f)
+{
+	free(f->lines);
+	f->lines = NULL;
+	f->nlines = 0;
+}
+
+/* A file that differs is dropped rather than shown as if it held for all;
+ * lines that differ within one file are kept as the set of lines, so that
+ * the report can still name each of them.  -ENOMEM only. */
+static int merge_frame(struct rd_report_frame *f, const struct rd_report_frame *other)
 {
 	if (f->file && (!other->file || strcmp(f->file, other->file) != 0)) {
 		free(f->file);
 		f->file = NULL;
+		lines_drop(f);
 	}
-	if (f->line != other->line)
+	if (f->line == other->line && f->nlines == 0)
+		return 0;
+	/* an unknown line on either side: which lines there were is unknown */
+	if (!f->file || other->line <= 0 || (f->line <= 0 && f->nlines == 0)) {
+		lines_drop(f);
 		f->line = 0;
+		return 0;
+	}
+	if (f->nlines == 0 && lines_insert(&f->lines, &f->nlines, f->line) < 0)
+		return -ENOMEM;
+	f->line = 0;
+	return lines_insert(&f->lines, &f->nlines, other->line);
 }
 
 /* Two call sites with one key are calls from the same functions, perhaps
  * from other lines (a function that calls cudaMalloc twice) or another
- * version of the file: a line or file that differs is dropped rather than
- * shown as if it held for all of them. */
-static void merge_frames(struct rd_report_site *rs, const struct rd_report_frame *frames, size_t n)
+ * version of the file (merge_frame).  -ENOMEM only. */
+static int merge_frames(struct rd_report_site *rs, const struct rd_report_frame *frames, size_t n)
 {
+	static const struct rd_report_frame none = { 0 };
 	size_t i = 0, j = 0;
 	bool same_shape = rs->nframes == n;
 
@@ -314,8 +369,9 @@ static void merge_frames(struct rd_report_site *rs, const struct rd_report_frame
 			rs->frames[k].python == frames[k].python;
 	if (same_shape) {
 		for (size_t k = 0; k < n; k++)
-			merge_frame(&rs->frames[k], &frames[k]);
-		return;
+			if (merge_frame(&rs->frames[k], &frames[k]) < 0)
+				return -ENOMEM;
+		return 0;
 	}
 	/* The key leaves noise out, so the stacks may differ there (another
 	 * driver, another Python): the frames that made the key are paired
@@ -323,23 +379,67 @@ static void merge_frames(struct rd_report_site *rs, const struct rd_report_frame
 	 * not hold for all.  A function name holding ';' can still make the
 	 * counts differ: pairing stops at the shorter. */
 	for (;;) {
-		while (i < rs->nframes && rs->frames[i].noise != NOISE_NONE) {
-			merge_frame(&rs->frames[i], &(struct rd_report_frame){ 0 });
-			i++;
-		}
+		while (i < rs->nframes && rs->frames[i].noise != NOISE_NONE)
+			if (merge_frame(&rs->frames[i++], &none) < 0)
+				return -ENOMEM;
 		while (j < n && frames[j].noise != NOISE_NONE)
 			j++;
 		if (i >= rs->nframes || j >= n)
 			break;
-		merge_frame(&rs->frames[i++], &frames[j++]);
+		if (merge_frame(&rs->frames[i++], &frames[j++]) < 0)
+			return -ENOMEM;
 	}
 	for (; i < rs->nframes; i++)
-		if (rs->frames[i].noise != NOISE_NONE)
-			merge_frame(&rs->frames[i], &(struct rd_report_frame){ 0 });
+		if (rs->frames[i].noise != NOISE_NONE && merge_frame(&rs->frames[i], &none) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
-/* Leaked bytes, then peak bytes, both descending; the key last, so that
- * the order never depends on the order of the inputs. */
+/* The calls of one component site (FRAMES, counters C) counted under
+ * the line of its own headline in RS's lines.  -ENOMEM, -EOVERFLOW. */
+static int site_line_add(struct rd_report_site *rs, const struct rd_report_frame *frames,
+			 size_t nframes, const struct rd_counters *c, int64_t at_peak)
+{
+	struct rd_report_site one = { .frames = (struct rd_report_frame *)frames,
+				      .nframes = nframes };
+	ssize_t h = merge_site_headline(&one);
+	const char *file = h >= 0 ? frames[h].file : NULL;
+	int64_t line = h >= 0 ? frames[h].line : 0;
+	struct rd_report_line *l = NULL, *v;
+	size_t at = 0;
+
+	for (; at < rs->nlines; at++) {
+		const struct rd_report_line *x = &rs->lines[at];
+		int o = !x->file || !file ? (x->file != NULL) - (file != NULL) :
+					    strcmp(x->file, file);
+
+		if (o > 0 || (o == 0 && x->line >= line)) {
+			if (o == 0 && x->line == line)
+				l = &rs->lines[at];
+			break;
+		}
+	}
+	if (!l) {
+		v = reallocarray(rs->lines, rs->nlines + 1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		rs->lines = v;
+		memmove(v + at + 1, v + at, (rs->nlines - at) * sizeof(*v));
+		l = &v[at];
+		memset(l, 0, sizeof(*l));
+		rs->nlines++;
+		l->line = line;
+		if (file && !(l->file = strdup(file)))
+			return -ENOMEM;
+	}
+	if (!add_counters(&l->c, c) || !util_add(&l->at_peak_bytes, at_peak))
+		return -EOVERFLOW;
+	return 0;
+}
+
+/* Leaked bytes, then peak bytes, both descending; of sites tied on both,
+ * the one that allocated more bytes, then more often; the key last, so
+ * that the order never depends on the order of the inputs. */
 static int cmp_sites(const void *pa, const void *pb)
 {
 	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
@@ -349,6 +449,10 @@ static int cmp_sites(const void *pa, const void *pb)
 		return a->c.live_bytes > b->c.live_bytes ? -1 : 1;
 	if (a->c.peak_bytes != b->c.peak_bytes)
 		return a->c.peak_bytes > b->c.peak_bytes ? -1 : 1;
+	if (a->c.allocated_bytes != b->c.allocated_bytes)
+		return a->c.allocated_bytes > b->c.allocated_bytes ? -1 : 1;
+	if (a->c.allocations != b->c.allocations)
+		return a->c.allocations > b->c.allocations ? -1 : 1;
 	return strcmp(a->key, b->key);
 }
 
@@ -536,9 +640,14 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 			if (!rs->pool)
 				rs->pool = pool;
 			rs->growing |= site->growing;
-			merge_frames(rs, frames, nframes);
+			e = merge_frames(rs, frames, nframes);
+			if (e == 0)
+				e = site_line_add(rs, frames, nframes, &site->c,
+						  at_peak ? at_peak[i] : 0);
 			free(key);
 			frames_free(frames, nframes);
+			if (e < 0)
+				break;
 			if (!add_counters(&rs->c, &site->c) ||
 			    (at_peak && !util_add(&rs->at_peak_bytes, at_peak[i])) ||
 			    !add_per_proc(rs, index, &site->c)) {
@@ -577,6 +686,11 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 		rs->frames = frames;
 		rs->nframes = nframes;
 		rs->pool = pool;
+		e = site_line_add(rs, frames, nframes, &site->c, rs->at_peak_bytes);
+		if (e < 0) {
+			site_free(rs);
+			break;
+		}
 		/* judged on the first process's frames: another with the same
 		 * key differs at most in noise.  A process that took no stacks
 		 * (GPUSPY_DEPTH=0) has sites without frames that are anyone's. */
@@ -662,7 +776,7 @@ static int oom_top_sites(struct rd_report_oom *ro, const struct rd_process *snap
 			}
 			if (!all[m - 1]->pool)
 				all[m - 1]->pool = all[i]->pool;
-			merge_frames(all[m - 1], all[i]->frames, all[i]->nframes);
+			e = merge_frames(all[m - 1], all[i]->frames, all[i]->nframes);
 			site_free(all[i]);
 		} else {
 			all[m++] = all[i];
@@ -929,6 +1043,8 @@ int merge_build(struct rd_report *r, const struct rd_process_list *list, struct 
 	}
 	if (r->nsites > 1)
 		qsort(r->sites, r->nsites, sizeof(*r->sites), cmp_sites);
+	for (size_t i = 0; i < r->nsites; i++)
+		r->sites[i]->number = i + 1;
 	e = torch_merge_build(&r->torch, r->procs, r->nprocs);
 	if (e < 0) {
 		rd_error_set(err, NULL,

@@ -28,8 +28,17 @@ struct rd_report_spread {
 	ssize_t outlier; /* index into report.procs; -1: none */
 };
 
+/* One source line of a merged site: the calls made at its headline's
+ * FILE:LINE (docs/format.md, "lines"), with their own counters. */
+struct rd_report_line {
+	char *file; /* NULL when unknown */
+	int64_t line;
+	struct rd_counters c;
+	int64_t at_peak_bytes;
+};
+
 struct rd_report_site {
-	char *key;
+	char *key; /* the key text; merge_key_digest() is what reports print */
 	enum gs_kind kind;
 	char *api;
 	const char *library; /* static label, NULL for user code */
@@ -41,6 +50,11 @@ struct rd_report_site {
 	int64_t at_peak_bytes;
 	struct rd_report_frame *frames;
 	size_t nframes;
+	/* Of a site merged from calls at more than one line of its headline's
+	 * function: each line, in order of file and line; none otherwise. */
+	struct rd_report_line *lines;
+	size_t nlines;
+	size_t number;	     /* of report.sites: 1 + its index there; else 0 */
 	size_t last_process; /* merge bookkeeping: 1 + index of the last process counted */
 	/* Of a site of report.sites only (NULL elsewhere): what each process
 	 * contributed, per_proc[METRIC][process index], 0 for a process
@@ -120,6 +134,11 @@ void merge_clear(struct rd_report *r);
  * "module!function" or "module+0xOFFSET" (native), "file-basename!function"
  * (Python).  Exposed for the tests. */
 char *merge_site_key(const char *api, const struct rd_report_frame *frames, size_t nframes);
+
+/* The short key reports print: 16 lower-case hex digits of the 64-bit
+ * FNV-1a hash of KEY (the key text above); BUF of MERGE_DIGEST_SIZE. */
+#define MERGE_DIGEST_SIZE 17
+const char *merge_key_digest(const char *key, char *buf, size_t size);
 
 /* The index of the frame a person should look at first (docs/format.md,
  * "headline"), or -1 when the site has no frames. */

@@ -77,7 +77,7 @@ if g:
           and [BLOCKS.index(c) for c in spark] == sorted(BLOCKS.index(c) for c in spark)
           and spark[0] == BLOCKS[0] and spark[-1] == BLOCKS[7],
           f"report: the sparkline rises from the lowest block to the highest: {spark}")
-    sect = r.stdout.split("\nGROWTH SUSPECTS\n", 1)[-1].split("\n\n", 1)[0]
+    sect = r.stdout.split("\nGROWTH SUSPECTS", 1)[-1].split("\n\n", 1)[0]
     check("growth:" in sect and "keep_output" in sect, "report: in GROWTH SUSPECTS, keep_output's")
 r = gpuspy("report", one, lang="C")
 g = growth_line(r.stdout)

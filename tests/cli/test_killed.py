@@ -159,7 +159,7 @@ def main():
           and "signal" not in run, "a clean exit: status 0, run.json exit_status 0",
           (p.returncode, p.stderr, run))
     r = report(out)
-    check(r.returncode == 0 and "\nLEAKED AT EXIT\n" in r.stdout
+    check(r.returncode == 0 and "\nLEAKED AT EXIT (" in r.stdout
           and "leaked at exit:   " in r.stdout and "did not exit" not in r.stdout
           and "snapshot" not in r.stdout, "a clean exit: reported at exit", r.stdout)
     j = report_json(out)

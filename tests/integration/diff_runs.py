@@ -97,12 +97,14 @@ def main():
                   "the new site leaked +1048576")
             check(s.get("headline", {}).get("function") == "leak_extra",
                   "its headline is leak_extra")
-            check("leak_extra" in s["key"], "its key names leak_extra")
+            check(re.fullmatch(r"[0-9a-f]{16}", s["key"]) is not None,
+                  "its key is a digest of 16 hex digits: %s" % s["key"])
         check(len(others) >= 3, "the unchanged sites are matched (%d)" % len(others))
         check(all(s["status"] == "same" and s["leaked"]["delta"] == 0 and
                   s["peak"]["delta"] == 0 and s["allocations"]["delta"] == 0 for s in others),
               "every other site shows 0 in leaked, peak and allocations")
-        check(any("stable_scratch" in s["key"] and s["peak"]["new"] == SIZE and
+        check(any(s.get("headline", {}).get("function") == "stable_scratch" and
+                  s["peak"]["new"] == SIZE and
                   s["allocations"]["new"] == 4 for s in others),
               "the alloc/free site is among them, with its peak and count")
         check(d["totals"]["leaked"]["delta"] == MIB, "the leaked total grew by 1 MiB")

@@ -40,6 +40,29 @@ def run_one(args, program, out):
     return json.loads(p.stdout)
 
 
+def fnv1a64(text):
+    h = 0xcbf29ce484222325
+    for b in text.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return "%016x" % h
+
+
+def key_text(site):
+    """The text a site's key digests: its api, then its frames that are
+    not noise, as docs/format.md says."""
+    parts = []
+    for f in site["frames"]:
+        if f.get("noise"):
+            continue
+        if f["kind"] == "python":
+            parts.append("%s!%s" % (os.path.basename(f.get("file", "?")), f.get("function", "?")))
+        elif "function" in f:
+            parts.append("%s!%s" % (f.get("module", "?"), f["function"]))
+        else:
+            parts.append("%s+0x%x" % (f.get("module", "?"), f["offset"]))
+    return site["api"] + "|" + ";".join(parts)
+
+
 def leaker_offsets(report):
     """{(key, function): offset} of the leaking functions' frames."""
     found = {}
@@ -78,9 +101,14 @@ def main():
         print("%s build keys:\n  %s" % (tag, "\n  ".join(k)))
     check(len(keys[0]) > 0, "the plain build has call sites")
     check(keys[0] == keys[1], "both builds give the same site keys")
-    # the keys name the functions: symbolization, not luck, made them equal
+    # the keys are digests of texts that name the functions
+    # (docs/format.md): symbolization, not luck, made them equal
+    texts = {s["key"]: key_text(s) for s in reports[0]["sites"]}
+    check(all(fnv1a64(t) == k for k, t in texts.items()),
+          "each key is the digest of its text (api, then module!function)")
     for fn in LEAKERS:
-        check(any(fn in k for k in keys[0]), "a key names %s" % fn)
+        check(any("!%s;" % fn in t or t.endswith("!" + fn) for t in texts.values()),
+              "a key's text names %s" % fn)
 
     offsets = [leaker_offsets(r) for r in reports]
     check(len(offsets[0]) == len(LEAKERS) and offsets[0].keys() == offsets[1].keys(),

@@ -2,8 +2,8 @@
 """The PyTorch view's growth rule on an epoch leak, through the pretend
 PyTorch (tests/python/torch_epochs.py): the line that keeps 8 MiB per
 epoch is growing in torch.json and named once on stderr, with [PyTorch
-view], before the program's last line; the line that fills in 3 epochs
-and stays is neither.  Epochs of 1 and 8 intervals.
+view], before the program's last line, and named first in the summary at
+exit; the line that fills in 3 epochs and stays is neither.  Epochs of 1 and 8 intervals.
 Usage: torch_epoch_leak.py LIBGPUSPY LIBPYALLOC FAKE_DIR LIBC10_CUDA"""
 import glob
 import json
@@ -55,5 +55,12 @@ for interval_ms, per in ((50, 8), (100, 1)):
     want = f"at epoch ({script}:{line_of['epoch_leak']}) [PyTorch view]; "
     check(len(told) == 1 and want in lines[told[0]] and told[0] < lines.index("done"),
           f"{tag}: named once on stderr while it runs: {[lines[i] for i in told]}")
+    # the exit summary leads with the Python line that holds the memory,
+    # as the view knows it, before the CUDA sites (which name the pool)
+    exit_at = next((i for i, l in enumerate(lines) if "still live at exit" in l), len(lines))
+    named = [l for l in lines[exit_at + 1:] if l.startswith("gpuspy:   ")]
+    want = f" from epoch ({script}:{line_of['epoch_leak']}) [PyTorch view]"
+    check(bool(named) and named[0].endswith(want),
+          f"{tag}: the exit summary's first line is the epoch leak's: {named[:1]}")
 print(f"{failures} failures")
 sys.exit(1 if failures else 0)

@@ -47,7 +47,7 @@
 #define HISTORY	    20 /* refreshes a sparkline spans */
 
 static const char usage[] =
-	"Usage: gpuspy top [--interval SEC] [--top N] [--count N] PATH|PID\n"
+	"Usage: gpuspy top [--interval SEC] [--top N] [--count N] [PATH|PID]\n"
 	"\n"
 	"Show what a running job holds on the GPU, refreshed every interval: the\n"
 	"totals, each device, and the call sites with most live memory, each with\n"
@@ -739,16 +739,20 @@ int cmd_top(int argc, char **argv)
 			return usage_error("unknown option", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no PATH or PID given", NULL);
 	if (optind + 1 < argc)
 		return usage_error("one PATH or PID only, not also", argv[optind + 1]);
-	t.pid = parse_pid(argv[optind]);
+	t.pid = optind < argc ? parse_pid(argv[optind]) : 0;
 	if (t.pid > 0) {
 		procfs_process_dir(t.pid, t.dir, sizeof(t.dir));
 		t.path = t.dir;
 	} else {
-		t.path = argv[optind];
+		/* no PATH, or an output directory: its latest run */
+		static char *run;
+
+		e = cli_run_path("top", optind < argc ? argv[optind] : NULL, 0, &run);
+		if (e != EXIT_OK)
+			return e;
+		t.path = run;
 	}
 	/* keys only on a terminal: a pipe's reader may share our stdin */
 	t.tty = t.keys = isatty(STDOUT_FILENO);

@@ -428,18 +428,19 @@ static int make_dirs(char *path)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-/* How many entries DIR holds that a reader looks at (not hidden ones);
- * 0 when it does not exist. */
-static size_t count_entries(const char *dir)
+/* How many process directories (<host>-<pid>) DIR holds; 0 when it does
+ * not exist. */
+static size_t count_processes(const char *dir)
 {
 	struct dirent *de;
 	size_t n = 0;
+	pid_t pid;
 	DIR *d = opendir(dir);
 
 	if (!d)
 		return 0;
 	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
+		n += de->d_name[0] != '.' && names_parse_process_dir(de->d_name, &pid, NULL) == 0;
 	closedir(d);
 	return n;
 }
@@ -459,14 +460,15 @@ static int prepare_run_dir(const struct rundir_choice *run)
 	int r;
 
 	if (!run->output_dir[0]) {
-		n = count_entries(run->dir);
+		n = count_processes(run->dir);
 		if (n > 0) {
 			fputs("gpuspy run: ", stderr);
 			cli_put_clean(stderr, run->dir);
 			fprintf(stderr,
-				" already holds %zu %s of earlier runs: their reports and this "
-				"run's will be read together; give each run its own directory\n",
-				n, n == 1 ? "entry" : "entries");
+				" already holds %zu process %s of an earlier run: its reports "
+				"and this run's will be read together; give each run its own "
+				"directory\n",
+				n, n == 1 ? "directory" : "directories");
 		}
 	}
 	snprintf(path, sizeof(path), "%s", run->output_dir[0] ? run->output_dir : run->dir);

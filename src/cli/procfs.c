@@ -107,9 +107,8 @@ void procfs_process_dir(pid_t pid, char *dir, size_t size)
 			names_join(run, sizeof(run), cwd, d);
 			d = run;
 		}
-		if (out && out[0])
-			names_process_path(dir, size, d, pid);
-		else if (find_in_runs(d, pid, dir, size) < 0)
+		/* explicit: the run directory itself */
+		if ((out && out[0]) || find_in_runs(d, pid, dir, size) < 0)
 			names_process_path(dir, size, d, pid);
 	}
 	free(out);

@@ -515,10 +515,10 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *outopt = NULL;
+	const char *outopt = NULL, *env_out;
 	char *lib = NULL, *outdir = NULL;
 	char id[GS_RUN_ID_SIZE];
-	struct rundir_choice run;
+	struct rundir_choice run = { 0 };
 	struct outcome o = { 0 };
 	bool reports, explicit;
 	int c, r, status;
@@ -561,8 +561,9 @@ int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	if (!outopt && getenv("GPUSPY_OUTPUT_DIR") && getenv("GPUSPY_OUTPUT_DIR")[0])
-		outopt = getenv("GPUSPY_OUTPUT_DIR");
+	env_out = getenv("GPUSPY_OUTPUT_DIR");
+	if (!outopt && env_out && env_out[0])
+		outopt = env_out;
 	explicit = outopt != NULL;
 	outdir = absolute(explicit ? outopt : GS_OUTPUT_DIR_DEFAULT);
 	if (!outdir) {

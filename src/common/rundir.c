@@ -45,7 +45,7 @@ static const char *command_name(const char *const *argv, size_t argc)
 		if (argv[i][0] != '-' && (ends_with(argv[i], ".py") || ends_with(argv[i], ".sh")))
 			return base_of(argv[i]);
 	}
-	for (size_t i = 1; i + 1 < argc && argv[i + 1]; i++) {
+	for (size_t i = 1; i + 1 < argc && argv[i] && argv[i + 1]; i++) {
 		if (strcmp(argv[i], "-m") == 0)
 			return argv[i + 1];
 	}

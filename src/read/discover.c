@@ -749,7 +749,7 @@ int discover_output_dir(const char *path, unsigned back, char **runp, size_t *nr
 	for (size_t i = 0; r == 1 && i < (size_t)n; i++)
 		if (strcmp(names[i], id) == 0)
 			at = i + 1;
-	if (n == 0 || back >= at) {
+	if (n == 0 || !names || back >= at) {
 		rd_error_set(err, path,
 			     n == 0 ? "holds no run directory" :
 				      "holds %d run%s: there is none %u before the latest",
@@ -762,7 +762,7 @@ int discover_output_dir(const char *path, unsigned back, char **runp, size_t *nr
 	if (r == -ENOMEM)
 		rd_error_set(err, path, "out of memory");
 out:
-	for (int i = 0; i < n; i++)
+	for (int i = 0; names && i < n; i++)
 		free(names[i]);
 	free(names);
 	return r;

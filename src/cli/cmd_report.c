@@ -16,11 +16,13 @@
 #define DEFAULT_TOP 10
 
 static const char usage[] =
-	"Usage: gpuspy report [--format text|json|csv] [--top N] PATH...\n"
+	"Usage: gpuspy report [--format text|json|csv] [--top N] [PATH...]\n"
 	"\n"
 	"Summarize gpuspy reports.  Each PATH is a run directory (as written by\n"
 	"'gpuspy run'), one of its process directories, or a report file\n"
-	"(report.json, or an out-of-memory post-mortem oom-N.json).\n"
+	"(report.json, or an out-of-memory post-mortem oom-N.json); ./gpuspy-out\n"
+	"stands for its latest run.  Without PATH: $GPUSPY_OUTPUT_DIR, else the\n"
+	"latest run of ./gpuspy-out.\n"
 	"\n"
 	"  -f, --format FMT   text (default) or json (format " GS_FORMAT_REPORT ")\n"
 	"  -f, --format FMT   text (default), json (format gpuspy-report/1), or\n"

@@ -582,7 +582,8 @@ def main():
         c.expect_error("control characters in the name", [weird], None)
 
         # usage errors: status 2, one line
-        for name, args in (("no PATH", []), ("unknown format", ["--format", "xml", "x"]),
+        for name, args in (("no PATH and no ./gpuspy-out", []),
+                           ("unknown format", ["--format", "xml", "x"]),
                            ("bad --top", ["--top", "ten", "x"]),
                            ("negative --top", ["--top", "-1", "x"]),
                            ("unknown option", ["--frobnicate", "x"]),

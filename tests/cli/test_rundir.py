@@ -136,6 +136,8 @@ with tempfile.TemporaryDirectory(prefix="gpuspy-rundir-") as tmp:
     p = run([gpuspy, "diff", "gpuspy-out/" + runs_in(pout)[0]], plain)
     check(p.returncode == 0 and "the latest of 2 runs" in p.stderr,
           "gpuspy diff OLD: against the latest", p.stderr)
+    check("GPUSPY_RUN" not in p.stdout, "the run's own variables are no setting to compare",
+          p.stdout)
     # processes that never allocate create nothing, not even gpuspy-out
     quiet = os.path.join(tmp, "quiet")
     os.makedirs(quiet)

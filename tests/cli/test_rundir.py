@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 gpuspy, lib, fake, growth, pyalloc = (os.path.abspath(a) for a in sys.argv[1:6])
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_") and k != "LD_PRELOAD"}
@@ -146,6 +147,31 @@ with tempfile.TemporaryDirectory(prefix="gpuspy-rundir-") as tmp:
           "gpuspy diff OLD: against the latest", p.stderr)
     check("GPUSPY_RUN" not in p.stdout, "the run's own variables are no setting to compare",
           p.stdout)
+    # the first process of a run, which exported its run to its children
+    # only, is found by its pid (gpuspy top PID, gpuspy snapshot PID)
+    e = dict(env, LD_PRELOAD=lib)
+    hang = subprocess.Popen([growth, "10", "1", "hang"], cwd=plain, env=e,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        hang.stdout.readline()
+        snap = None
+        for _ in range(400):
+            found = [os.path.join(pout, n) for n in runs_in(pout)
+                     if n.endswith("-%d" % hang.pid)]
+            snap = found and [os.path.join(found[0], d, "snapshot.json")
+                              for d in os.listdir(found[0])]
+            if snap and os.path.exists(snap[0]):
+                break
+            time.sleep(0.025)
+        p = run([gpuspy, "top", "--count", "1", str(hang.pid)], plain)
+        check(p.returncode == 0 and "leak_step" in p.stdout,
+              "gpuspy top PID: the root's directory in its own run", (p.stdout, p.stderr))
+        p = run([gpuspy, "snapshot", str(hang.pid), "now"], plain)
+        check(p.returncode == 0, "gpuspy snapshot PID finds it too", p.stderr)
+    finally:
+        hang.kill()
+        hang.wait()
+
     # processes that never allocate create nothing, not even gpuspy-out
     quiet = os.path.join(tmp, "quiet")
     os.makedirs(quiet)

@@ -62,6 +62,19 @@ enum cli_glyph {
 };
 /* G as the locale can show it: the UTF-8 glyph, or its ASCII spelling. */
 const char *cli_glyph(enum cli_glyph g);
+/*
+ * The path command CMD reads for PATH: an output directory (./gpuspy-out)
+ * stands for its latest run, or the one BACK runs before it; PATH NULL
+ * for the default: $GPUSPY_OUTPUT_DIR when set (BACK 0: a run directory
+ * itself), else ./gpuspy-out.  Which run was taken is said on stderr in
+ * one line.  *OUT to free; 0, or the exit status with the reason printed
+ * (a "latest" that leads outside its directory: EXIT_USAGE).
+ */
+int cli_run_path(const char *cmd, const char *path, unsigned back, char **out);
+/* One line on stderr when the processes of LIST, read from WHAT, belong
+ * to more than one run (their "run" ids). */
+struct rd_process_list;
+void cli_warn_mixed(const char *cmd, const char *what, const struct rd_process_list *list);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 
@@ -129,9 +142,10 @@ void cli_term_put(const char *s);
 /* The value of NAME in /proc/PID/environ, or NULL. */
 char *procfs_env(pid_t pid, const char *name);
 /* The process directory that process PID writes on this host, as the
- * library resolves it: its GPUSPY_OUTPUT_DIR (default gpuspy-out; a
- * relative one from its working directory) + "/<host>-<pid>".  Cut short
- * when it does not fit in SIZE bytes. */
+ * library resolves it: its run directory (the one it inherited through
+ * GPUSPY_RUN_DIR, its GPUSPY_OUTPUT_DIR, relative to its working
+ * directory, or the newest run of its ./gpuspy-out that holds it) +
+ * "/<host>-<pid>".  Cut short when it does not fit in SIZE bytes. */
 void procfs_process_dir(pid_t pid, char *dir, size_t size);
 
 #endif

@@ -18,12 +18,14 @@
 #define DEFAULT_TOP	  20
 
 static const char usage[] =
-	"Usage: gpuspy diff [OPTIONS] OLD NEW\n"
+	"Usage: gpuspy diff [OPTIONS] [OLD [NEW]]\n"
 	"       gpuspy diff [OPTIONS] --old PATH... --new PATH...\n"
 	"\n"
 	"Compare two runs call site by call site.  OLD and NEW are run\n"
 	"directories, process directories or report files; --old and --new\n"
 	"(each repeatable) take several, e.g. one run directory per node.\n"
+	"Without NEW, the latest run of ./gpuspy-out; without either, the\n"
+	"latest against the one before it.\n"
 	"\n"
 	"  -f, --format FMT          text (default) or json (format " GS_FORMAT_DIFF ")\n"
 	"      --fail-on-growth SIZE exit 1 when a site grew by more than SIZE\n"
@@ -68,6 +70,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff_total *tot = NULL;
 	size_t nset = 0, ntot = 0, top = DEFAULT_TOP;
 	bool json = false, named = false;
+	char *owned[2] = { NULL, NULL };
 	int c, e, status = EXIT_OK;
 
 	d.side[0].name = "OLD";
@@ -132,17 +135,24 @@ int cmd_diff(int argc, char **argv)
 		goto done;
 	}
 	if (!named) {
-		if (argc - optind != 2) {
-			status = usage_error(argc - optind < 2 ? "needs two runs, OLD and NEW" :
-								 "too many arguments; extra",
-					     argc - optind > 2 ? argv[optind + 2] : NULL);
+		int n = argc - optind;
+
+		if (n > 2) {
+			status = usage_error("too many arguments; extra", argv[optind + 2]);
 			goto done;
 		}
-		if (diff_add_path(&d.side[0], argv[optind]) < 0 ||
-		    diff_add_path(&d.side[1], argv[optind + 1]) < 0) {
+		/* OLD NEW; OLD alone: against the latest run; nothing: the
+		 * latest run against the one before it (cli_run_path) */
+		status = cli_run_path("diff", n >= 1 ? argv[optind] : NULL, n >= 1 ? 0 : 1,
+				      &owned[0]);
+		if (status == EXIT_OK)
+			status = cli_run_path("diff", n == 2 ? argv[optind + 1] : NULL, 0,
+					      &owned[1]);
+		if (status == EXIT_OK && (diff_add_path(&d.side[0], owned[0]) < 0 ||
+					  diff_add_path(&d.side[1], owned[1]) < 0))
 			status = EXIT_FAILURE_OTHER;
+		if (status != EXIT_OK)
 			goto done;
-		}
 	}
 	if (!d.side[0].npaths || !d.side[1].npaths) {
 		status = usage_error(
@@ -186,5 +196,7 @@ done:
 	diff_settings_free(set, nset);
 	free(tot);
 	diff_clear(&d);
+	free(owned[0]);
+	free(owned[1]);
 	return status;
 }

@@ -17,7 +17,7 @@
 #define DEFAULT_TOP 10
 
 static const char usage[] =
-	"Usage: gpuspy merge [--format text|json] [--top N] PATH...\n"
+	"Usage: gpuspy merge [--format text|json] [--top N] [PATH...]\n"
 	"\n"
 	"Show the processes of a run side by side: each process's totals, and\n"
 	"per call site what each process gave it, with the process that stands\n"

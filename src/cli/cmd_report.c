@@ -20,12 +20,13 @@
 
 static const char usage[] =
 	"Usage: gpuspy report [--format FMT] [--at LABEL|--peak] [--top N] [--sections LIST]\n"
-	"                     [--fail-on-leak SIZE] PATH...\n"
+	"                     [--fail-on-leak SIZE] [PATH...]\n"
 	"\n"
 	"Summarize gpuspy reports.  Each PATH is a run directory (as written by\n"
 	"'gpuspy run'), one of its process directories, or a report file\n"
 	"(report.json, snapshot.json, snapshot-N.json, or an out-of-memory\n"
-	"post-mortem oom-N.json).\n"
+	"post-mortem oom-N.json); ./gpuspy-out stands for its latest run.\n"
+	"Without PATH: $GPUSPY_OUTPUT_DIR, else the latest run of ./gpuspy-out.\n"
 	"\n"
 	"  -f, --format FMT   text (default), json (format " GS_FORMAT_REPORT "), or\n"
 	"                     csv: each process's history of live bytes;\n"

@@ -49,7 +49,7 @@
 #define SPARK_MIN   8  /* the sparkline's narrowest, before it goes last */
 
 static const char usage[] =
-	"Usage: gpuspy top [--interval SEC] [--top N] [--count N] PATH|PID\n"
+	"Usage: gpuspy top [--interval SEC] [--top N] [--count N] [PATH|PID]\n"
 	"\n"
 	"Show what a running job holds on the GPU, refreshed every interval: the\n"
 	"totals, each device, and the call sites with most live memory, each with\n"
@@ -844,22 +844,23 @@ int cmd_top(int argc, char **argv)
 			return usage_error("unknown option", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no PATH or PID given", NULL);
 	if (optind + 1 < argc)
 		return usage_error("one PATH or PID only, not also", argv[optind + 1]);
-	t.pid = parse_pid(argv[optind]);
+	t.pid = optind < argc ? parse_pid(argv[optind]) : 0;
 	if (t.pid > 0) {
 		procfs_process_dir(t.pid, t.dir, sizeof(t.dir));
 		t.path = t.dir;
 	} else {
-		/* the report.txt the library names stands for its directory */
-		char *dir = cli_text_report_dir(argv[optind]);
+		/* the report.txt the library names stands for its directory;
+		 * no PATH, or an output directory: its latest run */
+		static char *run;
+		char *dir = optind < argc ? cli_text_report_dir(argv[optind]) : NULL;
 
-		if (dir && strlen(dir) < sizeof(t.dir))
-			strcpy(t.dir, dir);
+		e = cli_run_path("top", dir ? dir : optind < argc ? argv[optind] : NULL, 0, &run);
 		free(dir);
-		t.path = t.dir[0] ? t.dir : argv[optind];
+		if (e != EXIT_OK)
+			return e;
+		t.path = run;
 	}
 	/* keys only on a terminal: a pipe's reader may share our stdin */
 	t.tty = t.keys = cli_term_caps(&t.tc);

@@ -11,11 +11,128 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "discover.h"
+#include "env.h"
 #include "names.h"
+#include "rundir.h"
 #include "util.h"
+
+int cli_run_path(const char *cmd, const char *path, unsigned back, char **out)
+{
+	struct rd_error err = { .msg = "" };
+	const char *env = getenv("GPUSPY_OUTPUT_DIR");
+	const char *given = path;
+	size_t nruns = 0;
+	char *run = NULL;
+	int e;
+
+	*out = NULL;
+	if (!path) {
+		/* an explicit run directory is the run itself */
+		path = env && env[0] && back == 0 ? env : GS_OUTPUT_DIR_DEFAULT;
+		if (access(path, F_OK) < 0) {
+			fprintf(stderr, "gpuspy %s: no PATH given, and ", cmd);
+			cli_put_clean(stderr, path);
+			fputs(path == env ? " ($GPUSPY_OUTPUT_DIR)" : "", stderr);
+			fputs(" does not exist: no run wrote there yet; name a run directory, or "
+			      "start one with gpuspy run -- CMD\n",
+			      stderr);
+			return EXIT_USAGE;
+		}
+	}
+	e = discover_output_dir(path, back, &run, &nruns, &err);
+	if (e < 0) {
+		fprintf(stderr, "gpuspy %s: %s\n", cmd, err.msg);
+		return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+	}
+	if (e == 0 && back > 0) {
+		fprintf(stderr, "gpuspy %s: ", cmd);
+		cli_put_clean(stderr, path);
+		fputs(" holds no run directories: name the runs to compare\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (e == 0 && given) {
+		*out = strdup(path);
+		return *out ? 0 : EXIT_FAILURE_OTHER;
+	}
+	*out = e ? run : strdup(path);
+	if (!*out)
+		return EXIT_FAILURE_OTHER;
+	/* which run was taken for the user, in one line */
+	fprintf(stderr, "gpuspy %s: reading ", cmd);
+	cli_put_clean(stderr, *out);
+	if (e)
+		fprintf(stderr, ", %s of %zu run%s in ",
+			back == 0 ? "the latest" : "the one before the latest", nruns,
+			nruns == 1 ? "" : "s");
+	else
+		fputs(path == env ? " ($GPUSPY_OUTPUT_DIR)" : "", stderr);
+	if (e)
+		cli_put_clean(stderr, path);
+	putc('\n', stderr);
+	return 0;
+}
+
+void cli_warn_mixed(const char *cmd, const char *what, const struct rd_process_list *list)
+{
+	const char *ids[8], *cmds_seen[4];
+	char cmds[4][GS_RUN_ID_SIZE];
+	size_t nids = 0, ncmds = 0, older = 0, more_ids = 0;
+
+	for (size_t i = 0; i < list->n; i++) {
+		const char *id = list->items[i]->run_id;
+		bool seen = false;
+
+		if (!id) {
+			older++;
+			continue;
+		}
+		for (size_t k = 0; k < nids && !seen; k++)
+			seen = strcmp(ids[k], id) == 0;
+		if (seen)
+			continue;
+		if (nids == sizeof(ids) / sizeof(ids[0])) {
+			more_ids++;
+			continue;
+		}
+		ids[nids++] = id;
+	}
+	if (nids + more_ids + (older && nids ? 1 : 0) < 2)
+		return;
+	for (size_t k = 0; k < nids; k++) {
+		char c[GS_RUN_ID_SIZE];
+		bool seen = false;
+
+		if (rundir_id_command(ids[k], c, sizeof(c)) < 0)
+			continue;
+		for (size_t j = 0; j < ncmds && !seen; j++)
+			seen = strcmp(cmds[j], c) == 0;
+		if (!seen && ncmds < sizeof(cmds) / sizeof(cmds[0])) {
+			memcpy(cmds[ncmds], c, sizeof(c));
+			cmds_seen[ncmds] = cmds[ncmds];
+			ncmds++;
+		}
+	}
+	fprintf(stderr, "gpuspy %s: ", cmd);
+	cli_put_clean(stderr, what);
+	fprintf(stderr, " mixes %s%zu runs", more_ids ? "more than " : "",
+		nids + more_ids + (older ? 1 : 0));
+	if (ncmds) {
+		fprintf(stderr, " of %zu command%s (", ncmds, ncmds == 1 ? "" : "s");
+		for (size_t j = 0; j < ncmds; j++) {
+			fputs(j ? ", " : "", stderr);
+			cli_put_clean(stderr, cmds_seen[j]);
+		}
+		putc(')', stderr);
+	}
+	if (older)
+		fprintf(stderr, "%s%zu process%s of an older gpuspy, run unknown",
+			ncmds ? " and " : ": ", older, older == 1 ? "" : "es");
+	fputs(": their figures are added together; give each run its own directory\n", stderr);
+}
 
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
 		     struct cli_loaded *l)
@@ -80,8 +197,6 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 			return cli_usage_error(cmd, "unknown option", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(cmd, "no PATH given", NULL);
 	l->paths = argv + optind;
 	l->npaths = (size_t)(argc - optind);
 	e = cli_export_check(cmd, l);
@@ -91,18 +206,32 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	l->top = top_given || !l->json ? top : 0;
 
 	/* Everything is loaded before anything is printed: one bad file
-	 * fails the whole command rather than yield a partial sum. */
-	for (int i = optind; i < argc; i++) {
-		char *dir = cli_text_report_dir(argv[i]);
+	 * fails the whole command rather than yield a partial sum.  No PATH:
+	 * the latest run (cli_run_path). */
+	for (int i = optind; i < argc || (i == optind && optind == argc); i++) {
+		char *path;
 
-		e = discover_path(&l->list, dir ? dir : argv[i], &err);
+		/* the report.txt the library names stands for its directory */
+		char *dir = i < argc ? cli_text_report_dir(argv[i]) : NULL;
+
+		e = cli_run_path(cmd, dir ? dir : i < argc ? argv[i] : NULL, 0, &path);
 		free(dir);
-		if (e < 0) {
-			cli_print_error(&err, e);
+		if (e == 0) {
+			e = discover_path(&l->list, path, &err);
+			if (e < 0)
+				cli_print_error(&err, e);
+			e = e == 0 ? 0 : e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+		}
+		if (e == 0 && argc - optind <= 1)
+			cli_warn_mixed(cmd, path, &l->list);
+		free(path);
+		if (e) {
 			rd_process_list_clear(&l->list);
-			return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+			return e;
 		}
 	}
+	if (argc - optind > 1)
+		cli_warn_mixed(cmd, "these paths", &l->list);
 	e = symbolizer_new(&l->sym);
 	if (e == 0)
 		e = merge_build(&l->rep, &l->list, l->sym, &err);

@@ -374,6 +374,7 @@ int json_print_report(const struct rd_report *r, const struct rd_process_list *l
 			json_object_set_new(o, "path", json_string(u->path));
 			json_object_set_new(o, "host", json_string(u->host));
 			json_object_set_new(o, "pid", json_integer(u->pid));
+			json_object_set_new(o, "empty", json_boolean(u->empty));
 			state_json(o, u->state, u->signal, -1, -1);
 			json_array_append_new(un, o);
 		}

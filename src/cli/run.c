@@ -13,6 +13,7 @@
  * process of it that wrote no report.json is then known to have been
  * killed, and by which signal, rather than only to have not exited.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -34,6 +35,7 @@
 #include "discover.h"
 #include "env.h"
 #include "names.h"
+#include "rundir.h"
 #include "util.h"
 
 /* gpuspy's own failure (fork, memory), as env(1) does, so that it is not
@@ -44,10 +46,11 @@ static const char usage[] =
 	"Usage: gpuspy run [-o DIR] [--] CMD [ARGS...]\n"
 	"\n"
 	"Run CMD with libgpuspy.so preloaded; every process of it that allocates\n"
-	"CUDA memory writes a report under DIR at exit.\n"
+	"CUDA memory writes a report under the run directory at exit.\n"
 	"\n"
-	"  -o, --output DIR   run directory (default: $GPUSPY_OUTPUT_DIR, else\n"
-	"                     ./gpuspy-out)\n"
+	"  -o, --output DIR   run directory (default: $GPUSPY_OUTPUT_DIR, else a new\n"
+	"                     ./gpuspy-out/<time>-<command>-<pid>, and\n"
+	"                     ./gpuspy-out/latest points at it)\n"
 	"  -h, --help         show this help\n";
 
 static volatile sig_atomic_t child_pid;
@@ -189,27 +192,35 @@ static bool preload_has(const char *list, const char *lib)
 	return false;
 }
 
-static int setup_environment(const char *lib, const char *outdir)
+/* LD_PRELOAD with LIB first, and the run: GPUSPY_RUN_ID and GPUSPY_RUN_DIR
+ * (rundir_choose: every process of the command inherits them), and
+ * GPUSPY_OUTPUT_DIR for an explicit run directory. */
+static int setup_environment(const char *lib, const struct rundir_choice *run, bool explicit)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *val = NULL;
-	int r;
+	int r = 0;
 
-	if (old && old[0] && preload_has(old, lib))
-		return setenv("GPUSPY_OUTPUT_DIR", outdir, 1) < 0 ? -errno : 0;
-	/* first, so that gpuspy's wrappers are found before those of any
-	 * other preloaded library */
-	if (old && old[0]) {
-		if (asprintf(&val, "%s:%s", lib, old) < 0)
-			return -ENOMEM;
-	} else {
-		val = strdup(lib);
-		if (!val)
-			return -ENOMEM;
+	if (!old || !old[0] || !preload_has(old, lib)) {
+		/* first, so that gpuspy's wrappers are found before those of
+		 * any other preloaded library */
+		if (old && old[0]) {
+			if (asprintf(&val, "%s:%s", lib, old) < 0)
+				return -ENOMEM;
+		} else {
+			val = strdup(lib);
+			if (!val)
+				return -ENOMEM;
+		}
+		r = setenv("LD_PRELOAD", val, 1) < 0 ? -errno : 0;
+		free(val);
 	}
-	r = setenv("LD_PRELOAD", val, 1) < 0 ? -errno : 0;
-	free(val);
-	if (r == 0 && setenv("GPUSPY_OUTPUT_DIR", outdir, 1) < 0)
+	if (r == 0 && explicit && setenv("GPUSPY_OUTPUT_DIR", run->dir, 1) < 0)
+		r = -errno;
+	if (r == 0 && !explicit && unsetenv("GPUSPY_OUTPUT_DIR") < 0)
+		r = -errno;
+	if (r == 0 &&
+	    (setenv(GS_ENV_RUN_ID, run->id, 1) < 0 || setenv(GS_ENV_RUN_DIR, run->dir, 1) < 0))
 		r = -errno;
 	return r;
 }
@@ -348,11 +359,11 @@ static int write_json_file(const char *dir, const char *name, const json_t *doc)
 	return r;
 }
 
-/* run.json (docs/format.md, "gpuspy-run/1"): the command, its pid and
- * host, when it started and ended, and its exit status or the signal that
- * killed it.  Only into a run directory that exists: a command that never
- * used CUDA leaves none, and gpuspy run does not make one for it. */
-static void record_run(const char *outdir, char **argv, const struct outcome *o)
+/* run.json (docs/format.md, "gpuspy-run/1"): the command, its run id,
+ * pid and host, when it started and ended, and its exit status or the
+ * signal that killed it.  Written even when no process of the command
+ * allocated anything: `gpuspy report` then says so, and what ran. */
+static void record_run(const char *outdir, const char *id, char **argv, const struct outcome *o)
 {
 	char host[GS_HOST_SIZE];
 	struct stat st;
@@ -371,6 +382,7 @@ static void record_run(const char *outdir, char **argv, const struct outcome *o)
 		json_object_set_new(doc, "gpuspy_version", json_string(GPUSPY_VERSION));
 		json_object_set_new(doc, "command", cmd);
 		cmd = NULL;
+		json_object_set_new(doc, "run", json_string(id));
 		json_object_set_new(doc, "host", json_string(host));
 		json_object_set_new(doc, "pid", json_integer(o->pid));
 		json_object_set_new(doc, "start_time", json_real(o->start_time));
@@ -392,6 +404,102 @@ static void record_run(const char *outdir, char **argv, const struct outcome *o)
 		snprintf(file, sizeof(file), "%s/" GS_FILE_RUN, outdir);
 		cli_error(file, "cannot record the run: %s", strerror(-r));
 	}
+}
+
+/* PATH and the directories above it, made 0700 where missing, as the
+ * library makes them; one that exists is taken as it is, provided it is a
+ * directory.  0 or -errno. */
+static int make_dirs(char *path)
+{
+	struct stat st;
+
+	for (char *p = path + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			int r = -errno;
+
+			*p = c;
+			return r;
+		}
+		*p = c;
+		if (!c)
+			break;
+	}
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+/* How many process directories (<host>-<pid>) DIR holds; 0 when it does
+ * not exist. */
+static size_t count_processes(const char *dir)
+{
+	struct dirent *de;
+	size_t n = 0;
+	pid_t pid;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.' && names_parse_process_dir(de->d_name, &pid, NULL) == 0;
+	closedir(d);
+	return n;
+}
+
+/*
+ * The run directory, made before the command starts.  An explicit one
+ * that holds an earlier run is warned about: the two are read as one.  A
+ * new one under the default output directory must be ours (its name is
+ * easy to guess: another user's directory or link there is refused), and
+ * "latest" is pointed at it.  0, or -1 with the reason printed.
+ */
+static int prepare_run_dir(const struct rundir_choice *run)
+{
+	char path[GS_RUN_DIR_SIZE];
+	struct stat st;
+	size_t n;
+	int r;
+
+	if (!run->output_dir[0]) {
+		n = count_processes(run->dir);
+		if (n > 0) {
+			fputs("gpuspy run: ", stderr);
+			cli_put_clean(stderr, run->dir);
+			fprintf(stderr,
+				" already holds %zu process %s of an earlier run: its reports "
+				"and this run's will be read together; give each run its own "
+				"directory\n",
+				n, n == 1 ? "directory" : "directories");
+		}
+	}
+	snprintf(path, sizeof(path), "%s", run->output_dir[0] ? run->output_dir : run->dir);
+	r = make_dirs(path);
+	if (r == 0 && run->output_dir[0] && mkdir(run->dir, 0700) < 0 && errno != EEXIST)
+		r = -errno;
+	if (r == 0 && run->output_dir[0] &&
+	    (lstat(run->dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()))
+		r = -EPERM;
+	if (r < 0) {
+		fputs("gpuspy run: cannot make the run directory ", stderr);
+		cli_put_clean(stderr, run->dir);
+		fprintf(stderr, ": %s\n",
+			r == -EPERM ? "something not ours is there" : strerror(-r));
+		return -1;
+	}
+	if (run->output_dir[0]) {
+		r = rundir_point_latest(run->output_dir, run->id);
+		if (r < 0) {
+			fputs("gpuspy run: cannot point ", stderr);
+			cli_put_clean(stderr, run->output_dir);
+			fprintf(stderr, "/" GS_FILE_LATEST " at the run: %s\n", strerror(-r));
+		}
+	}
+	return 0;
 }
 
 /* "SIGKILL", or NULL for a number without a name. */
@@ -425,10 +533,12 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *outopt = NULL;
+	const char *outopt = NULL, *env_out;
 	char *lib = NULL, *outdir = NULL;
+	char id[GS_RUN_ID_SIZE];
+	struct rundir_choice run = { 0 };
 	struct outcome o = { 0 };
-	bool reports;
+	bool reports, explicit;
 	int c, r, status;
 
 	opterr = 0;
@@ -466,18 +576,42 @@ int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	if (!outopt) {
-		outopt = env_output_dir(getenv("GPUSPY_OUTPUT_DIR"));
-	}
-	outdir = absolute(outopt);
+	env_out = getenv("GPUSPY_OUTPUT_DIR");
+	if (!outopt && env_out && env_out[0])
+		outopt = env_out;
+	explicit = outopt != NULL;
+	outdir = absolute(explicit ? outopt : GS_OUTPUT_DIR_DEFAULT);
 	if (!outdir) {
 		r = errno;
-		cli_error(outopt, "cannot make it absolute: %s", strerror(r));
+		cli_error(explicit ? outopt : GS_OUTPUT_DIR_DEFAULT, "cannot make it absolute: %s",
+			  strerror(r));
 		free(lib);
 		return EXIT_RUN_FAILED;
 	}
+	/* A new run, whatever run gpuspy itself may be part of; named after
+	 * the command and gpuspy's pid, the root of the command's tree. */
+	r = rundir_id(id, sizeof(id), time(NULL), (const char *const *)(argv + optind),
+		      (size_t)(argc - optind), getpid());
+	if (r == 0) {
+		char *cwd = getcwd(NULL, 0);
 
-	r = setup_environment(lib, outdir);
+		r = cwd ? rundir_choose(explicit ? outdir : NULL, NULL, NULL, cwd, id, &run) :
+			  -errno;
+		free(cwd);
+	}
+	if (r < 0) {
+		fputs("gpuspy run: cannot name the run directory in ", stderr);
+		cli_put_clean(stderr, outdir);
+		fprintf(stderr, ": %s\n", strerror(-r));
+		status = EXIT_RUN_FAILED;
+		goto out;
+	}
+	if (prepare_run_dir(&run) < 0) {
+		status = EXIT_RUN_FAILED;
+		goto out;
+	}
+
+	r = setup_environment(lib, &run, explicit);
 	if (r < 0) {
 		cli_error(NULL, "cannot set the environment: %s", strerror(-r));
 		status = EXIT_RUN_FAILED;
@@ -485,9 +619,10 @@ int cmd_run(int argc, char **argv)
 	}
 
 	status = spawn(argv + optind, &o);
-	record_run(outdir, argv + optind, &o);
+	record_run(run.dir, run.id, argv + optind, &o);
 
-	reports = discover_has_reports(outdir);
+	/* the reports of this run: an explicit directory may hold older ones */
+	reports = discover_has_reports_since(run.dir, explicit ? o.start_time : -1);
 	if (o.waited && WIFSIGNALED(o.status)) {
 		const char *name = signal_name(WTERMSIG(o.status));
 
@@ -502,10 +637,20 @@ int cmd_run(int argc, char **argv)
 	}
 	if (reports) {
 		fputs("gpuspy: run directory ", stderr);
-		cli_put_clean(stderr, outdir);
+		cli_put_clean(stderr, run.dir);
 		fprintf(stderr, " %s see: gpuspy report ", cli_glyph(CLI_DASH));
-		cli_put_clean(stderr, outdir);
+		cli_put_clean(stderr, run.dir);
 		putc('\n', stderr);
+	} else if (o.waited &&
+		   !(WIFEXITED(o.status) && (WEXITSTATUS(o.status) == EXIT_EXEC_FAILED ||
+					     WEXITSTATUS(o.status) == EXIT_EXEC_NOT_FOUND))) {
+		/* not after a command that could not be started: that was said */
+		fputs("gpuspy run: no process of ", stderr);
+		cli_put_clean(stderr, argv[optind]);
+		fputs(" allocated GPU memory through CUDA: it used no GPU, reached CUDA by a way "
+		      "gpuspy does not hook, or lost LD_PRELOAD on the way; see libgpuspy(7), "
+		      "NOTHING RECORDED\n",
+		      stderr);
 	}
 out:
 	free(lib);

@@ -695,7 +695,9 @@ static void print_unreported(FILE *out, const struct rd_unreported *u)
 		fputs("did not exit, killed or crashed before its first snapshot", out);
 		break;
 	}
-	fputs(" (its directory is empty)\n", out);
+	fputs(u->empty ? " (its directory is empty)\n" :
+			 " (its directory holds no report.json, snapshot.json nor oom-N.json)\n",
+	      out);
 }
 
 static void print_process(FILE *out, const struct rd_process *p)

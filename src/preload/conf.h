@@ -6,7 +6,10 @@
 #include "core.h"
 
 struct gs_config {
-	const char *output_dir;		/* as given; made absolute at first allocation */
+	const char *output_dir;		/* as given, GS_OUTPUT_DIR_DEFAULT when unset */
+	const char *output_given;	/* GPUSPY_OUTPUT_DIR, NULL when unset or empty */
+	const char *run_id;		/* GPUSPY_RUN_ID, inherited: NULL when unset */
+	const char *run_dir;		/* GPUSPY_RUN_DIR, inherited: NULL when unset */
 	unsigned depth;			/* native frames kept per call site */
 	unsigned py_depth;		/* Python frames kept per call site, 0 = none */
 	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */

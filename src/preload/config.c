@@ -20,6 +20,7 @@
 #include "env.h"
 #include "log.h"
 #include "pystack.h"
+#include "rundir.h"
 
 /* Spelled once; a macro, since C initializes a global only with constants. */
 #define CONFIG_DEFAULTS                                                                            \
@@ -233,7 +234,13 @@ void config_load(void)
 	gs_config = config_defaults;
 	n_warnings = 0;
 
-	gs_config.output_dir = env_output_dir(config_getenv("GPUSPY_OUTPUT_DIR"));
+	gs_config.output_given = config_getenv("GPUSPY_OUTPUT_DIR");
+	if (gs_config.output_given && !*gs_config.output_given)
+		gs_config.output_given = NULL;
+	gs_config.output_dir = env_output_dir(gs_config.output_given);
+	/* the run this process's parent started, if any (rundir_choose) */
+	gs_config.run_id = config_getenv(GS_ENV_RUN_ID);
+	gs_config.run_dir = config_getenv(GS_ENV_RUN_DIR);
 	load_uint("GPUSPY_DEPTH", GS_MAX_DEPTH, &gs_config.depth);
 	load_uint("GPUSPY_PYTHON_DEPTH", GS_MAX_PY_DEPTH, &gs_config.py_depth);
 	load_interval();

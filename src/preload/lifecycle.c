@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include "locks.h"
 #include "log.h"
 #include "pystack.h"
+#include "rundir.h"
 #include "state.h"
 #include "torch_probe.h"
 #include "unwind.h"
@@ -63,12 +65,67 @@ static void fork_child(void)
 	}
 }
 
+/*
+ * The run of this process (rundir_choose): its parent's, inherited
+ * through GPUSPY_RUN_ID and GPUSPY_RUN_DIR, or one of its own, named
+ * after its command line, its start and its pid.  Chosen at start, from
+ * the working directory of then, so that the children it starts before
+ * it allocates anything (a launcher's ranks) already know it.
+ */
+static void choose_run(void)
+{
+	static char args[4096];
+	const char *argv[16];
+	char cwd[GS_RUN_DIR_SIZE], id[GS_RUN_ID_SIZE];
+	size_t argc = 0;
+	ssize_t n = -1;
+	int fd;
+
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, args, sizeof(args) - 1);
+		close(fd);
+	}
+	args[n > 0 ? n : 0] = '\0';
+	for (ssize_t i = 0; i < n && argc < sizeof(argv) / sizeof(argv[0]);
+	     i += (ssize_t)strlen(args + i) + 1)
+		argv[argc++] = args + i;
+	gs_state.run_err =
+		rundir_id(id, sizeof(id), (time_t)gs_state.start_time, argv, argc, getpid());
+	if (gs_state.run_err == 0 && !getcwd(cwd, sizeof(cwd)))
+		gs_state.run_err = -errno;
+	if (gs_state.run_err)
+		return;
+	gs_state.run_err = rundir_choose(gs_config.output_given, gs_config.run_id,
+					 gs_config.run_dir, cwd, id, &gs_state.run);
+}
+
+/*
+ * A run of its own is exported to the processes this one starts, before
+ * the program runs: a launcher's ranks, a script's workers and a shell's
+ * commands then write into its run directory.  The program sees the two
+ * variables too (libgpuspy(7), GPUSPY_RUN_ID).  Never before the C
+ * library has set up the environment, never in a privileged program.
+ */
+static void export_run(void)
+{
+	extern char **environ;
+
+	if (gs_config.disabled || gs_state.run_err || gs_state.run.inherited || !environ ||
+	    getauxval(AT_SECURE))
+		return;
+	if (setenv(GS_ENV_RUN_ID, gs_state.run.id, 1) < 0 ||
+	    setenv(GS_ENV_RUN_DIR, gs_state.run.dir, 1) < 0)
+		unsetenv(GS_ENV_RUN_ID);
+}
+
 static void init_once_fn(void)
 {
 	config_load();
 	if (gs_config.disabled)
 		atomic_store(&gs_state.tracking, false);
 	gs_state.start_time = gs_now();
+	choose_run();
 	unwind_init();
 	/* fork: the locks' handlers first (locks.c), then the child's own
 	 * state; child handlers run in the order they were registered. */
@@ -91,7 +148,7 @@ void gs_init(void)
  * scratch space, a link the user made), provided it is a directory; the
  * run directory gpuspy itself creates must then be its own.
  */
-static int mkdir_p(char *path)
+static int mkdir_p(char *path, bool *madep)
 {
 	struct stat st;
 	bool made = false;
@@ -119,6 +176,7 @@ static int mkdir_p(char *path)
 		return -ENOTDIR;
 	if (made && (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()))
 		return -EPERM;
+	*madep = made;
 	return 0;
 }
 
@@ -136,9 +194,9 @@ static const char *dir_problem(int err)
 
 bool gs_activate(void)
 {
-	char cwd[2048], pdir[GS_PROCESS_PATH_SIZE];
-	const char *dir;
-	int err, n;
+	char pdir[GS_PROCESS_PATH_SIZE];
+	bool made = false;
+	int err;
 
 	gs_init();
 	gs_lock(&gs_activate_lock);
@@ -150,32 +208,50 @@ bool gs_activate(void)
 	 * saying now, and only now. */
 	config_warnings();
 
-	dir = gs_config.output_dir;
-	if (dir[0] == '/') {
-		n = snprintf(gs_state.run_dir, sizeof(gs_state.run_dir), "%s", dir);
-	} else if (getcwd(cwd, sizeof(cwd))) {
-		n = snprintf(gs_state.run_dir, sizeof(gs_state.run_dir), "%s/%s", cwd, dir);
-	} else {
+	if (gs_state.run_err) {
 		gs_unlock(&gs_activate_lock);
-		gs_fail("cannot resolve the output directory %s: %s", dir, strerror(errno));
+		if (gs_state.run_err == -ENAMETOOLONG)
+			gs_fail("the output directory's path is longer than %d characters",
+				GS_RUN_DIR_SIZE - 1);
+		else
+			gs_fail("cannot resolve the output directory %s: %s", gs_config.output_dir,
+				strerror(-gs_state.run_err));
 		return false;
 	}
+	memcpy(gs_state.run_dir, gs_state.run.dir, sizeof(gs_state.run_dir));
 	/* never cut: a cut path is another directory */
-	if (n < 0 || (size_t)n >= sizeof(gs_state.run_dir) ||
-	    files_process_dir(pdir, sizeof(pdir)) < 0) {
+	if (files_process_dir(pdir, sizeof(pdir)) < 0) {
 		gs_state.run_dir[0] = '\0';
 		gs_unlock(&gs_activate_lock);
 		gs_fail("the output directory's path is longer than %d characters",
 			GS_RUN_DIR_SIZE - 1);
 		return false;
 	}
-	err = mkdir_p(gs_state.run_dir);
+	err = mkdir_p(gs_state.run_dir, &made);
 	if (err == 0 && access(gs_state.run_dir, W_OK | X_OK) < 0)
 		err = -errno;
 	if (err) {
 		gs_unlock(&gs_activate_lock);
 		gs_fail("cannot write to %s: %s", gs_state.run_dir, strerror(-err));
 		return false;
+	}
+	/* A run directory under the default output directory is this run's
+	 * own, never another user's: its name is easy to guess.  Whichever
+	 * process of the run makes it points "latest" at it. */
+	if (gs_state.run.output_dir[0]) {
+		err = files_dir_open(gs_state.run_dir);
+		if (err < 0) {
+			gs_unlock(&gs_activate_lock);
+			gs_fail("cannot use %s: %s", gs_state.run_dir, dir_problem(err));
+			return false;
+		}
+		close(err);
+		if (made) {
+			err = rundir_point_latest(gs_state.run.output_dir, gs_state.run.id);
+			if (err < 0)
+				gs_warn("cannot point %s/" GS_FILE_LATEST " at %s: %s",
+					gs_state.run.output_dir, gs_state.run.id, strerror(-err));
+		}
 	}
 	/* The process's own directory, now: `gpuspy snapshot` leaves its
 	 * request there before any report is written.  One that exists
@@ -200,6 +276,7 @@ bool gs_activate(void)
 __attribute__((constructor)) static void gpuspy_ctor(void)
 {
 	gs_init();
+	export_run();
 }
 
 __attribute__((destructor)) static void gpuspy_dtor(void)

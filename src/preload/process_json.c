@@ -186,8 +186,14 @@ int process_json_write(FILE *f, const struct gs_view *v)
 		GPUSPY_VERSION);
 	fputs("  \"host\": ", f);
 	json_str(f, hostq);
-	fprintf(f, ",\n  \"pid\": %d,\n  \"ppid\": %d,\n  \"exe\": ", (int)getpid(),
-		(int)getppid());
+	fprintf(f, ",\n  \"pid\": %d,\n  \"ppid\": %d,\n", (int)getpid(), (int)getppid());
+	/* the run it belongs to: what tells two runs in one directory apart */
+	if (gs_state.run.id[0]) {
+		fputs("  \"run\": ", f);
+		json_str(f, gs_state.run.id);
+		fputs(",\n", f);
+	}
+	fputs("  \"exe\": ", f);
 	{
 		char exe[4096];
 		ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "names.h"
+#include "rundir.h"
 
 /*
  * Process-wide state.  `tracking` is read on every hook; it only ever
@@ -14,6 +15,10 @@
  */
 struct gs_state {
 	char run_dir[GS_RUN_DIR_SIZE]; /* absolute, set at activation */
+	/* the run this process belongs to, chosen at start (lifecycle.c);
+	 * run_err: why there is none (a working directory too long) */
+	struct rundir_choice run;
+	int run_err;
 	atomic_bool tracking;
 	atomic_bool complete; /* false once anything was missed */
 	atomic_bool active;   /* at least one allocation recorded */

@@ -8,6 +8,7 @@
 
 #include "diff.h"
 #include "discover.h"
+#include "rundir.h"
 #include "util.h"
 
 static const char *const status_names[] = { "same", "changed", "new", "vanished" };
@@ -482,8 +483,10 @@ static int setting_get(const struct diff_side *s, setting_fn fn, const void *arg
  * or name paths that say nothing about the run: not settings. */
 static bool env_is_setting(const char *name)
 {
-	static const char *const skip[] = { "RANK", "LOCAL_RANK", "LD_PRELOAD", "GPUSPY_OUTPUT_DIR",
-					    "CUDA_VISIBLE_DEVICES" };
+	static const char *const skip[] = {
+		"RANK",	       "LOCAL_RANK",   "LD_PRELOAD",	      "GPUSPY_OUTPUT_DIR",
+		GS_ENV_RUN_ID, GS_ENV_RUN_DIR, "CUDA_VISIBLE_DEVICES"
+	};
 
 	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
 		if (strcmp(name, skip[i]) == 0)

@@ -5,6 +5,8 @@
  * directory of process directories.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "discover.h"
 #include "load.h"
 #include "names.h"
+#include "rundir.h"
 #include "util.h"
 #include "validate.h"
 
@@ -375,7 +378,8 @@ static int empty_dir(const char *path, double *mtime)
 	DIR *d;
 
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return 0;
+		return -ENOTDIR;
+	*mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
 	d = opendir(path);
 	if (!d)
 		return 0;
@@ -385,31 +389,32 @@ static int empty_dir(const char *path, double *mtime)
 	if (r == 1 && errno)
 		r = 0;
 	closedir(d);
-	*mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
 	return r;
 }
 
-/* Process directory DIR/NAME, which holds no report: listed in LIST when
- * it is empty (its process started using CUDA and wrote nothing yet). */
+/* Process directory DIR/NAME, which holds no report: listed in LIST, as
+ * empty (its process started using CUDA and wrote nothing yet) or as
+ * holding other files only (a snapshot that could not be written). */
 static int add_unreported(struct rd_process_list *list, const char *dir, const char *name,
 			  const struct rd_run *run)
 {
 	struct rd_unreported *u, *items;
 	size_t host_len;
-	double mtime;
+	double mtime = 0;
 	pid_t pid;
 	char *path;
 	int r;
 
-	if (names_parse_process_dir(name, &pid, &host_len) < 0)
+	/* a run directory in an output directory is not a process's */
+	if (names_parse_process_dir(name, &pid, &host_len) < 0 || rundir_id_valid(name))
 		return 0;
 	path = util_path_join(dir, name);
 	if (!path)
 		return -ENOMEM;
 	r = empty_dir(path, &mtime);
-	if (r <= 0) {
+	if (r < 0) {
 		free(path);
-		return r;
+		return 0;
 	}
 	items = reallocarray(list->unreported, list->nunreported + 1, sizeof(*items));
 	if (!items) {
@@ -421,6 +426,7 @@ static int add_unreported(struct rd_process_list *list, const char *dir, const c
 	memset(u, 0, sizeof(*u));
 	u->path = path;
 	u->pid = pid;
+	u->empty = r == 1;
 	u->host = strndup(name, host_len);
 	if (!u->host) {
 		free(path);
@@ -439,6 +445,35 @@ static int add_unreported(struct rd_process_list *list, const char *dir, const c
 		u->state = RD_STATE_UNKNOWN;
 	}
 	return 0;
+}
+
+/* " (run.json: python3 -c ..., exited 0)", what RUN says of the command
+ * and its end, into BUF; "" without a run.json. */
+static void run_said(const struct rd_run *run, char *buf, size_t size)
+{
+	size_t len;
+
+	buf[0] = '\0';
+	if (!run->present || size < 64)
+		return;
+	len = (size_t)snprintf(buf, size, " (" GS_FILE_RUN ":");
+	for (size_t i = 0; i < run->ncommand; i++) {
+		size_t a = strlen(run->command[i]);
+
+		/* room left for " ...", then the end */
+		if (len + 1 + a + 40 >= size) {
+			memcpy(buf + len, " ...", 5);
+			len += 4;
+			break;
+		}
+		buf[len++] = ' ';
+		memcpy(buf + len, run->command[i], a + 1);
+		len += a;
+	}
+	if (run->signal > 0)
+		snprintf(buf + len, size - len, ", killed by signal %" PRId64 ")", run->signal);
+	else
+		snprintf(buf + len, size - len, ", exited %" PRId64 ")", run->exit_status);
 }
 
 static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd_error *err)
@@ -524,14 +559,32 @@ static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd
 	}
 	r = 0;
 	if (found == 0) {
+		char what[256];
+
+		run_said(&run, what, sizeof(what));
+		size_t empty = 0;
+
+		for (size_t i = 0; i < list->nunreported; i++)
+			empty += list->unreported[i].empty;
 		if (list->nunreported)
 			rd_error_set(err, dir,
 				     "no gpuspy reports here (neither report.json "
 				     "nor */report.json, nor */snapshot.json, nor */oom-N.json); "
-				     "%zu process %s empty: killed or still running before "
-				     "the first snapshot",
+				     "%zu process %s: killed or still running before "
+				     "the first snapshot%s",
 				     list->nunreported,
-				     list->nunreported == 1 ? "directory is" : "directories are");
+				     empty == list->nunreported ?
+					     (list->nunreported == 1 ? "directory is empty" :
+								       "directories are empty") :
+					     (list->nunreported == 1 ?
+						      "directory holds no report" :
+						      "directories hold no report"),
+				     what);
+		else if (run.present)
+			rd_error_set(err, dir,
+				     "no process of this run allocated GPU memory through CUDA%s; "
+				     "see libgpuspy(7), NOTHING RECORDED",
+				     what);
 		else
 			rd_error_set(err, dir,
 				     "no gpuspy reports here (neither report.json "
@@ -557,7 +610,13 @@ int discover_path(struct rd_process_list *list, const char *path, struct rd_erro
 
 	if (stat(path, &st) < 0) {
 		r = -errno;
-		rd_error_set(err, path, "%s", strerror(-r));
+		if (r == -ENOENT)
+			rd_error_set(err, path,
+				     "no such file or directory (a run in which no process "
+				     "allocated GPU memory through CUDA writes nothing: see "
+				     "libgpuspy(7), NOTHING RECORDED)");
+		else
+			rd_error_set(err, path, "%s", strerror(-r));
 		return r;
 	}
 	if (!S_ISDIR(st.st_mode))
@@ -590,7 +649,126 @@ int discover_path(struct rd_process_list *list, const char *path, struct rd_erro
 	return r;
 }
 
-bool discover_has_reports(const char *dir)
+static int cmp_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The run directories of output directory PATH, by name (which is by
+ * time), in *NAMESP: how many, or -errno. */
+static int list_runs(const char *path, char ***namesp, bool *latestp)
+{
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	DIR *d = opendir(path);
+
+	*namesp = NULL;
+	*latestp = false;
+	if (!d)
+		return -errno;
+	while ((errno = 0, de = readdir(d))) {
+		char **nn;
+		struct stat st;
+
+		if (strcmp(de->d_name, GS_FILE_LATEST) == 0)
+			*latestp = true;
+		if (!rundir_id_valid(de->d_name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		nn = reallocarray(names, n + 1, sizeof(*names));
+		if (!nn || !(nn[n] = strdup(de->d_name))) {
+			names = nn ? nn : names;
+			for (size_t i = 0; i < n; i++)
+				free(names[i]);
+			free(names);
+			closedir(d);
+			return -ENOMEM;
+		}
+		names = nn;
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp_strings);
+	*namesp = names;
+	return (int)n;
+}
+
+int discover_output_dir(const char *path, unsigned back, char **runp, size_t *nrunsp,
+			struct rd_error *err)
+{
+	char id[GS_RUN_ID_SIZE], target[PATH_MAX];
+	struct stat st;
+	char **names = NULL;
+	bool latest;
+	size_t at;
+	ssize_t k;
+	int n, r;
+
+	*runp = NULL;
+	*nrunsp = 0;
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	n = list_runs(path, &names, &latest);
+	if (n < 0)
+		return n == -ENOMEM ? (rd_error_set(err, path, "out of memory"), n) : 0;
+	if (n == 0 && !latest) {
+		free(names);
+		return 0;
+	}
+	*nrunsp = (size_t)n;
+	r = latest ? rundir_read_latest(path, id, sizeof(id)) : 0;
+	if (r < 0) {
+		char *l = util_path_join(path, GS_FILE_LATEST);
+
+		k = l ? readlink(l, target, sizeof(target) - 1) : -1;
+		target[k > 0 ? k : 0] = '\0';
+		if (r == -ENOLINK)
+			rd_error_set(err, l ? l : path,
+				     "not a symbolic link to a run: not what gpuspy leaves "
+				     "there; remove it, or name a run directory");
+		else if (r == -EXDEV)
+			rd_error_set(err, l ? l : path,
+				     "points outside its output directory (to '%.200s'); not "
+				     "read: remove it, or name a run directory",
+				     target);
+		else if (r == -ENOTDIR)
+			rd_error_set(err, l ? l : path,
+				     "points to '%.200s', which is not a run directory there; "
+				     "not read: remove it, or name a run directory",
+				     target);
+		else
+			rd_error_set(err, l ? l : path, "%s", strerror(-r));
+		free(l);
+		goto out;
+	}
+	/* from latest, else the newest, BACK runs back by name */
+	at = (size_t)n;
+	for (size_t i = 0; r == 1 && i < (size_t)n; i++)
+		if (strcmp(names[i], id) == 0)
+			at = i + 1;
+	if (n == 0 || !names || back >= at) {
+		rd_error_set(err, path,
+			     n == 0 ? "holds no run directory" :
+				      "holds %d run%s: there is none %u before the latest",
+			     n, n == 1 ? "" : "s", back);
+		r = -ENOENT;
+		goto out;
+	}
+	*runp = util_path_join(path, names[at - 1 - back]);
+	r = *runp ? 1 : -ENOMEM;
+	if (r == -ENOMEM)
+		rd_error_set(err, path, "out of memory");
+out:
+	for (int i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+bool discover_has_reports_since(const char *dir, double since)
 {
 	struct dirent *de;
 	bool found = false;
@@ -600,12 +778,20 @@ bool discover_has_reports(const char *dir)
 		return false;
 	while (!found && (de = readdir(d))) {
 		char *file = NULL;
+		struct stat st;
 
 		if (de->d_name[0] == '.')
 			continue;
-		found = has_report(dir, de->d_name, &file) > 0;
+		found = has_report(dir, de->d_name, &file) > 0 &&
+			(since < 0 || (stat(file, &st) == 0 &&
+				       (double)st.st_mtim.tv_sec + 1 >= since - CLOCK_SLACK_S));
 		free(file);
 	}
 	closedir(d);
 	return found;
+}
+
+bool discover_has_reports(const char *dir)
+{
+	return discover_has_reports_since(dir, -1);
 }

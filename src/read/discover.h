@@ -14,8 +14,25 @@
  * order of their entries), each with its snapshots. */
 int discover_path(struct rd_process_list *list, const char *path, struct rd_error *err);
 
+/*
+ * Whether PATH is an output directory (the default ./gpuspy-out): one
+ * that holds run directories, named as run ids (rundir.h), or a "latest".
+ * 1 with *RUNP (to free) the run directory to read: the one "latest"
+ * points at, else the newest by name, or the one BACK runs before it, and
+ * *NRUNSP the number of runs there; 0 when PATH is no such directory (it
+ * is read as it is); -errno with ERR set: a "latest" that is not a link
+ * to a run directory there (-ENOLINK, -EXDEV, -ENOTDIR), no run BACK runs
+ * back (-ENOENT).
+ */
+int discover_output_dir(const char *path, unsigned back, char **runp, size_t *nrunsp,
+			struct rd_error *err);
+
 /* Whether DIR directly holds at least one <process>/report.json,
  * <process>/snapshot.json or <process>/oom-N.json. */
 bool discover_has_reports(const char *dir);
+/* The same, of reports written at SINCE (seconds since the epoch) or
+ * later: those of a run that started then, in a directory that may hold
+ * earlier runs.  SINCE < 0: any. */
+bool discover_has_reports_since(const char *dir, double since);
 
 #endif

@@ -25,6 +25,12 @@ int load_torch(struct rd_process *p, struct rd_error *err);
 int load_run(const char *dir, struct rd_run *run, struct rd_error *err);
 void rd_run_clear(struct rd_run *run);
 
+/* The optional "run" member of ROOT (a process report, run.json): a run
+ * id (rundir.h) in *OUT, NULL when absent; -EINVAL for anything else. */
+struct vctx;
+typedef struct json_t json_t;
+int load_run_id(const struct vctx *v, json_t *root, char **out);
+
 /* Whether NAME is "oom-N.json"; N in *N. */
 bool load_oom_file_name(const char *name, int64_t *n);
 

@@ -831,7 +831,8 @@ static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
 	if ((r = validate_str(v, root, "host", true, false, &p->host)) < 0 ||
 	    (r = validate_int(v, root, "pid", true, 1, INT32_MAX, &p->pid)) < 0 ||
 	    (r = validate_str(v, root, "exe", false, false, &p->exe)) < 0 ||
-	    (r = load_python(v, root, p)) < 0 || (r = load_command(v, root, p)) < 0 ||
+	    (r = load_run_id(v, root, &p->run_id)) < 0 || (r = load_python(v, root, p)) < 0 ||
+	    (r = load_command(v, root, p)) < 0 ||
 	    (r = validate_member(v, root, "complete", true, JSON_TRUE, &j)) < 0)
 		return r;
 	p->complete = json_is_true(j);

@@ -11,6 +11,7 @@
 
 #include "load.h"
 #include "names.h"
+#include "rundir.h"
 #include "util.h"
 #include "validate.h"
 
@@ -30,12 +31,21 @@ static int load_run_root(const struct vctx *v, json_t *root, struct rd_run *run)
 		return r;
 	if (json_array_size(cmd) == 0)
 		return validate_bad(v, "command", "empty");
+	run->command = calloc(json_array_size(cmd), sizeof(*run->command));
+	if (!run->command)
+		return -ENOMEM;
 	json_array_foreach(cmd, i, val)
 	{
 		if (!json_is_string(val))
 			return validate_bad(v, NULL, "command[%zu]: expected a string, got %s", i,
 					    validate_type_name(val));
+		run->command[i] = strdup(json_string_value(val));
+		if (!run->command[i])
+			return -ENOMEM;
+		run->ncommand = i + 1;
 	}
+	if ((r = load_run_id(v, root, &run->id)) < 0)
+		return r;
 	if ((r = validate_str(v, root, "host", true, true, &run->host)) < 0 ||
 	    (r = validate_int(v, root, "pid", true, 1, INT32_MAX, &run->pid)) < 0 ||
 	    (r = validate_time(v, root, "start_time", true, &run->start_time)) < 0 ||
@@ -102,8 +112,24 @@ out:
 	return r;
 }
 
+int load_run_id(const struct vctx *v, json_t *root, char **out)
+{
+	int r = validate_str(v, root, "run", false, true, out);
+
+	if (r == 0 && *out && !rundir_id_valid(*out)) {
+		r = validate_bad(v, "run", "\"%.64s\" is not a run id", *out);
+		free(*out);
+		*out = NULL;
+	}
+	return r;
+}
+
 void rd_run_clear(struct rd_run *run)
 {
+	free(run->id);
+	for (size_t i = 0; i < run->ncommand; i++)
+		free(run->command[i]);
+	free(run->command);
 	free(run->host);
 	memset(run, 0, sizeof(*run));
 	run->exit_status = -1;

@@ -24,6 +24,7 @@ void rd_process_free(struct rd_process *p)
 	free(p->file);
 	free(p->host);
 	free(p->exe);
+	free(p->run_id);
 	free(p->python.version);
 	free(p->python.note);
 	free(p->snapshot.label);

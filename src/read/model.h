@@ -244,6 +244,9 @@ static inline bool rd_state_not_exited(enum rd_state state)
  * ended. */
 struct rd_run {
 	bool present;
+	char *id;	/* its run id, NULL when not said */
+	char **command; /* what gpuspy run ran, NCOMMAND strings */
+	size_t ncommand;
 	char *host;
 	int64_t pid;
 	double start_time, end_time;
@@ -257,6 +260,7 @@ struct rd_process {
 	char *host;
 	int64_t pid;
 	char *exe;     /* the main executable's path, or NULL */
+	char *run_id;  /* the run it belongs to ("run"), or NULL */
 	int64_t depth; /* native frames taken per site; -1 when not said */
 	char **command;
 	size_t ncommand;
@@ -311,15 +315,17 @@ struct rd_process {
 };
 
 /* A process directory of a run directory that holds no report at all
- * (no report.json, snapshot.json nor oom-N.json, no other file either):
- * a process that started using CUDA and was killed, or is still running,
- * before its first snapshot. */
+ * (no report.json, snapshot.json nor oom-N.json): a process that started
+ * using CUDA and was killed, or is still running, before its first
+ * snapshot (its directory empty), or whose snapshots could not be written
+ * (other files only). */
 struct rd_unreported {
 	char *path;
 	char *host;
 	int64_t pid;
 	enum rd_state state; /* RD_STATE_KILLED, _MAYBE_RUNNING or _UNKNOWN */
 	int64_t signal;
+	bool empty; /* else it holds files, none of them a report */
 };
 
 struct rd_process_list {

@@ -165,6 +165,9 @@ def mutations(valid_doc, valid_text):
         ("frame offset negative", mut("sites.0.frames.0.offset", -1)),
         ("frame symbol not a string", mut("sites.0.frames.0.symbol", ["x"])),
         ("exe not a string", mut("exe", 7)),
+        ("run not a string", mut("run", 7)),
+        ("run empty", mut("run", "")),
+        ("run not a run id", mut("run", "../../etc")),
         ("site python an object", mut("sites.0.python", PYFRAME)),
         ("site python null", mut("sites.0.python", None)),
         ("python frame not an object", mut("sites.0.python", ["train.py"])),
@@ -579,7 +582,8 @@ def main():
         c.expect_error("control characters in the name", [weird], None)
 
         # usage errors: status 2, one line
-        for name, args in (("no PATH", []), ("unknown format", ["--format", "xml", "x"]),
+        for name, args in (("no PATH and no ./gpuspy-out", []),
+                           ("unknown format", ["--format", "xml", "x"]),
                            ("bad --top", ["--top", "ten", "x"]),
                            ("negative --top", ["--top", "-1", "x"]),
                            ("unknown option", ["--frobnicate", "x"]),

@@ -141,14 +141,19 @@ def main():
     killed = killed_run(signal.SIGKILL)
     killed_run(signal.SIGTERM)
 
-    # killed without leaving reports: the line says only that, and no run
-    # directory is made for run.json
+    # killed without leaving reports: the line says only that, then that
+    # nothing was recorded; run.json says how the command ended
     out = os.path.join(tmp, "none")
     p = subprocess.run([gpuspy, "run", "-o", out, "--", "sh", "-c", "kill -9 $$"], env=env,
                        capture_output=True, text=True, timeout=60)
-    check(p.returncode == 137 and p.stderr == "gpuspy run: sh was killed by signal 9 (SIGKILL)\n"
-          and not os.path.exists(out), "killed without reports: one short line, no directory",
-          (p.returncode, p.stderr, os.path.exists(out)))
+    lines = p.stderr.splitlines()
+    rec = os.path.join(out, "run.json")
+    check(p.returncode == 137 and len(lines) == 2
+          and lines[0] == "gpuspy run: sh was killed by signal 9 (SIGKILL)"
+          and lines[1].startswith("gpuspy run: no process of sh allocated GPU memory")
+          and os.path.exists(rec) and json.load(open(rec)).get("signal") == 9,
+          "killed without reports: the kill, nothing recorded, run.json",
+          (p.returncode, p.stderr, os.path.exists(rec)))
 
     # a clean exit under gpuspy run: as before, with run.json saying so
     out = os.path.join(tmp, "clean")
@@ -234,7 +239,7 @@ def main():
           "an empty process directory is listed, killed by signal 9", r.stdout + r.stderr)
     j = report_json(killed)
     check(j and j.get("unreported") == [{"path": empty, "host": host, "pid": 2147483646,
-                                         "state": "killed", "signal": 9}],
+                                         "empty": True, "state": "killed", "signal": 9}],
           "JSON: unreported", j and j.get("unreported"))
     os.utime(empty, (run["start_time"] - 100, run["start_time"] - 100))
     r = report(killed)

@@ -9,6 +9,7 @@ FAKE_LIBRARY is any harmless shared object (the real libgpuspy.so is not
 under test here); it is copied to where gpuspy looks for libgpuspy.so.
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -64,15 +65,30 @@ def main():
         lines = p.stdout.decode().splitlines()
         check(p.returncode == 0 and lines == [fake, os.path.join(tmp, "out")],
               "GPUSPY_LIBRARY and -o, made absolute", repr((p.returncode, lines, p.stderr)))
-        check(p.stderr == b"", "nothing on stderr without reports", repr(p.stderr))
+        # nothing allocated (the fake library records nothing): one line
+        # saying so and where the man page explains why
+        check(p.stderr.count(b"\n") == 1 and p.stderr.startswith(
+            b"gpuspy run: no process of sh allocated GPU memory through CUDA")
+            and b"libgpuspy(7), NOTHING RECORDED" in p.stderr,
+            "one line when nothing was recorded", repr(p.stderr))
+        check(os.path.isfile(os.path.join(tmp, "out", "run.json")),
+              "run.json even when nothing was recorded")
 
         # prepended to an existing LD_PRELOAD
         p = run([gpuspy, "run", "--"] + show, cwd=tmp, GPUSPY_LIBRARY=fake, LD_PRELOAD=other)
         lines = p.stdout.decode().splitlines()
         check(lines[:1] == [fake + ":" + other], "prepended to LD_PRELOAD", repr(lines))
-        # default run directory ./gpuspy-out, absolute
-        check(lines[1:2] == [os.path.join(tmp, "gpuspy-out")], "default ./gpuspy-out",
-              repr(lines))
+        # by default, no GPUSPY_OUTPUT_DIR: a run directory of its own
+        # under ./gpuspy-out, absolute, which "latest" points at
+        check(lines[1:2] == [""], "no GPUSPY_OUTPUT_DIR by default", repr(lines))
+        p = run([gpuspy, "run", "--", "sh", "-c", 'echo "$GPUSPY_RUN_DIR"; echo "$GPUSPY_RUN_ID"'],
+                cwd=tmp, GPUSPY_LIBRARY=fake)
+        rdir, rid = (p.stdout.decode().splitlines() + ["", ""])[:2]
+        check(rdir == os.path.join(tmp, "gpuspy-out", rid)
+              and re.fullmatch(r"\d{8}T\d{6}Z-sh-[1-9]\d*", rid) and os.path.isdir(rdir),
+              "default: ./gpuspy-out/<time>-<command>-<pid>", repr((rdir, rid)))
+        check(os.readlink(os.path.join(tmp, "gpuspy-out", "latest")) == rid,
+              "gpuspy-out/latest points at the run", repr(rid))
 
         # not added twice
         p = run([gpuspy, "run"] + show, cwd=tmp, GPUSPY_LIBRARY=fake,

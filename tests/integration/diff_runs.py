@@ -48,7 +48,7 @@ def readme_gate():
     shown below it (None, None when the README has none)."""
     readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
     with open(readme, encoding="utf-8") as f:
-        blocks = re.findall(r"^```\n(.*?)^```\n", f.read(), re.S | re.M)
+        blocks = re.findall(r"^```[^\n]*\n(.*?)^```\n", f.read(), re.S | re.M)
     for i, b in enumerate(blocks[:-1]):
         m = re.search(r"^gpuspy diff --fail-on-growth (\S+) ", b, re.M)
         if m:

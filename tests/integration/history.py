@@ -76,11 +76,14 @@ marks = [x["label"] for x in rows if x["series"] == "mark"]
 snaps = [(x["n"], x["label"]) for x in rows if x["series"] == "snapshot"]
 check(r.returncode == 0 and marks[:2] == ["epoch 1", "epoch 2"], f"marks: {marks}")
 check(snaps and snaps[0] == ("1", "after epoch 1"), f"snapshots: {snaps}")
-# 4. Two processes of one run: the rows of both, each with its own pid.
+# 4. Two processes of one run (as a launcher's children inherit it): the
+# rows of both, each with its own pid.
 out = tempfile.mkdtemp()
 pids = set()
+one_run = dict(GPUSPY_RUN_ID="20261201T000000Z-growth-1", GPUSPY_RUN_DIR=out)
 for _ in range(2):
-    p = subprocess.run([prog, "10", "40"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out),
+    p = subprocess.run([prog, "10", "40"],
+                       env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, **one_run),
                        capture_output=True, text=True, timeout=60)
 rows = rows_of(out)
 pids = {x["pid"] for x in rows}

@@ -97,7 +97,7 @@ static struct site_node *site_new(const struct site_key *k, size_t len, enum gs_
 	n->site.depth = k->depth;
 	n->site.pydepth = k->pydepth;
 	/* record_alloc took this allocation's number just before. */
-	n->site.first_seq = atomic_load(&gs_totals.seq) - 1;
+	n->site.first_seq = atomic_load(&gs_totals.hot.seq) - 1;
 	n->site.frames = calloc(k->depth ? k->depth : 1, sizeof(struct gs_frame));
 	if (!n->site.frames) {
 		free(n);

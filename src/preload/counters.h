@@ -4,6 +4,7 @@
 #define GPUSPY_COUNTERS_H
 
 #include "core.h"
+#include "peak.h"
 
 /*
  * The counters kept per call site and per kind.  Only totals are counted
@@ -18,26 +19,67 @@ struct gs_count_snap {
 	long long live_bytes, live_allocs, peak_bytes;
 	long long alloc_bytes, allocs, freed_bytes, frees;
 };
+struct gs_totals {
+	/* Per kind: only peak_bytes is kept here; the other fields stay 0
+	 * (the totals are striped, see below).  counters_read() and
+	 * counters_live_bytes() of &gs_totals.kind[k] give the totals. */
+	struct gs_counters kind[GS_KIND_COUNT];
+	atomic_llong gpu_peak_bytes;
+	atomic_llong untracked_frees;
+	atomic_llong replaced; /* allocation over a live key: its free was missed */
+	atomic_llong vmm_reserved_bytes, vmm_mapped_bytes;
+	/*
+	 * What every allocation must see summed at once (the peaks, the
+	 * allocation number), in one line of its own: a thread that
+	 * allocates moves one contended line, not one per counter.
+	 */
+	struct {
+		atomic_llong kind_live[GS_KIND_COUNT];
+		atomic_llong gpu_live_bytes; /* device + managed + vmm */
+		atomic_ullong seq;
+	} __attribute__((aligned(64))) hot;
+};
+extern struct gs_totals gs_totals;
+
+/* The kind whose totals c is, or -1 for a site's counters. */
+static inline int counters_totals_kind(const struct gs_counters *c)
+{
+	uintptr_t p = (uintptr_t)c, lo = (uintptr_t)&gs_totals.kind[0];
+
+	return p >= lo && p < (uintptr_t)&gs_totals.kind[GS_KIND_COUNT] ?
+		       (int)((p - lo) / sizeof(struct gs_counters)) :
+		       -1;
+}
+
 static inline long long counters_live_bytes(const struct gs_counters *c)
 {
-	long long freed = atomic_load_explicit(&c->freed_bytes, memory_order_relaxed);
+	int k = counters_totals_kind(c);
+	long long freed;
 
+	if (k >= 0)
+		return atomic_load_explicit(&gs_totals.hot.kind_live[k], memory_order_relaxed);
+	freed = atomic_load_explicit(&c->freed_bytes, memory_order_relaxed);
 	return atomic_load_explicit(&c->alloc_bytes, memory_order_relaxed) - freed;
 }
 void counters_alloc(struct gs_counters *c, uint64_t size);
 void counters_free(struct gs_counters *c, uint64_t size);
-/* A consistent copy, even while other threads still allocate (at exit). */
+/* A consistent copy, even while other threads still allocate (at exit);
+ * of a site's counters or of a kind's totals (&gs_totals.kind[k]). */
 void counters_read(struct gs_counters *c, struct gs_count_snap *out);
 
-struct gs_totals {
-	struct gs_counters kind[GS_KIND_COUNT];
-	atomic_llong gpu_live_bytes, gpu_peak_bytes; /* device + managed + vmm */
-	atomic_llong doors[GS_DOOR_COUNT];
-	atomic_llong untracked_frees;
-	atomic_llong replaced; /* allocation over a live key: its free was missed */
-	atomic_llong vmm_reserved_bytes, vmm_mapped_bytes;
-	atomic_ullong seq;
-};
-extern struct gs_totals gs_totals;
+/*
+ * The totals every allocation and free adds to (per kind, per door, per
+ * device) are striped: each thread adds to one of GS_STRIPES stripes, a
+ * cache line or more of its own, and readers sum them.  Threads that
+ * allocate at once would otherwise all write the same few lines, which
+ * then move between cores at every event.  Each sum is exact once the
+ * events it counts have returned.
+ */
+long long totals_door(enum gs_door door);
+/* Per device ordinal + 1, as gs_device_index() gives (peak.h). */
+long long totals_device_live(unsigned index);
+long long totals_device_allocs(unsigned index);
+/* Allocations and frees so far: unchanged means nothing happened. */
+unsigned long long totals_events(void);
 
 #endif /* GPUSPY_COUNTERS_H */

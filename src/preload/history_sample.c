@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What feeds the history (history.c) of this process: once per interval,
- * on the snapshot thread, each device's live bytes (gs_device_live), each
+ * on the snapshot thread, each device's live bytes (totals_device_live), each
  * call site's live and peak bytes, and what NVML says the process uses on
  * each GPU; and, on any thread, the events.  It reads the same lock-free
  * counters as the growth sampler, O(sites) per interval; the allocating
@@ -51,8 +51,7 @@ void history_tick(void)
 	gs_unlock(&gs_events_lock);
 	history_begin(gs_now() - gs_state.start_time);
 	for (int d = -1; d < GS_MAX_DEVICES; d++)
-		history_device(d, atomic_load_explicit(&gs_device_live[gs_device_index(d)],
-						       memory_order_relaxed));
+		history_device(d, totals_device_live(gs_device_index(d)));
 	for (struct gs_site *s = site_list(); s; s = s->next_all) {
 		if (s->kind == GS_KIND_PINNED)
 			continue;

@@ -427,6 +427,14 @@ static bool is_wrapper(void *p)
 	return false;
 }
 
+/* The program's runtime just found the driver: CUDA is starting, and
+ * the first allocation will follow. */
+static void bound_now(void)
+{
+	if (atomic_load(&drv_bound))
+		gs_warm();
+}
+
 /*
  * A pointer the real cuGetProcAddress returned: every one is the address
  * of an exported libcuda symbol, so first bind the real functions from
@@ -442,6 +450,7 @@ static void *drv_wrap_pointer(void *p)
 		    (h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) {
 			driver_bind_handle(h);
 			dlclose(h);
+			bound_now();
 		}
 	}
 	for (unsigned i = 0; i < D_WRAPPED; i++)
@@ -468,7 +477,11 @@ static void *driver_dlsym_hook(void *handle, const char *name, void *found)
 			return found;
 		cur = atomic_load_explicit(&drv_real_fn[i], memory_order_acquire);
 		if (!cur) {
+			bool was = atomic_load(&drv_bound);
+
 			driver_bind_handle(handle == RTLD_DEFAULT ? RTLD_NEXT : handle);
+			if (!was)
+				bound_now();
 			if (!atomic_load(&drv_real_fn[i]))
 				atomic_store(&drv_real_fn[i], found);
 			cur = atomic_load(&drv_real_fn[i]);

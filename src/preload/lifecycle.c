@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "core.h"
 #include "driver.h"
 #include "events.h"
 #include "files.h"
@@ -42,6 +43,10 @@ struct gs_state gs_state = {
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+/* Under gs_activate_lock. */
+static bool warmed;
+/* This thread is inside gs_activate(), which holds gs_activate_lock. */
+static GS_TLS bool activating;
 
 double gs_now(void)
 {
@@ -192,13 +197,40 @@ static const char *dir_problem(int err)
 	}
 }
 
-bool gs_activate(void)
+/* gs_activate_lock held. */
+static void warm_locked(void)
+{
+	if (!warmed) {
+		unwind_warm();
+		warmed = true;
+	}
+}
+
+/*
+ * When the program binds the CUDA driver (its runtime's first call):
+ * what the first allocation would otherwise pay before it returns, paid
+ * at CUDA's start-up, which costs far more.  A process that never binds
+ * CUDA never pays it.  Writes no file: one that binds CUDA but never
+ * allocates leaves nothing behind.
+ */
+void gs_warm(void)
+{
+	if (activating)
+		return; /* the driver bound from inside gs_activate() */
+	gs_init();
+	if (!atomic_load(&gs_state.tracking))
+		return;
+	gs_lock(&gs_activate_lock);
+	warm_locked();
+	gs_unlock(&gs_activate_lock);
+}
+
+static bool activate(void)
 {
 	char pdir[GS_PROCESS_PATH_SIZE];
 	bool made = false;
 	int err;
 
-	gs_init();
 	gs_lock(&gs_activate_lock);
 	if (atomic_load(&gs_state.active) || !atomic_load(&gs_state.tracking)) {
 		gs_unlock(&gs_activate_lock);
@@ -264,13 +296,24 @@ bool gs_activate(void)
 		return false;
 	}
 	close(err);
-	unwind_warm();
+	warm_locked();
 	pystack_init();
 	driver_describe();
 	atomic_store_explicit(&gs_state.active, true, memory_order_release);
 	gs_unlock(&gs_activate_lock);
 	writer_start();
 	return true;
+}
+
+bool gs_activate(void)
+{
+	bool ok;
+
+	gs_init();
+	activating = true;
+	ok = activate();
+	activating = false;
+	return ok;
 }
 
 __attribute__((constructor)) static void gpuspy_ctor(void)

@@ -13,7 +13,7 @@
  * named in `list`, at the place their nesting requires.
  *
  * Lock order (a thread holding one lock takes only locks below it):
- *   activate  gs_activate() warms the unwinder (unwind) under it
+ *   activate  gs_activate() and gs_warm() warm the unwinder (unwind) under it
  *   events    a report reads the peak snapshot (peak) and the modules
  *   peak      copies site counters, lock-free, under it
  *   vmm       moves and removes live entries (table shards) under it

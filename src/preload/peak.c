@@ -19,7 +19,9 @@
 #include "sites.h"
 #include "state.h"
 
-static atomic_llong next_at;	 /* live bytes at which the next copy is due */
+/* Live bytes at which the next copy is due: read by every allocation, so
+ * in a line that nothing written as often shares. */
+static atomic_llong next_at __attribute__((aligned(64)));
 static struct gs_peak_snap snap; /* under gs_peak_lock */
 /* Two buffers: the snapshot's, and the one the next copy is made in. */
 static struct {
@@ -27,9 +29,6 @@ static struct {
 	size_t cap;
 } bufs[2];
 static unsigned cur;
-
-atomic_llong gs_device_live[GS_MAX_DEVICES + 1];
-atomic_llong gs_device_allocs[GS_MAX_DEVICES + 1];
 
 void peak_note(long long live)
 {
@@ -70,7 +69,7 @@ void peak_note(long long live)
 	snap.bytes = live;
 	snap.time = gs_now();
 	for (int d = 0; d <= GS_MAX_DEVICES; d++)
-		snap.devices[d] = atomic_load_explicit(&gs_device_live[d], memory_order_relaxed);
+		snap.devices[d] = totals_device_live((unsigned)d);
 	atomic_store_explicit(&next_at, live + live / 100 + 1, memory_order_relaxed);
 	gs_unlock(&gs_peak_lock);
 }

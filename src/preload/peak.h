@@ -6,9 +6,8 @@
 #include "core.h"
 
 #define GS_MAX_DEVICES 64
-/* Live GPU bytes per device ordinal + 1 (index 0: unknown device). */
-extern atomic_llong gs_device_live[GS_MAX_DEVICES + 1];
-extern atomic_llong gs_device_allocs[GS_MAX_DEVICES + 1];
+/* Live GPU bytes and allocations per device ordinal + 1 (index 0: unknown
+ * device) are totals_device_live() and totals_device_allocs() (counters.h). */
 static inline unsigned gs_device_index(int device)
 {
 	return device >= 0 && device < GS_MAX_DEVICES ? (unsigned)device + 1 : 0;

@@ -253,18 +253,18 @@ int process_json_write(FILE *f, const struct gs_view *v)
 	fputs("  \"doors\": {", f);
 	for (int d = 0; d < GS_DOOR_COUNT; d++)
 		fprintf(f, "%s\"%s\": %lld", d ? ", " : "", gs_door_names[d],
-			atomic_load(&gs_totals.doors[d]));
+			totals_door((enum gs_door)d));
 	fputs("},\n  \"devices\": [", f);
 	first = true;
 	/* From counters, not a walk of the table: a snapshot's cost grows with
 	 * the number of sites, not of live allocations. */
 	for (int i = 0; i <= GS_MAX_DEVICES; i++) {
-		long long cnt = atomic_load(&gs_device_allocs[i]);
+		long long cnt = totals_device_allocs((unsigned)i);
 
 		if (cnt <= 0)
 			continue;
 		fprintf(f, "%s{\"device\": %d, \"live_bytes\": %lld, \"live_allocations\": %lld}",
-			first ? "" : ", ", i - 1, atomic_load(&gs_device_live[i]), cnt);
+			first ? "" : ", ", i - 1, totals_device_live((unsigned)i), cnt);
 		first = false;
 	}
 	fputs("],\n  \"modules\": [\n", f);

@@ -55,8 +55,61 @@ void counters_free(struct gs_counters *c, uint64_t size)
 	atomic_fetch_add_explicit(&c->frees, 1, memory_order_relaxed);
 }
 
+/* Threads beyond GS_STRIPES share stripes: the adds stay atomic. */
+#define GS_STRIPES 32
+
+struct stripe {
+	atomic_llong alloc_bytes[GS_KIND_COUNT], allocs[GS_KIND_COUNT];
+	atomic_llong freed_bytes[GS_KIND_COUNT], frees[GS_KIND_COUNT];
+	atomic_llong doors[GS_DOOR_COUNT];
+	atomic_llong device_live[GS_MAX_DEVICES + 1], device_allocs[GS_MAX_DEVICES + 1];
+} __attribute__((aligned(64)));
+
+static struct stripe stripes[GS_STRIPES];
+static atomic_uint next_stripe;
+static GS_TLS struct stripe *my_stripe;
+
+static struct stripe *stripe(void)
+{
+	if (GS_UNLIKELY(!my_stripe))
+		my_stripe =
+			&stripes[atomic_fetch_add_explicit(&next_stripe, 1, memory_order_relaxed) %
+				 GS_STRIPES];
+	return my_stripe;
+}
+
+/* The sum of one field over the stripes. */
+#define STRIPES_SUM(field)                                                                         \
+	({                                                                                         \
+		long long sum_ = 0;                                                                \
+		for (unsigned i_ = 0; i_ < GS_STRIPES; i_++)                                       \
+			sum_ += atomic_load(&stripes[i_].field);                                   \
+		sum_;                                                                              \
+	})
+
+static void totals_read(int k, struct gs_count_snap *o)
+{
+	/* Every stripe's frees before any stripe's allocations: a free
+	 * counted in one stripe was allocated, and counted, before it. */
+	o->frees = STRIPES_SUM(frees[k]);
+	o->freed_bytes = STRIPES_SUM(freed_bytes[k]);
+	o->allocs = STRIPES_SUM(allocs[k]);
+	o->alloc_bytes = STRIPES_SUM(alloc_bytes[k]);
+	o->peak_bytes = atomic_load(&gs_totals.kind[k].peak_bytes);
+	o->live_bytes = o->alloc_bytes - o->freed_bytes;
+	o->live_allocs = o->allocs - o->frees;
+	if (o->peak_bytes < o->live_bytes)
+		o->peak_bytes = o->live_bytes; /* a peak update still in flight */
+}
+
 void counters_read(struct gs_counters *c, struct gs_count_snap *o)
 {
+	int k = counters_totals_kind(c);
+
+	if (k >= 0) {
+		totals_read(k, o);
+		return;
+	}
 	/* Freed totals before allocated ones: both only grow. */
 	o->frees = atomic_load(&c->frees);
 	o->freed_bytes = atomic_load(&c->freed_bytes);
@@ -69,32 +122,64 @@ void counters_read(struct gs_counters *c, struct gs_count_snap *o)
 		o->peak_bytes = o->live_bytes; /* a peak update still in flight */
 }
 
-static void totals_alloc(enum gs_kind kind, uint64_t size, int device)
+long long totals_door(enum gs_door door)
 {
-	long long live;
+	return STRIPES_SUM(doors[door]);
+}
 
-	counters_alloc(&gs_totals.kind[kind], size);
+long long totals_device_live(unsigned index)
+{
+	return index <= GS_MAX_DEVICES ? STRIPES_SUM(device_live[index]) : 0;
+}
+
+long long totals_device_allocs(unsigned index)
+{
+	return index <= GS_MAX_DEVICES ? STRIPES_SUM(device_allocs[index]) : 0;
+}
+
+unsigned long long totals_events(void)
+{
+	unsigned long long n = atomic_load(&gs_totals.hot.seq);
+
+	for (int k = 0; k < GS_KIND_COUNT; k++)
+		n += (unsigned long long)STRIPES_SUM(frees[k]);
+	return n;
+}
+
+#define ADD(field, v) atomic_fetch_add_explicit(&(field), (v), memory_order_relaxed)
+
+static void totals_alloc(enum gs_kind kind, uint64_t size, int device, enum gs_door door)
+{
+	struct stripe *st = stripe();
+	long long sz = (long long)size, live;
+
+	ADD(st->alloc_bytes[kind], sz);
+	ADD(st->allocs[kind], 1);
+	ADD(st->doors[door], 1);
+	live = ADD(gs_totals.hot.kind_live[kind], sz) + sz;
+	gs_max(&gs_totals.kind[kind].peak_bytes, live);
 	if (!on_gpu(kind))
 		return;
-	atomic_fetch_add_explicit(&gs_device_live[gs_device_index(device)], (long long)size,
-				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&gs_device_allocs[gs_device_index(device)], 1,
-				  memory_order_relaxed);
-	live = atomic_fetch_add(&gs_totals.gpu_live_bytes, (long long)size) + (long long)size;
+	ADD(st->device_live[gs_device_index(device)], sz);
+	ADD(st->device_allocs[gs_device_index(device)], 1);
+	live = ADD(gs_totals.hot.gpu_live_bytes, sz) + sz;
 	gs_max(&gs_totals.gpu_peak_bytes, live);
 	peak_note(live);
 }
 
 static void totals_free(enum gs_kind kind, uint64_t size, int device)
 {
-	counters_free(&gs_totals.kind[kind], size);
+	struct stripe *st = stripe();
+	long long sz = (long long)size;
+
+	ADD(st->freed_bytes[kind], sz);
+	ADD(st->frees[kind], 1);
+	ADD(gs_totals.hot.kind_live[kind], -sz);
 	if (!on_gpu(kind))
 		return;
-	atomic_fetch_sub_explicit(&gs_device_live[gs_device_index(device)], (long long)size,
-				  memory_order_relaxed);
-	atomic_fetch_sub_explicit(&gs_device_allocs[gs_device_index(device)], 1,
-				  memory_order_relaxed);
-	atomic_fetch_sub(&gs_totals.gpu_live_bytes, (long long)size);
+	ADD(st->device_live[gs_device_index(device)], -sz);
+	ADD(st->device_allocs[gs_device_index(device)], -1);
+	ADD(gs_totals.hot.gpu_live_bytes, -sz);
 }
 
 static void account_free(struct gs_alloc *a)
@@ -129,7 +214,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	a->size = size;
 	a->kind = (uint8_t)kind;
 	a->device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
-	a->seq = atomic_fetch_add_explicit(&gs_totals.seq, 1, memory_order_relaxed);
+	a->seq = atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
 	a->site = site_intern(api, kind, door, pcs, depth, py, pydepth);
 	if (!a->site) {
 		free(a);
@@ -140,8 +225,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	/* Counters first: once the entry is in the table another thread may
 	 * free it, and its free must find the counters already raised. */
 	counters_alloc(&a->site->c, size);
-	totals_alloc(kind, size, a->device);
-	atomic_fetch_add_explicit(&gs_totals.doors[door], 1, memory_order_relaxed);
+	totals_alloc(kind, size, a->device, door);
 
 	old = table_insert(a, &err);
 	if (old) {
@@ -181,7 +265,7 @@ void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t 
 	e.kind = (uint8_t)kind;
 	e.requested = size;
 	e.device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
-	e.live = atomic_load(&gs_totals.gpu_live_bytes);
+	e.live = atomic_load(&gs_totals.hot.gpu_live_bytes);
 	e.site = site->id;
 	if (!driver_mem_info(&e.free_bytes, &e.total_bytes))
 		e.free_bytes = e.total_bytes = -1;

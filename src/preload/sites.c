@@ -4,10 +4,13 @@
  * interned once and keeps its counters for the life of the process, so
  * the table grows with the number of code paths, not of allocations.
  *
- * The hot path is a lookup under one shard's lock.  A new site is built
- * (frames resolved to module + offset, which takes the loader's lock in
- * dladdr) with no gpuspy lock held, then inserted; a racing twin is
- * dropped.
+ * The hot path is a lookup in the thread's own cache of the sites it met
+ * last, which takes no lock: threads allocating from the same line share
+ * one site, and its shard's lock would be the one place they all meet.  A
+ * miss looks up under the shard's lock.  A new site is built (frames
+ * resolved to module + offset, which takes the loader's lock in dladdr)
+ * with no gpuspy lock held, then inserted; a racing twin is dropped.
+ * Sites are never freed, so a cached pointer stays valid.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,6 +47,14 @@ struct shard {
 } __attribute__((aligned(64)));
 
 static struct shard shards[SITE_SHARDS];
+
+/* Direct-mapped by hash.  A site found here was found under its shard's
+ * lock before, by this thread, so its key is seen whole. */
+#define SITE_CACHE 16
+static GS_TLS struct {
+	uint64_t hash;
+	struct site_node *node;
+} cache[SITE_CACHE];
 
 static _Atomic(struct gs_site *) all_sites;
 static atomic_uint n_sites;
@@ -86,7 +97,7 @@ static struct site_node *site_new(const struct site_key *k, size_t len, enum gs_
 	n->site.depth = k->depth;
 	n->site.pydepth = k->pydepth;
 	/* record_alloc took this allocation's number just before. */
-	n->site.first_seq = atomic_load(&gs_totals.seq) - 1;
+	n->site.first_seq = atomic_load(&gs_totals.hot.seq) - 1;
 	n->site.frames = calloc(k->depth ? k->depth : 1, sizeof(struct gs_frame));
 	if (!n->site.frames) {
 		free(n);
@@ -137,6 +148,7 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 	struct site_node *n, *twin;
 	struct shard *sh;
 	struct gs_mutex *lk;
+	unsigned slot;
 	uint64_t h;
 
 	u.k.api = (uint8_t)api;
@@ -149,14 +161,22 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 	if (pydepth)
 		memcpy(&u.k.words[depth], py, pydepth * sizeof(struct gs_pyraw));
 	h = key_hash(&u.k, len);
+	slot = (unsigned)(h >> 8) % SITE_CACHE;
+	n = cache[slot].node;
+	if (GS_LIKELY(n && cache[slot].hash == h && n->keylen == len &&
+		      memcmp(&n->key, &u.k, len) == 0))
+		return &n->site;
 	lk = &gs_site_locks[h % SITE_SHARDS];
 	sh = &shards[h % SITE_SHARDS];
 
 	gs_lock(lk);
 	n = lookup(sh, &u.k, len, (unsigned)(h >> 32));
 	gs_unlock(lk);
-	if (GS_LIKELY(n))
+	if (GS_LIKELY(n)) {
+		cache[slot].hash = h;
+		cache[slot].node = n;
 		return &n->site;
+	}
 
 	n = site_new(&u.k, len, door);
 	if (!n)
@@ -184,8 +204,10 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 	gs_unlock(lk);
 	if (twin) {
 		site_drop(n);
-		return &twin->site;
+		n = twin;
 	}
+	cache[slot].hash = h;
+	cache[slot].node = n;
 	return &n->site;
 }
 

@@ -31,6 +31,9 @@ extern struct gs_state gs_state;
 void gs_init(void);
 /* First allocation: resolve and check the output directory. */
 bool gs_activate(void);
+/* The driver was bound: get ready for the first allocation (lifecycle.c).
+ * Takes gs_activate_lock: call it holding no gpuspy lock. */
+void gs_warm(void);
 
 /* CLOCK_REALTIME, in seconds. */
 double gs_now(void);

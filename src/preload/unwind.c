@@ -76,15 +76,16 @@ void unwind_init(void)
 
 void unwind_warm(void)
 {
-	void *buf[2];
+	uintptr_t pcs[GS_MAX_DEPTH];
 
 	unwind_select(gs_config.unwind);
-	/* glibc's backtrace() loads libgcc_s on first use (~170 us).  Paid at
-	 * the first allocation, not at start: every child that inherits
-	 * LD_PRELOAD (ptxas, a shell) would pay it for nothing. */
-	backtrace(buf, 2);
-	if (unwinder == UNWIND_LIBUNWIND)
-		unw_backtrace_fn(buf, 2);
+	/* The chosen unwinder's first stack loads and indexes what it needs
+	 * (glibc's backtrace() loads libgcc_s, ~170 us; libunwind reads the
+	 * modules' unwind tables): a whole one, so that the first recorded
+	 * allocation does not pay it.  Only the chosen one: the other is
+	 * never called. */
+	if (gs_config.depth)
+		unwind_capture(pcs, gs_config.depth);
 }
 
 static GS_TLS uintptr_t stack_lo, stack_hi;

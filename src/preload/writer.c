@@ -78,11 +78,7 @@ static bool series_fit(unsigned sites)
 /* Allocations and frees so far: unchanged means nothing to write. */
 static unsigned long long events(void)
 {
-	unsigned long long n = atomic_load(&gs_totals.seq);
-
-	for (int k = 0; k < GS_KIND_COUNT; k++)
-		n += (unsigned long long)atomic_load(&gs_totals.kind[k].frees);
-	return n;
+	return totals_events();
 }
 
 /*

@@ -27,6 +27,7 @@
 #include "locks.h"
 #include "log.h"
 #include "names.h"
+#include "site_walk.h"
 #include "sites.h"
 #include "view.h"
 
@@ -53,6 +54,7 @@ static size_t chosen_cap;
 static uint32_t *ids; /* the ids set in chosen, to clear them after */
 static size_t n_ids, ids_cap;
 static struct gs_top peak_top; /* of the peak snapshot taken at peak_top_time */
+static struct site_walk walk;
 static double peak_top_time;
 
 static void view_read(struct gs_view *view)
@@ -208,8 +210,8 @@ static void take_peak(struct gs_view *v)
 	gs_unlock(&gs_peak_lock);
 }
 
-/* Which sites the file lists: CAP ids, those reachable from HEAD. */
-static int rank(struct gs_view *v, struct gs_site *head)
+/* Which sites the file lists. */
+static int rank(struct gs_view *v)
 {
 	unsigned n = gs_config.max_sites, mark_k = n / MARK_SHARE ? n / MARK_SHARE : 1;
 	unsigned oldest = v->n_marks > GS_MARKS ? v->n_marks - GS_MARKS : 0;
@@ -223,8 +225,13 @@ static int rank(struct gs_view *v, struct gs_site *head)
 	}
 	for (int r = 0; r < RANKINGS; r++)
 		h[r] = (struct heap){ rank_buf + (size_t)r * n, 0, n };
-	for (struct gs_site *s = head; s; s = s->next_all) {
-		long long live = counters_live_bytes(&s->c);
+	for (unsigned i = 0; i < walk.n; i++) {
+		struct gs_site *s = walk.by_id[i];
+		long long live;
+
+		if (!s)
+			continue;
+		live = counters_live_bytes(&s->c);
 
 		heap_offer(&h[BY_LIVE], live, s->id);
 		heap_offer(&h[BY_PEAK],
@@ -291,18 +298,16 @@ static int cmp_live(const void *a, const void *b)
 int view_take(struct gs_view *v)
 {
 	bool bounded = gs_config.max_sites > 0;
-	struct gs_site *head;
 	unsigned count;
-	int err = 0;
+	int err;
 
 	view_read(v);
 	/* The peak first, then the sites: every site the peak names is
-	 * reachable from the head, and every site reachable from the head
-	 * has an id below the count. */
+	 * among them. */
 	take_peak(v);
-	head = site_list();
-	count = site_count();
-	if (bounded && chosen_cap < count) {
+	err = site_walk_refresh(&walk);
+	count = walk.n;
+	if (!err && bounded && chosen_cap < count) {
 		size_t cap = count + count / 2 + 1024;
 		uint8_t *m = realloc(chosen, cap);
 
@@ -315,7 +320,7 @@ int view_take(struct gs_view *v)
 		}
 	}
 	if (!err && bounded)
-		err = rank(v, head);
+		err = rank(v);
 	v->sites = err ? NULL : calloc((bounded ? n_ids : count) + 1, sizeof(*v->sites));
 	if (!v->sites) {
 		for (size_t i = 0; i < n_ids; i++)
@@ -324,7 +329,11 @@ int view_take(struct gs_view *v)
 		gs_warn("out of memory writing a report");
 		return -ENOMEM;
 	}
-	for (struct gs_site *s = head; s; s = s->next_all) {
+	for (unsigned i = 0; i < count; i++) {
+		struct gs_site *s = walk.by_id[i];
+
+		if (!s)
+			continue;
 		v->n_all++;
 		if (!bounded || (s->id < chosen_cap && chosen[s->id]))
 			v->sites[v->n++] = s;

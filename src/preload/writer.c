@@ -35,6 +35,7 @@
 #include "events.h"
 #include "history.h"
 #include "log.h"
+#include "site_walk.h"
 #include "sites.h"
 #include "state.h"
 #include "summary.h"
@@ -48,17 +49,30 @@ static bool running;
 static sem_t wake; /* posted to stop the thread or to ask for a snapshot */
 static atomic_bool stop, requested;
 
-/* A site's two series: its samples, and its live bytes at each mark. */
+/*
+ * A site's two series: its samples, and its live bytes at each mark.
+ * Most sites of a large program hold what they allocated once and never
+ * change: while every sample so far is the same, the series is only that
+ * value, its count and its first and latest times (a flat series is never
+ * growing), and a sample costs a comparison.  At the first change, the
+ * samples so far are pushed into a state of the rule, which so judges the
+ * same samples as if it had had them all along: for equal samples the
+ * rule reads only the first one's time and the latest's.
+ */
 struct series {
-	struct gs_trend samples;
-	struct gs_trend *marks; /* from the first mark after the first sample */
-	unsigned mark;		/* the latest mark pushed into marks, plus 1 */
+	struct gs_trend *samples; /* NULL while flat */
+	struct gs_trend *marks;	  /* from the first mark after the first sample */
+	unsigned mark;		  /* the latest mark pushed into marks, plus 1 */
+	unsigned long long n;	  /* while flat: samples, all of them `flat` */
+	long long flat;
+	double t0, t_last;
 };
 
 /* By site id, writer thread only; allocated at a site's first live bytes. */
 static struct series **series;
 static unsigned n_series, marks_judged;
 static unsigned long long samples, written_events = (unsigned long long)-1;
+static struct site_walk walk;
 
 static bool series_fit(unsigned sites)
 {
@@ -121,13 +135,25 @@ static void judge_mark(const struct gs_mark *m, unsigned number, void *arg)
 	}
 }
 
+/* A flat series's samples so far, into a state of the rule. */
+static int unflatten(struct series *r)
+{
+	r->samples = malloc(sizeof(*r->samples));
+	if (!r->samples)
+		return -ENOMEM;
+	trend_init(r->samples);
+	for (unsigned long long i = 0; i < r->n; i++)
+		trend_push(r->samples, i + 1 < r->n ? r->t0 : r->t_last, r->flat);
+	return 0;
+}
+
 static void tick(void)
 {
 	unsigned long long ev;
 	bool nomem = false;
 	double now;
 
-	if (!series_fit(site_count())) {
+	if (site_walk_refresh(&walk) < 0 || !series_fit(walk.n)) {
 		gs_fail("out of memory in the snapshot thread");
 		return;
 	}
@@ -138,31 +164,44 @@ static void tick(void)
 	}
 	samples++;
 	now = gs_now() - gs_state.start_time;
-	for (struct gs_site *s = site_list(); s; s = s->next_all) {
+	for (unsigned i = 0; i < walk.n; i++) {
+		struct gs_site *s = walk.by_id[i];
 		struct series *r;
 		struct gs_trend *by;
 		long long live;
 
-		if (s->kind == GS_KIND_PINNED || s->id >= n_series)
+		if (!s || s->kind == GS_KIND_PINNED || s->id >= n_series)
 			continue;
 		live = counters_live_bytes(&s->c);
-		if (!series[s->id]) {
+		r = series[s->id];
+		if (!r) {
 			if (live <= 0)
 				continue;
-			series[s->id] = calloc(1, sizeof(struct series));
-			if (!series[s->id]) {
+			r = series[s->id] = calloc(1, sizeof(struct series));
+			if (!r) {
 				gs_fail("out of memory in the snapshot thread");
 				return;
 			}
-			trend_init(&series[s->id]->samples);
+			r->flat = live;
+			r->t0 = now;
 		}
-		r = series[s->id];
-		trend_push(&r->samples, now, live);
+		if (!r->samples) {
+			if (live == r->flat) {
+				r->n++;
+				r->t_last = now;
+				continue;
+			}
+			if (unflatten(r) < 0) {
+				gs_fail("out of memory in the snapshot thread");
+				return;
+			}
+		}
+		trend_push(r->samples, now, live);
 		if (atomic_load_explicit(&s->growth_told, memory_order_relaxed))
 			continue;
 		/* once found growing, a site stays so: the frees of a
 		 * program's teardown must not clear the leak they end */
-		by = trend_ever(&r->samples)	      ? &r->samples :
+		by = trend_ever(r->samples)	      ? r->samples :
 		     r->marks && trend_ever(r->marks) ? r->marks :
 							NULL;
 		if (by && !atomic_exchange(&s->growth_told, true)) {

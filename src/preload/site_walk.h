@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The call sites as an array by id, for the walks of every site (the
+ * snapshot thread's samples, the files): sites.c keeps them in a list,
+ * newest first, whose walk is one dependent load per site - a cache miss
+ * each at a million sites.  Over an array the loads are independent and
+ * the processor overlaps them.  Each walker keeps its own (no lock): it
+ * adds the sites pushed since its last refresh, found between the list's
+ * head now and its head then (sites are never removed).
+ */
+#ifndef GPUSPY_SITE_WALK_H
+#define GPUSPY_SITE_WALK_H
+
+#include "sites.h"
+
+struct site_walk {
+	struct gs_site **by_id; /* NULL: an id taken, its site not yet pushed */
+	unsigned n;		/* ids below n may be set */
+	unsigned cap;
+	struct gs_site *head; /* the list's head at the last refresh */
+};
+
+/* Adds the sites pushed since the last refresh.  0, or -ENOMEM (W keeps
+ * what it had: the next refresh tries again). */
+int site_walk_refresh(struct site_walk *w);
+
+#endif /* GPUSPY_SITE_WALK_H */

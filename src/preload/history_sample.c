@@ -60,7 +60,7 @@ void history_tick(void)
 	/* a failed refresh samples the sites known so far */
 	site_walk_refresh(&walk);
 	for (unsigned i = 0; i < walk.n; i++) {
-		const struct gs_site *s = walk.by_id[i];
+		const struct gs_site *s = site_walk_at(&walk, i);
 
 		if (!s || s->kind == GS_KIND_PINNED)
 			continue;

@@ -226,7 +226,7 @@ static int rank(struct gs_view *v)
 	for (int r = 0; r < RANKINGS; r++)
 		h[r] = (struct heap){ rank_buf + (size_t)r * n, 0, n };
 	for (unsigned i = 0; i < walk.n; i++) {
-		struct gs_site *s = walk.by_id[i];
+		struct gs_site *s = site_walk_at(&walk, i);
 		long long live;
 
 		if (!s)
@@ -330,7 +330,7 @@ int view_take(struct gs_view *v)
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i < count; i++) {
-		struct gs_site *s = walk.by_id[i];
+		struct gs_site *s = site_walk_at(&walk, i);
 
 		if (!s)
 			continue;

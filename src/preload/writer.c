@@ -165,11 +165,13 @@ static void tick(void)
 	samples++;
 	now = gs_now() - gs_state.start_time;
 	for (unsigned i = 0; i < walk.n; i++) {
-		struct gs_site *s = walk.by_id[i];
+		struct gs_site *s = site_walk_at(&walk, i);
 		struct series *r;
 		struct gs_trend *by;
 		long long live;
 
+		if (i + SITE_WALK_AHEAD < n_series && series[i + SITE_WALK_AHEAD])
+			__builtin_prefetch(series[i + SITE_WALK_AHEAD]);
 		if (!s || s->kind == GS_KIND_PINNED || s->id >= n_series)
 			continue;
 		live = counters_live_bytes(&s->c);

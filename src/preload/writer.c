@@ -187,25 +187,24 @@ static void tick(void)
 			r->flat = live;
 			r->t0 = now;
 		}
-		if (!r->samples) {
-			if (live == r->flat) {
-				r->n++;
-				r->t_last = now;
-				continue;
-			}
-			if (unflatten(r) < 0) {
+		if (!r->samples && live == r->flat) {
+			r->n++;
+			r->t_last = now;
+		} else {
+			if (!r->samples && unflatten(r) < 0) {
 				gs_fail("out of memory in the snapshot thread");
 				return;
 			}
+			trend_push(r->samples, now, live);
 		}
-		trend_push(r->samples, now, live);
 		if (atomic_load_explicit(&s->growth_told, memory_order_relaxed))
 			continue;
 		/* once found growing, a site stays so: the frees of a
-		 * program's teardown must not clear the leak they end */
-		by = trend_ever(r->samples)	      ? r->samples :
-		     r->marks && trend_ever(r->marks) ? r->marks :
-							NULL;
+		 * program's teardown must not clear the leak they end; a flat
+		 * series is not growing, its marks may be */
+		by = r->samples && trend_ever(r->samples) ? r->samples :
+		     r->marks && trend_ever(r->marks)	  ? r->marks :
+							    NULL;
 		if (by && !atomic_exchange(&s->growth_told, true)) {
 			double since, rate;
 			int shape;

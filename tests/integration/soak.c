@@ -14,7 +14,8 @@
  *     reaches site_alloc() through distinct return addresses.  Three in
  *     four stay live.  Then, for HOLD_MS each, a phase where a few sites
  *     keep allocating and freeing ("steady") and one where nothing
- *     changes ("idle").
+ *     changes ("idle").  Once the sites are made, a gpuspy_mark("created")
+ *     when gpuspy is loaded.
  *
  * Each prints "soak: KEY=VALUE ..." lines on stdout, flushed at once: what
  * it counted, its VmRSS along the way, the phases, and last, as its final
@@ -267,6 +268,18 @@ __attribute__((noinline)) void walk_codes(unsigned long first, unsigned long n, 
 	keep_live = true;
 }
 
+/* gpuspy_mark(), when gpuspy is loaded: each site that holds memory
+ * holds one allocation, so the mark holds as many sites as allocations. */
+static void mark(const char *label)
+{
+	void (*fn)(const char *) = NULL;
+	void *p = dlsym(RTLD_DEFAULT, "gpuspy_mark");
+
+	memcpy(&fn, &p, sizeof(p));
+	if (fn)
+		fn(label);
+}
+
 static int sites(int argc, char **argv)
 {
 	size_t n = arg_size(argc, argv, 2);
@@ -293,11 +306,16 @@ static int sites(int argc, char **argv)
 			t0 = now_ns();
 		}
 		walk_codes(0, n, phases[p].hold_ms, phases[p].touch);
-		if (phases[p].name)
+		if (phases[p].name) {
 			printf("soak: phase=%s end_ns=%lld\n", phases[p].name, now_ns());
-		else
-			printf("soak: sites=%zu create_ns=%lld rss_before_kb=%ld rss_after_kb=%ld\n",
-			       n, now_ns() - t0, rss0, status_kb("VmRSS"));
+		} else {
+			printf("soak: sites=%zu create_ns=%lld rss_before_kb=%ld rss_after_kb=%ld "
+			       "marked_sites=%llu marked_bytes=%llu\n",
+			       n, now_ns() - t0, rss0, status_kb("VmRSS"),
+			       site_tally.allocs - site_tally.frees,
+			       site_tally.alloc_bytes - site_tally.freed_bytes);
+			mark("created");
+		}
 		fflush(stdout);
 	}
 	printf("soak: allocations=%llu frees=%llu allocated_bytes=%llu freed_bytes=%llu "

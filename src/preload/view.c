@@ -48,7 +48,8 @@ struct heap {
 };
 
 /* Under gs_events_lock. */
-static struct pick *rank_buf;
+static struct pick *rank_buf; /* RANKINGS heaps of rank_cap */
+static unsigned rank_cap;
 static uint8_t *chosen; /* by site id: listed in the file being taken */
 static size_t chosen_cap;
 static uint32_t *ids; /* the ids set in chosen, to clear them after */
@@ -213,18 +214,24 @@ static void take_peak(struct gs_view *v)
 /* Which sites the file lists. */
 static int rank(struct gs_view *v)
 {
-	unsigned n = gs_config.max_sites, mark_k = n / MARK_SHARE ? n / MARK_SHARE : 1;
+	unsigned max = gs_config.max_sites, mark_k = max / MARK_SHARE ? max / MARK_SHARE : 1;
 	unsigned oldest = v->n_marks > GS_MARKS ? v->n_marks - GS_MARKS : 0;
+	/* no heap holds more than there are sites */
+	unsigned n = max < walk.n ? max : walk.n;
 	struct heap h[RANKINGS];
 	int err = 0;
 
-	if (!rank_buf) {
-		rank_buf = malloc((size_t)RANKINGS * n * sizeof(*rank_buf));
-		if (!rank_buf)
+	if (n > rank_cap) {
+		unsigned cap = n + n / 2 < max ? n + n / 2 : max;
+		struct pick *m = realloc(rank_buf, (size_t)RANKINGS * cap * sizeof(*m));
+
+		if (!m)
 			return -ENOMEM;
+		rank_buf = m;
+		rank_cap = cap;
 	}
 	for (int r = 0; r < RANKINGS; r++)
-		h[r] = (struct heap){ rank_buf + (size_t)r * n, 0, n };
+		h[r] = (struct heap){ n ? rank_buf + (size_t)r * n : NULL, 0, n };
 	for (unsigned i = 0; i < walk.n; i++) {
 		struct gs_site *s = site_walk_at(&walk, i);
 		long long live;

@@ -355,6 +355,14 @@ int json_print_report(const struct rd_report *r, const struct rd_process_list *l
 	json_object_set_new(pinned, "peak_bytes", json_integer(r->pinned_peak_bytes));
 	json_object_set_new(root, "pinned", pinned);
 	json_object_set_new(root, "untracked_frees", json_integer(r->untracked_frees));
+	if (r->folded_sites) {
+		json_t *fo =
+			counts_json("sites", r->folded_sites, "live_bytes", r->folded_live_bytes);
+
+		json_object_set_new(fo, "live_allocations",
+				    json_integer(r->folded_live_allocations));
+		json_object_set_new(root, "folded", fo);
+	}
 	for (size_t i = 0; i < r->nooms; i++)
 		json_array_append_new(ooms, oom_json(&r->ooms[i]));
 	json_object_set(root, "oom", ooms);
@@ -388,7 +396,8 @@ int json_print_report(const struct rd_report *r, const struct rd_process_list *l
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
 	    json_array_size(ooms) != r->nooms ||
 	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
-					      (size_t)r->torch.present + (list->nunreported > 0)) {
+					      (size_t)r->torch.present + (list->nunreported > 0) +
+					      (r->folded_sites > 0)) {
 		e = -ENOMEM;
 		goto out;
 	}

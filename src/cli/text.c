@@ -1208,6 +1208,14 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		/* TOTALS says it always */
 		if (r->untracked_frees)
 			fprintf(out, "  untracked frees:  %" PRId64 "\n", r->untracked_frees);
+		if (r->folded_sites)
+			fprintf(out,
+				"  folded:           %" PRId64
+				" more %s folded: %s live in %" PRId64 " %s (GPUSPY_MAX_SITES)\n",
+				r->folded_sites, plural(r->folded_sites, "site", "sites"),
+				util_human_size(r->folded_live_bytes, a, sizeof(a)),
+				r->folded_live_allocations,
+				plural(r->folded_live_allocations, "allocation", "allocations"));
 		if (r->incomplete)
 			fprintf(out,
 				"  warning: %zu %s stopped tracking early; %s figures are a lower bound\n",

@@ -5,6 +5,10 @@
 
 #include "core.h"
 
+/* GPUSPY_MAX_SITES: the sites a file lists per ranking (view.h). */
+#define GS_MAX_SITES_DEFAULT 2000
+#define GS_MAX_SITES_MAX     (1u << 24)
+
 struct gs_config {
 	const char *output_dir;		/* as given, GS_OUTPUT_DIR_DEFAULT when unset */
 	const char *output_given;	/* GPUSPY_OUTPUT_DIR, NULL when unset or empty */
@@ -14,6 +18,7 @@ struct gs_config {
 	unsigned py_depth;		/* Python frames kept per call site, 0 = none */
 	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */
 	int signal;			/* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
+	unsigned max_sites;		/* GPUSPY_MAX_SITES: listed per ranking, 0 = all */
 	bool nvml;			/* GPUSPY_NVML: the outside view in snapshots */
 	bool torch;	    /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch_probe.c) */
 	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp; NULL: the default */

@@ -27,7 +27,7 @@
 	{                                                                                          \
 		.output_dir = GS_OUTPUT_DIR_DEFAULT, .depth = 16, .py_depth = 32,                  \
 		.interval_us = GS_INTERVAL_DEFAULT_US, .signal = GS_SIGNAL_DEFAULT, .nvml = true,  \
-		.torch = true,                                                                     \
+		.torch = true, .max_sites = GS_MAX_SITES_DEFAULT,                                  \
 	}
 
 static const struct gs_config config_defaults = CONFIG_DEFAULTS;
@@ -243,6 +243,7 @@ void config_load(void)
 	gs_config.run_dir = config_getenv(GS_ENV_RUN_DIR);
 	load_uint("GPUSPY_DEPTH", GS_MAX_DEPTH, &gs_config.depth);
 	load_uint("GPUSPY_PYTHON_DEPTH", GS_MAX_PY_DEPTH, &gs_config.py_depth);
+	load_uint("GPUSPY_MAX_SITES", GS_MAX_SITES_MAX, &gs_config.max_sites);
 	load_interval();
 	load_signal();
 	load_unwind();

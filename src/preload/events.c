@@ -52,16 +52,14 @@ static unsigned n_labelled;
 /* With gs_events_lock held: the moment, with the events so far. */
 static int take(struct gs_view *v, const struct gs_oom *event)
 {
-	int err = view_take(v, event);
-
-	if (err)
-		return err;
+	memset(v, 0, sizeof(*v));
+	v->event = event;
 	v->ooms = ooms;
 	v->n_ooms = n_ooms;
 	v->oom_dropped = oom_dropped;
 	v->marks = marks;
 	v->n_marks = n_marks;
-	return 0;
+	return view_take(v);
 }
 
 /*
@@ -199,6 +197,8 @@ void events_mark(const char *label)
 	gs_lock(&gs_events_lock);
 	m = n_marks % GS_MARKS;
 	free(marks[m].sites);
+	free(marks[m].shown.top);
+	memset(&marks[m].shown, 0, sizeof(marks[m].shown));
 	marks[m].time = gs_now();
 	snprintf(marks[m].label, GS_LABEL_MAX, "%s", label ? label : "");
 	marks[m].live = live;

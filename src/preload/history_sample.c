@@ -19,8 +19,12 @@
 #include "names.h"
 #include "nvml.h"
 #include "peak.h"
+#include "site_walk.h"
 #include "sites.h"
 #include "state.h"
+
+/* The snapshot thread's, then the exit's after it was joined. */
+static struct site_walk walk;
 
 /* With gs_events_lock held. */
 static void setup(void)
@@ -52,8 +56,12 @@ void history_tick(void)
 	history_begin(gs_now() - gs_state.start_time);
 	for (int d = -1; d < GS_MAX_DEVICES; d++)
 		history_device(d, totals_device_live(gs_device_index(d)));
-	for (struct gs_site *s = site_list(); s; s = s->next_all) {
-		if (s->kind == GS_KIND_PINNED)
+	/* a failed refresh samples the sites known so far */
+	site_walk_refresh(&walk);
+	for (unsigned i = 0; i < walk.n; i++) {
+		const struct gs_site *s = site_walk_at(&walk, i);
+
+		if (!s || s->kind == GS_KIND_PINNED)
 			continue;
 		history_site(s->id, names_kind(s->kind), counters_live_bytes(&s->c),
 			     atomic_load_explicit(&s->c.peak_bytes, memory_order_relaxed));

@@ -18,7 +18,6 @@
 #include "locks.h"
 #include "names.h"
 #include "nvml.h"
-#include "peak.h"
 #include "process_json.h"
 #include "pystack.h"
 #include "sites.h"
@@ -147,30 +146,62 @@ static void write_oom_event(FILE *f, const struct gs_oom *e, bool with_file)
 	fputc('}', f);
 }
 
-static void write_at_peak(FILE *f)
+/* The sites a list does not show (view.c): how many, and their bytes. */
+static void write_list_folded(FILE *f, unsigned n, long long live)
 {
-	const struct gs_peak_snap *p;
+	if (n)
+		fprintf(f, ", \"folded\": {\"sites\": %u, \"live_bytes\": %lld}", n, live);
+}
+
+static void write_at_peak(FILE *f, const struct gs_view *v)
+{
+	const struct gs_peak_snap *p = &v->peak;
 	bool first = true;
 
-	gs_lock(&gs_peak_lock);
-	p = peak_snapshot();
-	if (p) {
-		fprintf(f, ",\n  \"at_peak\": {\"bytes\": %lld, \"time\": %.3f, \"devices\": [",
-			p->bytes, p->time);
-		for (int d = 0; d <= GS_MAX_DEVICES; d++) {
-			if (!p->devices[d])
-				continue;
-			fprintf(f, "%s{\"device\": %d, \"live_bytes\": %lld}", first ? "" : ", ",
-				d - 1, p->devices[d]);
-			first = false;
-		}
-		fputs("],\n    \"sites\": [", f);
-		for (unsigned i = 0; i < p->n; i++)
-			fprintf(f, "%s{\"site\": %u, \"live_bytes\": %lld}", i ? ", " : "",
-				p->sites[i].site, p->sites[i].live_bytes);
-		fputs("]}", f);
+	if (!v->has_peak)
+		return;
+	fprintf(f, ",\n  \"at_peak\": {\"bytes\": %lld, \"time\": %.3f, \"devices\": [", p->bytes,
+		p->time);
+	for (int d = 0; d <= GS_MAX_DEVICES; d++) {
+		if (!p->devices[d])
+			continue;
+		fprintf(f, "%s{\"device\": %d, \"live_bytes\": %lld}", first ? "" : ", ", d - 1,
+			p->devices[d]);
+		first = false;
 	}
-	gs_unlock(&gs_peak_lock);
+	fputs("],\n    \"sites\": [", f);
+	for (unsigned i = 0; i < p->n; i++)
+		fprintf(f, "%s{\"site\": %u, \"live_bytes\": %lld}", i ? ", " : "",
+			p->sites[i].site, p->sites[i].live_bytes);
+	fputc(']', f);
+	write_list_folded(f, v->peak_folded, v->peak_folded_live);
+	fputc('}', f);
+}
+
+/* The sites not listed, per kind (GPUSPY_MAX_SITES): only when some are. */
+static void write_folded(FILE *f, const struct gs_view *v)
+{
+	bool first = true;
+
+	if (!v->n_folded)
+		return;
+	fputs(",\n  \"folded\": [", f);
+	for (int k = 0; k < GS_KIND_COUNT; k++) {
+		const struct gs_folded *x = &v->folded[k];
+
+		if (!x->sites)
+			continue;
+		fprintf(f,
+			"%s\n    {\"kind\": \"%s\", \"sites\": %llu, \"growing\": %llu, "
+			"\"live_bytes\": %lld, \"live_allocations\": %lld, \"peak_bytes\": %lld, "
+			"\"allocated_bytes\": %lld, \"allocations\": %lld, \"freed_bytes\": %lld, "
+			"\"frees\": %lld}",
+			first ? "" : ",", names_kinds[k], x->sites, x->growing, x->c.live_bytes,
+			x->c.live_allocs, x->c.peak_bytes, x->c.alloc_bytes, x->c.allocs,
+			x->c.freed_bytes, x->c.frees);
+		first = false;
+	}
+	fprintf(f, "],\n  \"max_sites\": %u", gs_config.max_sites);
 }
 
 int process_json_write(FILE *f, const struct gs_view *v)
@@ -282,7 +313,8 @@ int process_json_write(FILE *f, const struct gs_view *v)
 		fputs(i + 1 < n ? ",\n" : "\n", f);
 	}
 	fputs("  ]", f);
-	write_at_peak(f);
+	write_folded(f, v);
+	write_at_peak(f, v);
 	/* The outside view, for snapshots and post-mortems (not at exit). */
 	if (v->samples || v->label || v->event)
 		nvml_write(f);
@@ -292,7 +324,7 @@ int process_json_write(FILE *f, const struct gs_view *v)
 			fputs(i ? ",\n    " : "\n    ", f);
 			write_oom_event(f, &v->ooms[i], true);
 		}
-		fprintf(f, "],\n  \"v->oom_dropped\": %u", v->oom_dropped);
+		fprintf(f, "],\n  \"oom_dropped\": %u", v->oom_dropped);
 	}
 	if (v->event) {
 		fputs(",\n  \"event\": ", f);
@@ -312,16 +344,19 @@ int process_json_write(FILE *f, const struct gs_view *v)
 		fputs(",\n  \"marks\": [", f);
 		for (unsigned i = oldest; i < v->n_marks; i++) {
 			const unsigned m = i % GS_MARKS;
+			const struct gs_top *sh = &v->marks[m].shown;
 
 			fprintf(f,
 				"%s{\"time\": %.3f, \"label\": ", i > oldest ? ",\n    " : "\n    ",
 				v->marks[m].time);
 			json_str(f, v->marks[m].label);
 			fprintf(f, ", \"live_bytes\": %lld, \"sites\": [", v->marks[m].live);
-			for (unsigned j = 0; j < v->marks[m].n; j++)
+			for (unsigned j = 0; j < sh->ntop; j++)
 				fprintf(f, "%s{\"site\": %u, \"live_bytes\": %lld}", j ? ", " : "",
-					v->marks[m].sites[j].site, v->marks[m].sites[j].live_bytes);
-			fputs("]}", f);
+					sh->top[j].site, sh->top[j].live_bytes);
+			fputc(']', f);
+			write_list_folded(f, sh->folded, sh->folded_live);
+			fputc('}', f);
 		}
 		fputs("],\n  \"mark\": ", f);
 		json_str(f, v->marks[(v->n_marks - 1) % GS_MARKS].label);

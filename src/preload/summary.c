@@ -209,6 +209,17 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 			fprintf(f, "    #%u %s\n", j, fr);
 		}
 	}
+	if (v->n_folded) {
+		long long live = 0, allocs = 0;
+
+		for (int k = 0; k < GS_KIND_COUNT; k++) {
+			live += v->folded[k].c.live_bytes;
+			allocs += v->folded[k].c.live_allocs;
+		}
+		human(a, sizeof(a), live);
+		fprintf(f, "%llu more sites folded (GPUSPY_MAX_SITES=%u): %s in %lld allocations\n",
+			v->n_folded, gs_config.max_sites, a, allocs);
+	}
 	fputs("\nRun `gpuspy report` on this directory for symbolized frames with files and "
 	      "lines.\n",
 	      f);

@@ -31,17 +31,50 @@ struct gs_oom {
 	uint32_t site;			   /* the requesting call site's id */
 };
 
+/* A list of (site, live bytes) as the files show it: its largest entries,
+ * most first, and the rest summed (view.c). */
+struct gs_top {
+	struct gs_peak_site *top;
+	unsigned ntop;
+	unsigned folded;       /* entries not in top */
+	long long folded_live; /* their live bytes */
+	bool taken;	       /* top computed */
+};
+
 struct gs_mark {
 	double time;
 	char label[GS_LABEL_MAX];
 	long long live;		    /* GPU memory (device + managed + vmm) */
 	struct gs_peak_site *sites; /* live > 0, any kind; NULL: none or no memory */
 	unsigned n;
+	struct gs_top shown; /* of sites: taken by the first file that shows the mark */
 };
 
+/* The sites of one kind that a file sums rather than lists. */
+struct gs_folded {
+	unsigned long long sites, growing;
+	struct gs_count_snap c; /* summed; peak_bytes: the sum of their own peaks */
+};
+
+/*
+ * The sites a file lists are bounded by GPUSPY_MAX_SITES (gs_config.max_sites,
+ * 0: no bound), whatever the number of sites: the largest of each ranking a
+ * reader looks for (live bytes, own peak, live at the process's peak, at
+ * each mark, allocations, growing); the others are summed per kind in
+ * folded[], so that every total still equals listed + folded.
+ */
 struct gs_view {
-	struct gs_site **sites; /* sorted by live bytes */
+	struct gs_site **sites; /* those listed, sorted by live bytes */
 	unsigned n;
+	unsigned n_all;				/* sites in the process */
+	struct gs_folded folded[GS_KIND_COUNT]; /* the others */
+	unsigned long long n_folded;
+	/* what was live at the peak, copied: at_peak's figures and its
+	 * largest sites (all of them listed), the rest folded */
+	bool has_peak;
+	struct gs_peak_snap peak; /* peak.sites: the top only, peak.n of them */
+	unsigned peak_folded;
+	long long peak_folded_live;
 	struct gs_count_snap kind[GS_KIND_COUNT];
 	long long gpu_live, gpu_allocs, gpu_peak;
 	char host[GS_HOST_SIZE];
@@ -53,12 +86,14 @@ struct gs_view {
 	/* The events so far (events.c). */
 	const struct gs_oom *ooms; /* n_ooms of them */
 	unsigned n_ooms, oom_dropped;
-	const struct gs_mark *marks; /* a ring of GS_MARKS; n_marks ever made */
+	struct gs_mark *marks; /* a ring of GS_MARKS; n_marks ever made */
 	unsigned n_marks;
 };
 
-/* 0, or -errno with a line printed.  view_drop() after a success. */
-int view_take(struct gs_view *v, const struct gs_oom *event);
+/* The moment, under gs_events_lock: V's event, ooms and marks set by the
+ * caller (events.c), the rest here.  0, or -errno with a line printed.
+ * view_drop() after a success. */
+int view_take(struct gs_view *v);
 void view_drop(struct gs_view *v);
 
 #endif /* GPUSPY_VIEW_H */

@@ -35,6 +35,7 @@
 #include "events.h"
 #include "history.h"
 #include "log.h"
+#include "site_walk.h"
 #include "sites.h"
 #include "state.h"
 #include "summary.h"
@@ -48,17 +49,63 @@ static bool running;
 static sem_t wake; /* posted to stop the thread or to ask for a snapshot */
 static atomic_bool stop, requested;
 
+/*
+ * A series of the rule, kept flat while it can: most sites of a large
+ * program hold what they allocated once and never change.  While every
+ * sample so far is the same, the series is only that value, its count and
+ * its first and latest times (a flat series is never growing), and a
+ * sample costs a comparison.  At the first change, the samples so far are
+ * pushed into a state of the rule, which so judges the same samples as if
+ * it had had them all along: for equal samples the rule reads only the
+ * first one's time and the latest's (tests/unit/test_common_trend.c).
+ */
+struct flat_trend {
+	struct gs_trend *t;   /* NULL while flat */
+	unsigned long long n; /* samples pushed, all of them v while flat */
+	long long v;
+	double t0, t_last;
+};
+
 /* A site's two series: its samples, and its live bytes at each mark. */
 struct series {
-	struct gs_trend samples;
-	struct gs_trend *marks; /* from the first mark after the first sample */
-	unsigned mark;		/* the latest mark pushed into marks, plus 1 */
+	struct flat_trend samples; /* from its first sample with live bytes */
+	struct flat_trend marks;   /* from the first mark after that */
+	unsigned mark;		   /* the latest mark pushed into marks, plus 1 */
 };
+
+static int flat_push(struct flat_trend *f, double t, long long x)
+{
+	if (!f->t && (!f->n || x == f->v)) {
+		if (!f->n++) {
+			f->v = x;
+			f->t0 = t;
+		}
+		f->t_last = t;
+		return 0;
+	}
+	if (!f->t) {
+		f->t = malloc(sizeof(*f->t));
+		if (!f->t)
+			return -ENOMEM;
+		trend_init(f->t);
+		for (unsigned long long i = 0; i < f->n; i++)
+			trend_push(f->t, i + 1 < f->n ? f->t0 : f->t_last, f->v);
+	}
+	trend_push(f->t, t, x);
+	return 0;
+}
+
+/* The state of the rule of F once found growing, or NULL. */
+static struct gs_trend *flat_ever(const struct flat_trend *f)
+{
+	return f->t && trend_ever(f->t) ? f->t : NULL;
+}
 
 /* By site id, writer thread only; allocated at a site's first live bytes. */
 static struct series **series;
 static unsigned n_series, marks_judged;
 static unsigned long long samples, written_events = (unsigned long long)-1;
+static struct site_walk walk;
 
 static bool series_fit(unsigned sites)
 {
@@ -96,22 +143,20 @@ static void judge_mark(const struct gs_mark *m, unsigned number, void *arg)
 
 		if (!r)
 			continue;
-		if (!r->marks) {
-			r->marks = malloc(sizeof(*r->marks));
-			if (!r->marks) {
-				*nomem = true;
-				return;
-			}
-			trend_init(r->marks);
+		if (flat_push(&r->marks, t, m->sites[i].live_bytes) < 0) {
+			*nomem = true;
+			return;
 		}
-		trend_push(r->marks, t, m->sites[i].live_bytes);
 		r->mark = number + 1;
 	}
 	for (unsigned id = 0; id < n_series; id++) {
 		struct series *r = series[id];
 
-		if (r && r->marks && r->mark != number + 1) {
-			trend_push(r->marks, t, 0);
+		if (r && r->marks.n && r->mark != number + 1) {
+			if (flat_push(&r->marks, t, 0) < 0) {
+				*nomem = true;
+				return;
+			}
 			r->mark = number + 1;
 		}
 	}
@@ -123,7 +168,7 @@ static void tick(void)
 	bool nomem = false;
 	double now;
 
-	if (!series_fit(site_count())) {
+	if (site_walk_refresh(&walk) < 0 || !series_fit(walk.n)) {
 		gs_fail("out of memory in the snapshot thread");
 		return;
 	}
@@ -134,40 +179,46 @@ static void tick(void)
 	}
 	samples++;
 	now = gs_now() - gs_state.start_time;
-	for (struct gs_site *s = site_list(); s; s = s->next_all) {
+	for (unsigned i = 0; i < walk.n; i++) {
+		struct gs_site *s = site_walk_at(&walk, i);
 		struct series *r;
 		struct gs_trend *by;
 		long long live;
 
-		if (s->kind == GS_KIND_PINNED || s->id >= n_series)
+		if (i + SITE_WALK_AHEAD < n_series && series[i + SITE_WALK_AHEAD])
+			__builtin_prefetch(series[i + SITE_WALK_AHEAD]);
+		if (!s || s->kind == GS_KIND_PINNED || s->id >= n_series)
 			continue;
 		live = counters_live_bytes(&s->c);
-		if (!series[s->id]) {
+		r = series[s->id];
+		if (!r) {
 			if (live <= 0)
 				continue;
-			series[s->id] = calloc(1, sizeof(struct series));
-			if (!series[s->id]) {
+			r = series[s->id] = calloc(1, sizeof(struct series));
+			if (!r) {
 				gs_fail("out of memory in the snapshot thread");
 				return;
 			}
-			trend_init(&series[s->id]->samples);
 		}
-		r = series[s->id];
-		trend_push(&r->samples, now, live);
+		if (flat_push(&r->samples, now, live) < 0) {
+			gs_fail("out of memory in the snapshot thread");
+			return;
+		}
 		if (atomic_load_explicit(&s->growth_told, memory_order_relaxed))
 			continue;
 		/* once found growing, a site stays so: the frees of a
-		 * program's teardown must not clear the leak they end */
-		by = trend_ever(&r->samples)	      ? &r->samples :
-		     r->marks && trend_ever(r->marks) ? r->marks :
-							NULL;
+		 * program's teardown must not clear the leak they end; a flat
+		 * series is not growing, its marks may be */
+		by = flat_ever(&r->samples);
+		if (!by)
+			by = flat_ever(&r->marks);
 		if (by && !atomic_exchange(&s->growth_told, true)) {
 			double since, rate;
 			int shape;
 
 			trend_query(by, &since, &rate, &shape);
 			atomic_store_explicit(&s->growing, true, memory_order_relaxed);
-			summary_growth(s, since, rate, shape, by == r->marks);
+			summary_growth(s, since, rate, shape, by == r->marks.t);
 		}
 	}
 	history_tick();

@@ -358,6 +358,66 @@ static int load_sites(const struct vctx *v, json_t *root, struct rd_process *p)
 	return 0;
 }
 
+/* "folded", optional: per kind, the sites a report sums rather than lists
+ * (GPUSPY_MAX_SITES); each kind at most once. */
+static int load_folded(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	json_t *arr, *js;
+	size_t i;
+	int64_t x;
+	int r;
+
+	if ((r = validate_int(v, root, "max_sites", false, 0, INT64_MAX, &x)) < 0 ||
+	    (r = validate_member(v, root, "folded", false, JSON_ARRAY, &arr)) < 0 || !arr)
+		return r;
+	json_array_foreach(arr, i, js)
+	{
+		struct vctx sub = *v;
+		struct rd_folded *f;
+		char where[48];
+		char *kind = NULL;
+		int k;
+
+		if ((r = validate_element(&sub, js, where, sizeof(where), "folded[%zu]", i)) < 0 ||
+		    (r = validate_str(&sub, js, "kind", true, true, &kind)) < 0)
+			return r;
+		for (k = 0; k < GS_KIND_COUNT; k++)
+			if (strcmp(kind, names_kind(k)) == 0)
+				break;
+		if (k == GS_KIND_COUNT || p->folded[k].sites) {
+			r = validate_bad(&sub, "kind", "%s kind \"%.64s\"",
+					 k == GS_KIND_COUNT ? "unknown" : "a second entry of",
+					 kind);
+			free(kind);
+			return r;
+		}
+		free(kind);
+		f = &p->folded[k];
+		if ((r = validate_int(&sub, js, "sites", true, 1, INT64_MAX, &f->sites)) < 0 ||
+		    (r = validate_int(&sub, js, "growing", false, 0, f->sites, &f->growing)) < 0 ||
+		    (r = get_counters(&sub, js, &f->c)) < 0)
+			return r;
+		if (!util_add(&p->folded_sites, f->sites))
+			return validate_bad(&sub, "sites", "too many sites");
+	}
+	return 0;
+}
+
+/* The "folded" of a list of sites (at_peak, a mark): optional. */
+static int load_list_folded(const struct vctx *v, json_t *obj, int64_t *sites, int64_t *live)
+{
+	struct vctx sub = *v;
+	json_t *f;
+	int r = validate_member(v, obj, "folded", false, JSON_OBJECT, &f);
+
+	if (r < 0 || !f)
+		return r;
+	if ((r = validate_int(&sub, f, "sites", true, 1, INT64_MAX, sites)) < 0 ||
+	    (r = validate_count(&sub, f, "live_bytes", live)) < 0)
+		return r;
+	return 0;
+}
+
 /* "at_peak": optional; each of its sites must be one of the report's,
  * so it is read after them. */
 /* "outside": optional; present in snapshots and post-mortems. */
@@ -538,7 +598,8 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct rd_process *p
 			return r;
 		ap->ndevices = i + 1;
 	}
-	if ((r = load_site_bytes(v, ix, sites, "at_peak.sites", &ap->sites, &ap->nsites)) < 0)
+	if ((r = load_site_bytes(v, ix, sites, "at_peak.sites", &ap->sites, &ap->nsites)) < 0 ||
+	    (r = load_list_folded(&sub, obj, &ap->folded_sites, &ap->folded_live_bytes)) < 0)
 		return r;
 	ap->present = true;
 	return 0;
@@ -656,7 +717,8 @@ static int load_marks(const struct vctx *v, json_t *root, struct rd_process *p,
 		if (!sites)
 			continue; /* a mark of a gpuspy before 0.2: label and time */
 		snprintf(list, sizeof(list), "marks[%zu].sites", i);
-		if ((r = load_site_bytes(v, ix, sites, list, &mk->sites, &mk->nsites)) < 0)
+		if ((r = load_site_bytes(v, ix, sites, list, &mk->sites, &mk->nsites)) < 0 ||
+		    (r = load_list_folded(&sub, m, &mk->folded_sites, &mk->folded_live_bytes)) < 0)
 			return r;
 	}
 	return 0;
@@ -857,7 +919,8 @@ static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
 	if ((r = load_kinds(v, root, p)) < 0 ||
 	    (r = validate_count(v, root, "untracked_frees", &p->untracked_frees)) < 0 ||
 	    (r = check_optional(v, root, p)) < 0 || (r = load_modules(v, root, p)) < 0 ||
-	    (r = load_sites(v, root, p)) < 0 || (r = site_index_build(&ix, p)) < 0)
+	    (r = load_sites(v, root, p)) < 0 || (r = load_folded(v, root, p)) < 0 ||
+	    (r = site_index_build(&ix, p)) < 0)
 		return r;
 	if ((r = load_at_peak(v, root, p, &ix)) < 0 || (r = load_settings(v, root, p)) < 0 ||
 	    (r = load_marks(v, root, p, &ix)) < 0 || (r = load_outside(v, root, p)) < 0 ||

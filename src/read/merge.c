@@ -589,8 +589,14 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 	    !util_add(&r->pinned_peak_bytes, pin->peak_bytes) ||
 	    !util_add(&r->untracked_frees, p->untracked_frees))
 		goto overflow;
-	if (!util_add(&r->oom_dropped, p->oom_dropped))
+	if (!util_add(&r->oom_dropped, p->oom_dropped) ||
+	    !util_add(&r->folded_sites, p->folded_sites))
 		goto overflow;
+	for (int k = 0; k < GS_KIND_COUNT; k++)
+		if (k != GS_KIND_PINNED &&
+		    (!util_add(&r->folded_live_bytes, p->folded[k].c.live_bytes) ||
+		     !util_add(&r->folded_live_allocations, p->folded[k].c.live_allocations)))
+			goto overflow;
 	if (!p->complete)
 		r->incomplete++;
 	if (p->partial)

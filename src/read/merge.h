@@ -96,6 +96,9 @@ struct rd_report {
 	int64_t pinned_leaked_allocations;
 	int64_t pinned_peak_bytes;
 	int64_t untracked_frees;
+	/* the sites the processes summed rather than listed ("folded"): how
+	 * many, and their live GPU memory (device, managed and VMM) */
+	int64_t folded_sites, folded_live_bytes, folded_live_allocations;
 	/* "at_peak" summed over the processes that have one */
 	bool at_peak; /* whether any process has one */
 	int64_t at_peak_bytes;

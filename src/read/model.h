@@ -162,6 +162,15 @@ struct rd_at_peak {
 	size_t ndevices;
 	struct rd_peak_site *sites;
 	size_t nsites;
+	int64_t folded_sites, folded_live_bytes; /* "folded": those not listed */
+};
+
+/* "folded": the sites of one kind a report sums rather than lists
+ * (GPUSPY_MAX_SITES); peak_bytes is the sum of their own peaks. */
+struct rd_folded {
+	int64_t sites;
+	int64_t growing;
+	struct rd_counters c;
 };
 
 /* "marks": gpuspy_mark() calls, oldest first, each with what every site
@@ -172,6 +181,7 @@ struct rd_mark {
 	int64_t live_bytes; /* GPU memory: device + managed + vmm */
 	struct rd_peak_site *sites;
 	size_t nsites;
+	int64_t folded_sites, folded_live_bytes; /* "folded": those not listed */
 };
 
 /* Live GPU memory of one device ordinal (-1: unknown) in "devices":
@@ -288,6 +298,8 @@ struct rd_process {
 	size_t nmodules;
 	struct rd_site *sites;
 	size_t nsites;
+	struct rd_folded folded[GS_KIND_COUNT]; /* sites not listed, per kind */
+	int64_t folded_sites;			/* over the kinds */
 	struct rd_at_peak at_peak;
 	struct rd_outside outside;
 	struct rd_device *devices; /* "devices", in file order; none when absent */

@@ -48,6 +48,10 @@ OOM = dict(EVENT, file="oom-1.json")
 AT_PEAK = {"bytes": 11 * 2**20, "time": 1764510012.5,
            "devices": [{"device": 0, "live_bytes": 11 * 2**20}],
            "sites": [{"site": 1, "live_bytes": 3 * 2**20}, {"site": 2, "live_bytes": 8 * 2**20}]}
+# a valid "folded" entry (docs/format.md, "Folded sites")
+FOLDED = {"kind": "device", "sites": 3, "growing": 1, "live_bytes": 2 * 2**20,
+          "live_allocations": 2, "peak_bytes": 4 * 2**20, "allocated_bytes": 6 * 2**20,
+          "allocations": 5, "freed_bytes": 4 * 2**20, "frees": 3}
 APDEV = AT_PEAK["devices"][0]
 APSITE = AT_PEAK["sites"][0]
 
@@ -128,6 +132,18 @@ def mutations(valid_doc, valid_text):
         ("sites an object", mut("sites", {})),
         ("site not an object", mut("sites.1", "cudaMalloc")),
         ("site kind unknown", mut("sites.0.kind", "texture")),
+        ("folded an object", mut("folded", dict(FOLDED))),
+        ("folded kind unknown", mut("folded", [dict(FOLDED, kind="texture")])),
+        ("folded kind twice", mut("folded", [FOLDED, FOLDED])),
+        ("folded of no site", mut("folded", [dict(FOLDED, sites=0)])),
+        ("folded growing above its sites", mut("folded", [dict(FOLDED, growing=4)])),
+        ("folded live above its peak", mut("folded", [dict(FOLDED, live_bytes=5 * 2**20)])),
+        ("folded frees missing", mut("folded", [dict(FOLDED, frees=DELETE)])),
+        ("max_sites negative", mut("max_sites", -1)),
+        ("at_peak folded of no site",
+         mut("at_peak", dict(AT_PEAK, folded={"sites": 0, "live_bytes": 1}))),
+        ("at_peak folded bytes negative",
+         mut("at_peak", dict(AT_PEAK, folded={"sites": 1, "live_bytes": -1}))),
         ("site api empty", mut("sites.0.api", "")),
         ("site growing a string", mut("sites.0.growing", "yes")),
         ("outside an array", mut("outside", [1])),

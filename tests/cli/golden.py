@@ -45,6 +45,9 @@ CASES = [
     (["report", "killed"], "killed.expected.txt"),
     (["report", "--format", "json", "killed"], "killed.expected.json"),
     (["report", "killed/node8-400"], "killed-node8-400.expected.txt"),
+    # a process whose files folded sites past GPUSPY_MAX_SITES
+    (["report", "folded"], "folded.expected.txt"),
+    (["report", "--format", "json", "folded"], "folded.expected.json"),
     # four ranks of one job, rank 2 the outlier
     (["report", "ranks"], "ranks.expected.txt"),
     (["report", "--format", "json", "ranks"], "ranks.expected.json"),

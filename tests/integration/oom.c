@@ -3,10 +3,11 @@
  * Out of memory, injected by the fake driver (GPUSPY_FAKE_OOM_SIZE or
  * GPUSPY_FAKE_OOM_NTH, set by the test): the error must come back
  * unchanged, the out-pointer untouched, and nothing be recorded.
- * Usage: oom SMALL BIG
+ * Usage: oom SMALL BIG [ROUNDS]
  * Leaks SMALL from leak_oom() (the process's first allocation call), then
  * tries BIG through cudaMalloc, cuMemAlloc_v2 and cuMemAllocManaged, in
- * that order, printing each result and freeing what succeeded.
+ * that order, printing each result and freeing what succeeded; ROUNDS
+ * times (default 1).
  */
 #include "prog.h"
 
@@ -57,8 +58,11 @@ __attribute__((noinline)) void try_big(size_t size)
 int main(int argc, char **argv)
 {
 	/* The runtime makes its context current on this thread for the driver calls too. */
+	size_t rounds = argc > 3 ? arg_size(argc, argv, 3) : 1;
+
 	leak_oom(arg_size(argc, argv, 1));
-	try_big(arg_size(argc, argv, 2));
+	for (size_t i = 0; i < rounds; i++)
+		try_big(arg_size(argc, argv, 2));
 	printf("oom: done\n");
 	return 0;
 }

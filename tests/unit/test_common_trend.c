@@ -510,12 +510,60 @@ static void test_cap(void **state)
 	}
 }
 
+/*
+ * The snapshot thread keeps a site whose samples are all equal as that
+ * value, its count and its first and latest times, and pushes them when
+ * the value first changes: the first at its time, the others at the first
+ * time, the latest at its own (writer.c).  The rule must then judge
+ * everything after exactly as if it had had every sample at its time.
+ */
+static void test_flat_replay(void **state)
+{
+	static const unsigned long long counts[] = { 1, 2, 3, 17, 300, 5000 };
+	static const long long values[] = { 1, 4096, 3 * MiB };
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+			unsigned long long k = counts[c];
+			double t0 = 10.0, dt = 0.5, ta, ra, tb, rb;
+			struct gs_trend a, b;
+			int sa, sb;
+
+			trend_init(&a);
+			trend_init(&b);
+			for (unsigned long long i = 0; i < k; i++) {
+				trend_push(&a, t0 + (double)i * dt, values[v]);
+				trend_push(&b, i + 1 < k ? t0 : t0 + (double)(k - 1) * dt,
+					   values[v]);
+			}
+			assert_false(trend_ever(&a));
+			/* then a leak at every sample, and a cycle after it */
+			for (unsigned long long i = 1; i <= 600; i++) {
+				double t = t0 + (double)(k - 1 + i) * dt;
+				long long x = values[v] + (long long)(i < 300 ? i : 300) * MiB +
+					      (i % 7) * 1000;
+
+				trend_push(&a, t, x);
+				trend_push(&b, t, x);
+				assert_int_equal(trend_growing(&a), trend_growing(&b));
+				assert_int_equal(trend_ever(&a), trend_ever(&b));
+			}
+			assert_true(trend_ever(&a));
+			trend_query(&a, &ta, &ra, &sa);
+			trend_query(&b, &tb, &rb, &sb);
+			assert_true(ta == tb && ra == rb);
+			assert_int_equal(sa, sb);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),	 cmocka_unit_test(test_rate_since),
 		cmocka_unit_test(test_teardown), cmocka_unit_test(test_marks),
-		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_cap),	 cmocka_unit_test(test_flat_replay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,20 +45,25 @@ int cli_export_report(struct cli_loaded *l)
 	struct rd_stacks st = { 0 };
 	struct rd_timeline tl = { 0 };
 	struct rd_growth_view growth = { 0 };
-	int e;
+	int e = 0;
 
 	if (l->export == CLI_EXPORT_PERFETTO || l->export == CLI_EXPORT_HTML) {
 		e = timeline_load(&l->rep, &tl, &err);
 		/* the page's growth sparklines, from the same histories */
 		if (e == 0 && l->export == CLI_EXPORT_HTML)
 			e = growth_view_load(&l->rep, &growth, &err);
-	} else {
+	}
+	/* the page builds every moment itself: here only whether the one
+	 * asked for exists, as for the other formats */
+	if (e == 0 && l->export != CLI_EXPORT_PERFETTO &&
+	    (l->export != CLI_EXPORT_HTML || l->at || l->peak)) {
 		enum stacks_state s = l->at ? STACKS_MARK : l->peak ? STACKS_PEAK : STACKS_EXIT;
 
 		e = stacks_build(&l->rep, s, l->at, &st, &err);
 	}
 	if (e < 0) {
 		cli_print_error(&err, e);
+		growth_view_clear(&growth);
 		timeline_clear(&tl);
 		cli_report_done(l, 0);
 		return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;

@@ -15,10 +15,13 @@
 	let proc = 0; /* the process the timeline, stacks and ledger show; -1: all */
 	let plot = null;
 
+	function clean(s) { return String(s).replace(/[\u0000-\u001f\u007f-\u009f]/g, "?"); }
 	function el(tag, text, cls) {
 		const e = document.createElement(tag);
+		/* control characters of the input shown as '?', as the text
+		 * report does */
 		if (text !== undefined && text !== null)
-			e.textContent = String(text);
+			e.textContent = clean(text);
 		if (cls)
 			e.className = cls;
 		return e;
@@ -62,13 +65,13 @@
 			if (c instanceof Node) {
 				td.appendChild(c);
 			} else if (typeof c === "object" && c !== null) {
-				td.textContent = c.text;
+				td.textContent = clean(c.text);
 				if (c.num)
 					td.className = "num";
 				if (c.title)
 					td.title = c.title;
 			} else {
-				td.textContent = c === undefined || c === null ? "" : String(c);
+				td.textContent = c === undefined || c === null ? "" : clean(c);
 			}
 			tr.appendChild(td);
 		}
@@ -96,8 +99,10 @@
 		const sel = byId("proc");
 		if (n > 1)
 			sel.appendChild(new Option("all processes (stacks, leaks)", "-1"));
-		D.processes.forEach((p, i) => sel.appendChild(new Option(procName(i), String(i))));
-		sel.value = "0";
+		D.processes.forEach((p, i) => sel.appendChild(new Option(clean(procName(i)), String(i))));
+		/* several processes: their sum first, where it can be drawn */
+		proc = n > 1 ? -1 : 0;
+		sel.value = String(proc);
 		sel.addEventListener("change", () => { proc = Number(sel.value); drawProcess(); });
 		const t = byId("procs");
 		row(t, ["process", "host", "pid", "rank", "leaked", "peak", "state", "command"], true);
@@ -182,10 +187,11 @@
 			return;
 		}
 		const s = timelineSeries(p);
-		byId("timeline-note").textContent = procName(proc < 0 ? 0 : proc) + ": " +
+		byId("timeline-note").textContent = clean(procName(proc < 0 ? 0 : proc) +
+			(proc < 0 ? " (each process has its own timeline: choose one above)" : "") + ": " +
 			(p.history ? "from its history.jsonl" : "no history.jsonl: the moments its report keeps") +
 			(p.downsampled ? "; cut to " + p.t.length + " points (the lowest and highest value of each of 1,000 columns)" : "") +
-			". Seconds since " + new Date(D.start * 1000).toISOString() + ".";
+			". Seconds since " + new Date(D.start * 1000).toISOString() + ".");
 		/* uPlot draws series in order and fills each down to 0: the
 		 * stack's sums are drawn from the top band down */
 		const own = [];
@@ -197,14 +203,14 @@
 			const b = s.bands[k];
 			data.push(sums[k]);
 			own.push(b.v);
-			series.push({ label: b.label, stroke: b.color, fill: b.color, width: 1,
+			series.push({ label: clean(b.label), stroke: b.color, fill: b.color, width: 1,
 				points: { show: false },
 				value: (u, v, si, i) => (i === null || i === undefined ? "" : size(own[si - 1][i])) });
 		}
 		s.lines.forEach((l, k) => {
 			data.push(l.v);
 			own.push(l.v);
-			series.push({ label: l.label, stroke: ["#000", "#555", "#1b5e20", "#6a1b9a"][k % 4],
+			series.push({ label: clean(l.label), stroke: ["#000", "#555", "#1b5e20", "#6a1b9a"][k % 4],
 				width: 2, dash: l.kind === "nvml" ? [6, 3] : l.kind.startsWith("pool") ? [2, 2] : [],
 				points: { show: false }, spanGaps: false,
 				value: (u, v) => size(v) });
@@ -266,10 +272,10 @@
 			return;
 		}
 		const root = flameRoot || buildTree(st);
-		byId("flame-note").textContent = size(root.bytes) + " live " +
+		byId("flame-note").textContent = clean(size(root.bytes) + " live " +
 			(st.state === "exit" ? "at exit (or the last snapshot)" : st.state === "peak" ? "at the peak" : "at mark \"" + st.label + "\"") +
 			", " + (proc < 0 ? "all processes" : procName(proc)) +
-			(flameRoot ? "; click the top bar to zoom out" : "; click a bar to zoom in");
+			(flameRoot ? "; click the top bar to zoom out" : "; click a bar to zoom in"));
 		if (root.bytes <= 0)
 			return;
 		const width = box.clientWidth || 1100;
@@ -283,7 +289,7 @@
 			div.style.left = (x * 100) + "%";
 			div.style.width = (w * 100) + "%";
 			div.style.top = (d * 18) + "px";
-			div.title = n.name + ": " + size(n.bytes);
+			div.title = clean(n.name) + ": " + size(n.bytes);
 			div.addEventListener("click", () => {
 				flameRoot = n === root ? (n.parent || null) : n;
 				if (flameRoot && !flameRoot.parent)
@@ -306,7 +312,7 @@
 		let pick = 0;
 		D.stacks.forEach((st, i) => {
 			const name = st.state === "exit" ? "at exit" : st.state === "peak" ? "at the peak" : "mark: " + st.label;
-			sel.appendChild(new Option(name + " (" + size(st.live_bytes) + ")", String(i)));
+			sel.appendChild(new Option(clean(name) + " (" + size(st.live_bytes) + ")", String(i)));
 			if (st.state === D.show.state && (st.state !== "mark" || st.label === D.show.label))
 				pick = i;
 		});
@@ -433,6 +439,10 @@
 		row(t, ["device", "tracked by gpuspy", "PyTorch pool", "NVML: this process", "beyond tracked",
 			"other processes", "GPU"], true);
 		const list = proc < 0 ? D.processes.map((_, i) => i) : [proc];
+		if (!list.some((i) => D.processes[i].ledger.length)) {
+			row(t, ["nothing known: the report names no device"]);
+			return;
+		}
 		for (const i of list) {
 			for (const d of D.processes[i].ledger) {
 				const by = d.by_label ? Object.entries(d.by_label).sort((a, b) => b[1] - a[1])

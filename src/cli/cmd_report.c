@@ -25,9 +25,10 @@ static const char usage[] =
 	"  -f, --format FMT   text (default), json (format " GS_FORMAT_REPORT "), or\n"
 	"                     csv: each process's history of live bytes;\n"
 	"                     pprof (gzip'ed profile.proto), perfetto (trace-event\n"
-	"                     JSON) or collapsed (folded stacks): for other tools\n"
-	"      --at LABEL     pprof, collapsed: at each process's last mark LABEL\n"
-	"      --peak         pprof, collapsed: at each process's peak\n"
+	"                     JSON) or collapsed (folded stacks): for other tools;\n"
+	"                     html: one self-contained page\n"
+	"      --at LABEL     pprof, collapsed, html: at each process's last mark LABEL\n"
+	"      --peak         pprof, collapsed, html: at each process's peak\n"
 	"  -n, --top N        call sites per list (text: default 10; json: all);\n"
 	"                     0 means all\n"
 	"  -h, --help         show this help\n";

@@ -27,8 +27,8 @@
 #include "print.h"
 #include "util.h"
 
-#define HTML_MAX_POINTS 2000
-#define HTML_COLUMNS	(HTML_MAX_POINTS / 2)
+#define HTML_COLUMNS	1000
+#define HTML_MAX_POINTS (2 * HTML_COLUMNS)
 /* labels of marks whose stacks the page can show */
 #define HTML_MAX_MARKS 64
 

@@ -28,7 +28,7 @@
 #include "util.h"
 
 #define HTML_COLUMNS	1000
-#define HTML_MAX_POINTS (2 * HTML_COLUMNS)
+#define HTML_MAX_POINTS ((size_t)2 * HTML_COLUMNS)
 /* labels of marks whose stacks the page can show */
 #define HTML_MAX_MARKS 64
 

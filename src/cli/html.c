@@ -31,6 +31,8 @@
 #define HTML_MAX_POINTS ((size_t)2 * HTML_COLUMNS)
 /* labels of marks whose stacks the page can show */
 #define HTML_MAX_MARKS 64
+/* devices of a process in its ledger */
+#define HTML_MAX_DEVICES 64
 
 struct html_site_ix {
 	const struct rd_report_site *site;
@@ -70,7 +72,8 @@ static void html_append(struct html *h, json_t *a, json_t *v)
 
 static void html_set(struct html *h, json_t *o, const char *key, json_t *v)
 {
-	if (!o || !v || json_object_set_new(o, key, v) < 0)
+	/* json_object_set_new drops V when it fails, O NULL included */
+	if (!v || json_object_set_new(o, key, v) < 0)
 		h->oom = true;
 }
 
@@ -296,6 +299,16 @@ oom:
 	return -ENOMEM;
 }
 
+/* D added to the N devices of DEVS unless it is there, or they are full. */
+static void html_add_device(int64_t *devs, size_t *n, int64_t d)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (devs[i] == d)
+			return;
+	if (*n < HTML_MAX_DEVICES)
+		devs[(*n)++] = d;
+}
+
 /* What fills each device of process PI, as far as its files say
  * (docs/format.md, "gpuspy-html/1", "ledger"). */
 static json_t *html_ledger(struct html *h, size_t pi)
@@ -304,24 +317,15 @@ static json_t *html_ledger(struct html *h, size_t pi)
 	const struct rd_process *p = r->procs[pi];
 	json_t *a = json_array();
 	/* the devices of its memory, its pool and its NVML view */
-	int64_t devs[64];
+	int64_t devs[HTML_MAX_DEVICES];
 	size_t nd = 0;
 
-#define HTML_ADD_DEV(d)                                                                            \
-	do {                                                                                       \
-		size_t k_ = 0;                                                                     \
-		while (k_ < nd && devs[k_] != (d))                                                 \
-			k_++;                                                                      \
-		if (k_ == nd && nd < sizeof(devs) / sizeof(devs[0]))                               \
-			devs[nd++] = (d);                                                          \
-	} while (0)
 	for (size_t i = 0; i < p->ndevices; i++)
-		HTML_ADD_DEV(p->devices[i].device);
+		html_add_device(devs, &nd, p->devices[i].device);
 	for (size_t i = 0; i < p->torch.ndevices; i++)
-		HTML_ADD_DEV(p->torch.devices[i].device);
+		html_add_device(devs, &nd, p->torch.devices[i].device);
 	for (size_t i = 0; i < p->outside.ngpus; i++)
-		HTML_ADD_DEV(p->outside.gpus[i].index);
-#undef HTML_ADD_DEV
+		html_add_device(devs, &nd, p->outside.gpus[i].index);
 	for (size_t d = 0; d < nd && a; d++) {
 		json_t *o = json_pack("{s:I}", "device", (json_int_t)devs[d]);
 		int64_t tracked = 0;

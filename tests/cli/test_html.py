@@ -169,10 +169,11 @@ def history_sites(directory):
 
 browser = chromium.Browser()
 try:
-    # a test run on the fake driver: keep_output leaks 20 x 512 KiB
+    # a test run on the fake driver: keep_output leaks 40 x 256 KiB over 2 s,
+    # sampled every 100 ms: a growing site
     run_env = dict(ENV, LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1")
     out_exit = os.path.join(tmp, "exit")
-    r = subprocess.run([leaker, "20", "20", "512"], env=dict(run_env, LD_PRELOAD=lib,
+    r = subprocess.run([leaker, "40", "50", "256"], env=dict(run_env, LD_PRELOAD=lib,
                        GPUSPY_OUTPUT_DIR=out_exit), capture_output=True, text=True, timeout=60)
     check(r.returncode == 0, "leaker ran on the fake driver", r.stderr)
     p = report("--format", "html", out_exit, cwd=tmp)
@@ -190,6 +191,11 @@ try:
     busy, area = timeline_pixels(page)
     check(busy > area // 50, "a real run: the timeline is not blank (%d of %d pixels drawn)"
           % (busy, area))
+    grow = page.eval("Array.from(document.querySelectorAll('#growth tr.growing')).map(r =>"
+                     " [r.cells[0].textContent, r.cells[5].querySelector('summary').textContent,"
+                     " r.querySelector('svg polyline').getAttribute('points').split(' ').length])")
+    check(len(grow) == 1 and grow[0][0].endswith("/min") and grow[0][1].startswith("keep_output")
+          and grow[0][2] > 5, "a real run: keep_output grows, with its rate and sparkline", grow)
 
     # the timeline fixture: two site series, the rest, NVML; marks, peak, OOM, snapshot
     page = browser.open(write_page("timeline", html))
@@ -246,6 +252,39 @@ try:
     check(note.startswith("rank 2 (node2-202)") and not page.errors,
           "ranks: choosing rank 2 draws its timeline", (note, page.errors))
 
+    # out of memory: the post-mortems with what was live
+    page = browser.open(write_page("oom", report("--format", "html", "oom").stdout))
+    clean(page, "oom")
+    ooms = page.eval("Array.from(document.querySelectorAll('#oom .oom-event')).map(e =>"
+                     " [e.querySelector('h3').textContent, e.querySelector('p').textContent,"
+                     " Array.from(e.querySelectorAll('tr')).slice(1).map(r => r.cells[1].textContent)])")
+    want = json.loads(report("--format", "json", "oom").stdout)["oom"]
+    check(len(ooms) == len(want) == 4 and ooms[0][0] == "Out of memory 1 in oom/node9-500 (pid 500)"
+          and ooms[0][1].startswith("cudaMalloc of 80.0 GiB (device) on device 0, by grow_buffer")
+          and "130.6 GiB used beyond" in ooms[0][1]
+          and ooms[0][2][:2] == ["alloc_activations (trainer)", "load_weights (trainer)"]
+          and [len(x[2]) for x in ooms] == [len(o["top_sites"]) for o in want],
+          "oom: each post-mortem, its request and the sites live then", ooms)
+
+    # NVML's view: the ledger, what NVML sees beyond what gpuspy tracked
+    page = browser.open(write_page("outside", report("--format", "html", "outside").stdout))
+    clean(page, "outside")
+    led = page.eval("Array.from(document.getElementById('ledger').rows[1].cells)"
+                    ".map(c => c.textContent)")
+    check(led[0] == "device 0" and led[1].startswith("2.0 GiB (PyTorch caching allocator")
+          and led[3] == "2.5 GiB" and led[4].startswith("518.0 MiB") and "pid 581" in led[5],
+          "outside: the ledger: tracked by label, NVML, beyond it, other processes", led)
+
+    # the PyTorch view (the hostile fixture has one)
+    page = browser.open(write_page("torch", report("--format", "html", "hostile").stdout))
+    clean(page, "hostile fixture")
+    tv = page.eval("[document.getElementById('torch-note').textContent,"
+                   " document.getElementById('torch').rows.length]")
+    check(tv[0].startswith("PyTorch's caching allocator: 4.0 MiB reserved, 2.0 MiB in tensors")
+          and tv[1] == 2, "hostile: the PyTorch view's pool and its line", tv)
+    txt = page.eval("document.body.innerText")
+    check(not any(c in txt for c in "\x1b\x07\x9b"), "hostile: no control character shown")
+
     # a killed process: read from its snapshot
     page = browser.open(write_page("killed", report("--format", "html", "killed").stdout))
     clean(page, "killed")
@@ -281,8 +320,6 @@ try:
                     " document.scripts.length]") == [True, 0, 3]
           and evil in leak_rows(page)[0], "markup in a frame: shown as text, never run",
           leak_rows(page))
-    page = browser.open(write_page("hostile", report("--format", "html", "hostile").stdout))
-    clean(page, "hostile fixture")
 
     # the acceptance bound: 1,000 sites x 10,000 samples
     big = os.path.join(tmp, "big", "bignode-4000")

@@ -45,7 +45,7 @@ int perfetto_print(const struct rd_report *r, const struct rd_timeline *tl, FILE
 /* --format html: one self-contained page of R (LIST: as for the JSON
  * report) with its timeline TL; the stacks shown first are those of the
  * mark AT, or of the peak (PEAK), else at exit; TOP sites stacked in the
- * timeline (0: the page's default).  html.c. */
+ * timeline (0: all).  html.c. */
 int html_print(const struct rd_report *r, const struct rd_process_list *list,
 	       const struct rd_timeline *tl, const char *at, bool peak, size_t top, FILE *out);
 

@@ -227,6 +227,14 @@ try:
     led = page.eval("document.getElementById('ledger').rows[1].textContent")
     check(led.startswith("device 0") and "user code 3.0 MiB" in led, "timeline: the ledger", led)
 
+    # --top 1: one site's band, the other site in the rest
+    page = browser.open(write_page("top1", report("--format", "html", "--top", "1",
+                                                  "timeline").stdout))
+    got = labels(page)
+    check([x for x in got if x.startswith("site ")] == ["site 4: train_step (leaky) cudaMalloc"]
+          and "other sites" in got and not page.errors,
+          "--top 1: the site with most live bytes stacked, the rest as one band", got)
+
     # --at LABEL: the page opens on that mark's stacks
     page = browser.open(write_page("at", report("--format", "html", "--at", "epoch 2",
                                                 "timeline").stdout))

@@ -118,7 +118,7 @@
 	/* the timeline: the sites' bands stacked (the top ones, the rest as
 	 * one), the devices, NVML and the PyTorch pool as lines */
 	function timelineSeries(p) {
-		const top = D.top > 0 ? D.top : 10;
+		const top = D.top > 0 ? D.top : Infinity;
 		const sites = p.bands.filter((b) => b.kind === "site");
 		const peakOf = (b) => b.v.reduce((m, x) => (x > m ? x : m), 0);
 		sites.sort((a, b) => peakOf(b) - peakOf(a) || a.site - b.site);

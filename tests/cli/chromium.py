@@ -12,8 +12,10 @@ its DOM, take a screenshot and read the pixels of one.
         png = page.screenshot("#timeline")     # PNG bytes
         width, height, rgb = png_decode(png)
 """
+import base64
 import json
 import os
+import select
 import shutil
 import struct
 import subprocess
@@ -51,6 +53,7 @@ class Browser:
         if os.geteuid() == 0:
             args.insert(1, "--no-sandbox")
 
+        # the pipe's two ends where Chromium looks for them: fd 3 and 4
         def fds():
             os.dup2(cmd_r, 3)
             os.dup2(ev_w, 4)
@@ -89,7 +92,6 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def _read_message(self, deadline):
-        import select
         while b"\0" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -209,7 +211,6 @@ class Page:
         if selector:
             r = self.rect(selector)
             params["clip"] = dict(r, scale=1)
-        import base64
         return base64.b64decode(self.send("Page.captureScreenshot", params)["data"])
 
 

@@ -59,7 +59,7 @@ _gpuspy()
 		case $prev in
 		-f | --format)
 			if [[ $cmd == report ]]; then
-				COMPREPLY=($(compgen -W 'text json csv pprof perfetto collapsed' -- "$cur"))
+				COMPREPLY=($(compgen -W 'text json csv pprof perfetto collapsed html' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W 'text json' -- "$cur"))
 			fi

@@ -94,7 +94,8 @@ struct cli_loaded {
 		CLI_EXPORT_NONE,
 		CLI_EXPORT_PPROF,
 		CLI_EXPORT_PERFETTO,
-		CLI_EXPORT_COLLAPSED
+		CLI_EXPORT_COLLAPSED,
+		CLI_EXPORT_HTML
 	} export;
 	const char *at;
 	bool peak;
@@ -110,7 +111,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
  * output failed, free L; the exit status. */
 int cli_report_done(struct cli_loaded *l, int e);
 
-/* export.c: `report --format pprof|perfetto|collapsed` */
+/* export.c: `report --format pprof|perfetto|collapsed|html` */
 
 /* Set L's export to the format NAME: 0, or -EINVAL when it is none of them. */
 int cli_export_format(const char *name, struct cli_loaded *l);

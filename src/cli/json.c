@@ -312,8 +312,8 @@ static json_t *oom_json(const struct rd_report_oom *ro)
 	return o;
 }
 
-int json_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
-		      size_t top)
+json_t *json_report_object(const struct rd_report *r, const struct rd_process_list *list,
+			   size_t top)
 {
 	json_t *root = json_object();
 	json_t *procs = json_array();
@@ -397,16 +397,29 @@ int json_print_report(const struct rd_report *r, const struct rd_process_list *l
 	    json_array_size(ooms) != r->nooms ||
 	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
 					      (size_t)r->torch.present + (list->nunreported > 0) +
-					      (r->folded_sites > 0)) {
+					      (r->folded_sites > 0))
 		e = -ENOMEM;
-		goto out;
-	}
-	if (json_dumpf(root, out, JSON_INDENT(2)) < 0 || putc('\n', out) == EOF)
-		e = -EIO;
 out:
 	json_decref(procs);
 	json_decref(sites);
 	json_decref(ooms);
+	if (e < 0) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+int json_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
+		      size_t top)
+{
+	json_t *root = json_report_object(r, list, top);
+	int e = 0;
+
+	if (!root)
+		return -ENOMEM;
+	if (json_dumpf(root, out, JSON_INDENT(2)) < 0 || putc('\n', out) == EOF)
+		e = -EIO;
 	json_decref(root);
 	return e;
 }

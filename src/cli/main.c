@@ -11,7 +11,7 @@ static const char usage[] =
 	"\n"
 	"Commands:\n"
 	"  run [-o DIR] [--] CMD [ARGS...]   run CMD with libgpuspy preloaded\n"
-	"  report [--format text|json|csv|pprof|perfetto|collapsed] [--at LABEL|--peak]\n"
+	"  report [--format text|json|csv|pprof|perfetto|collapsed|html] [--at LABEL|--peak]\n"
 	"         [--top N] [--sections LIST] [--fail-on-leak SIZE] [PATH...]\n"
 	"                                    summarize the reports of a run\n"
 	"  merge [--format text|json] [--top N] [PATH...]\n"

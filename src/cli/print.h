@@ -60,6 +60,9 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		      const struct text_report_opts *o);
 int json_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
 		      size_t top);
+/* The object json_print_report writes; NULL on out-of-memory. */
+struct json_t *json_report_object(const struct rd_report *r, const struct rd_process_list *list,
+				  size_t top);
 
 /* gpuspy report --format csv: the history H[P] of each of R's processes
  * P (those without one print nothing). */
@@ -72,6 +75,12 @@ int csv_print_history(const struct rd_report *r, const struct rd_history *h, FIL
 int pprof_print(const struct rd_report *r, const struct rd_stacks *st, FILE *out);
 int collapsed_print(const struct rd_report *r, const struct rd_stacks *st, FILE *out);
 int perfetto_print(const struct rd_report *r, const struct rd_timeline *tl, FILE *out);
+/* --format html: one self-contained page of R (LIST: as for the JSON
+ * report) with its timeline TL; the stacks shown first are those of the
+ * mark AT, or of the peak (PEAK), else at exit; TOP sites stacked in the
+ * timeline (0: all).  html.c. */
+int html_print(const struct rd_report *r, const struct rd_process_list *list,
+	       const struct rd_timeline *tl, const char *at, bool peak, size_t top, FILE *out);
 
 /* gpuspy merge: R's sites in ORDER (merge_by_spread); TOP as above. */
 int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,

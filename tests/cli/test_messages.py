@@ -34,10 +34,13 @@ def clean_env(**kw):
 
 
 def main():
-    gpuspy, lib, fake, leaker, fixtures = sys.argv[1:6]
+    gpuspy, lib, fake, leaker, fixtures = (os.path.abspath(a) for a in sys.argv[1:6])
+
+    # in a directory of its own: 'gpuspy run' without -o writes ./gpuspy-out
+    work = tempfile.mkdtemp(prefix="gpuspy-msg-cwd-")
 
     def cli(*args, **env):
-        return subprocess.run([gpuspy] + list(args), capture_output=True,
+        return subprocess.run([gpuspy] + list(args), capture_output=True, cwd=work,
                               env=clean_env(**env), timeout=60)
 
     # an option before any command is an option, not a command

@@ -31,6 +31,8 @@
  *                                runs with gpuspy; an error there changes
  *                                its exit status, which fails the test
  *
+ * SANITIZER_PRELOAD, when set, goes before LIBGPUSPY in LD_PRELOAD: a
+ * sanitizer's runtime must be the first library loaded (scripts/sanitize).
  * Each expectation is one cmocka test, so a failure names what differed.
  * The directory is removed when everything passed; otherwise it is kept,
  * and the report printed, for a look.
@@ -150,7 +152,10 @@ static char **make_env(bool fake, bool spied)
 		env[i++] = xasprintf("LD_LIBRARY_PATH=%s", old_path);
 	}
 	if (spied) {
-		env[i++] = xasprintf("LD_PRELOAD=%s", want.lib);
+		const char *first = getenv("SANITIZER_PRELOAD");
+
+		env[i++] = first && *first ? xasprintf("LD_PRELOAD=%s:%s", first, want.lib) :
+					     xasprintf("LD_PRELOAD=%s", want.lib);
 		env[i++] = xasprintf("GPUSPY_OUTPUT_DIR=%s", got.dir);
 	}
 	return env;

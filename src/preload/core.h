@@ -34,6 +34,9 @@ extern __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
 #define GS_TLS	       __thread __attribute__((tls_model("initial-exec")))
 #define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GS_LIKELY(x)   __builtin_expect(!!(x), 1)
+/* A sanitizer's runtime calls dlsym while it starts, before its shadow
+ * memory exists: what that dlsym runs must not be instrumented. */
+#define GS_NO_SANITIZE __attribute__((no_sanitize("address", "thread")))
 
 #define GS_MAX_DEPTH 64
 

@@ -512,7 +512,7 @@ _Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemAllocFromPoolAsync)
  * optimisation, see meson.build).  Every other lookup is checked against
  * the driver entry points gpuspy wraps.
  */
-GS_EXPORT void *dlsym(void *handle, const char *name)
+GS_EXPORT GS_NO_SANITIZE void *dlsym(void *handle, const char *name)
 {
 	dlsym_fn f = glibc_dlsym();
 

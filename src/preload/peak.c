@@ -32,7 +32,7 @@ static unsigned cur;
 
 void peak_note(long long live)
 {
-	unsigned n = 0, cap, next = !cur;
+	unsigned n = 0, cap, next;
 	struct gs_peak_site *buf;
 
 	if (GS_LIKELY(live < atomic_load_explicit(&next_at, memory_order_relaxed)))
@@ -42,6 +42,7 @@ void peak_note(long long live)
 		gs_unlock(&gs_peak_lock); /* another thread just took it */
 		return;
 	}
+	next = !cur; /* cur only under the lock: the copy before this one may have moved it */
 	cap = site_count() + 64;
 	if (bufs[next].cap < cap) {
 		buf = realloc(bufs[next].p, cap * sizeof(*buf));

@@ -11,7 +11,7 @@
 #include "core.h"
 #include "real.h"
 
-dlsym_fn glibc_dlsym(void)
+GS_NO_SANITIZE dlsym_fn glibc_dlsym(void)
 {
 	static _Atomic(dlsym_fn) fn;
 	dlsym_fn f = atomic_load_explicit(&fn, memory_order_acquire);

@@ -15,6 +15,8 @@ Usage: growth_read.py LIBGPUSPY GPUSPY FAKE_DIR LEAKER"""
 import glob, json, os, re, shutil, subprocess, sys, tempfile, time
 
 lib, cli, fake, prog = sys.argv[1:5]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_", "LANG"))}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1")
 MiB = 1 << 20

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -122,7 +123,11 @@ int run_parent(const char *lib, const char *fake_dir)
 		return fail;
 	}
 	if (pid == 0) {
-		setenv("LD_PRELOAD", lib, 1);
+		/* A sanitizer's runtime must come first (scripts/sanitize). */
+		const char *first = std::getenv("SANITIZER_PRELOAD");
+		std::string preload = first && *first ? std::string(first) + ":" + lib : lib;
+
+		setenv("LD_PRELOAD", preload.c_str(), 1);
 		setenv("LD_LIBRARY_PATH", fake_dir, 1);
 		setenv("GPUSPY_OUTPUT_DIR", out, 1);
 		execl("/proc/self/exe", "stub_link", "--child", static_cast<char *>(nullptr));

@@ -18,6 +18,8 @@ import tempfile
 import time
 
 lib, fake, prog, true = sys.argv[1:5]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 failures = []
 SIZE = str(3 << 20)
 

@@ -31,6 +31,9 @@
  *                                runs with gpuspy; an error there changes
  *                                its exit status, which fails the test
  *
+ * SANITIZER_PRELOAD, when set, goes before LIBGPUSPY in LD_PRELOAD: a
+ * sanitizer's runtime must be the first library loaded (scripts/sanitize);
+ * SANITIZER_GPUSPY adds GPUSPY_* settings that such a run needs.
  * Each expectation is one cmocka test, so a failure names what differed.
  * The directory is removed when everything passed; otherwise it is kept,
  * and the report printed, for a look.
@@ -150,7 +153,10 @@ static char **make_env(bool fake, bool spied)
 		env[i++] = xasprintf("LD_LIBRARY_PATH=%s", old_path);
 	}
 	if (spied) {
-		env[i++] = xasprintf("LD_PRELOAD=%s", want.lib);
+		const char *first = getenv("SANITIZER_PRELOAD");
+
+		env[i++] = first && *first ? xasprintf("LD_PRELOAD=%s:%s", first, want.lib) :
+					     xasprintf("LD_PRELOAD=%s", want.lib);
 		env[i++] = xasprintf("GPUSPY_OUTPUT_DIR=%s", got.dir);
 	}
 	return env;
@@ -457,6 +463,27 @@ static void add(size_t *n, const char *what)
 	(*n)++;
 }
 
+/*
+ * SANITIZER_GPUSPY: NAME=VALUE settings, separated by spaces, added after
+ * the --env ones (which win): what a sanitizer's runtime needs of gpuspy,
+ * such as an unwinder other than libunwind under TSan (scripts/sanitize).
+ */
+static void sanitizer_settings(void)
+{
+	const char *v = getenv("SANITIZER_GPUSPY");
+	char *copy, *save = NULL;
+
+	if (!v || !*v)
+		return;
+	copy = strdup(v);
+	if (!copy)
+		exit(2);
+	for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		add(&want.n_envs, "settings");
+		want.envs[want.n_envs - 1] = tok;
+	}
+}
+
 enum {
 	OPT_LIB = 256,
 	OPT_CLI,
@@ -579,6 +606,7 @@ static void parse_args(int argc, char **argv)
 	}
 	if (!want.lib || !want.cli || !want.fake_dir || optind >= argc)
 		usage();
+	sanitizer_settings();
 	want.argv = argv + optind;
 	want.argc = argc - optind;
 	/* meson passes build-relative paths; children may change directory. */

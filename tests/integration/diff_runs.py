@@ -30,7 +30,8 @@ def run_one(args, program, out):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("GPUSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
     env["LD_LIBRARY_PATH"] = args.fake_dir
-    env["LD_PRELOAD"] = args.lib
+    # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+    env["LD_PRELOAD"] = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), args.lib)))
     env["GPUSPY_OUTPUT_DIR"] = out
     env["GPUSPY_QUIET"] = "1"
     p = subprocess.run([program, str(SIZE)], env=env, capture_output=True, timeout=60)

@@ -22,8 +22,14 @@ def check(cond, what):
         failures.append(what)
 
 
+def preload(*libs):
+    """LD_PRELOAD of libs then libgpuspy, after a sanitizer's runtime, which
+    must come first (scripts/sanitize)."""
+    return ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"),) + libs + (lib,)))
+
+
 def spied(out, **env):
-    e = dict(base, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out)
+    e = dict(base, LD_PRELOAD=preload(), GPUSPY_OUTPUT_DIR=out)
     e.update(env)
     return e
 
@@ -115,14 +121,14 @@ for free in (0, 1):
 # 3. A disk full for a moment.  The first renames fail: api_prog's
 # snapshot-1.json, then its report.json; the report is written again.
 out = os.path.join(tmp, "enospc")
-r = run([api_prog], spied(out, LD_PRELOAD=enospc + ":" + lib, FAKE_ENOSPC_RENAMES="2",
+r = run([api_prog], spied(out, LD_PRELOAD=preload(enospc), FAKE_ENOSPC_RENAMES="2",
                           GPUSPY_INTERVAL="0"))
 check(r.returncode == 0, "full disk: api_prog exits 0")
 check(len(glob.glob(os.path.join(out, "*", "report.json"))) == 1,
       "full disk at exit, then space again: report.json written")
 # The snapshot thread's first files fail: gpuspy stays on.
 out = os.path.join(tmp, "enospc-periodic")
-r = run([growth, "20", "20"], spied(out, LD_PRELOAD=enospc + ":" + lib,
+r = run([growth, "20", "20"], spied(out, LD_PRELOAD=preload(enospc),
                                     FAKE_ENOSPC_RENAMES="3", GPUSPY_INTERVAL="10ms"))
 check(r.returncode == 0, "full disk in the snapshot thread: growth exits 0")
 check(len(glob.glob(os.path.join(out, "*", "report.json"))) == 1,
@@ -133,7 +139,7 @@ check(len(ours(r.stderr)) == 1, "full disk, three failed snapshots: one line: %r
 # The first snapshot fails and nothing changes after it: it is tried again
 # at the next interval all the same.
 out = os.path.join(tmp, "enospc-idle")
-r = run([nofd, "300", "100"], spied(out, LD_PRELOAD=enospc + ":" + lib,
+r = run([nofd, "300", "100"], spied(out, LD_PRELOAD=preload(enospc),
                                     FAKE_ENOSPC_RENAMES="1", GPUSPY_INTERVAL="10ms"))
 check(r.returncode == 0 and len(glob.glob(os.path.join(out, "*", "snapshot.json"))) == 1,
       "full disk for the only snapshot: written at the next interval")

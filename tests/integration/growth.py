@@ -9,6 +9,8 @@ Usage: growth.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM"""
 import glob, json, os, signal, subprocess, sys, tempfile, time
 
 lib, cli, fake, prog = sys.argv[1:5]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms")
 failures = []

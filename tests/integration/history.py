@@ -12,6 +12,8 @@ Usage: history.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM API_PROGRAM"""
 import csv, glob, io, json, os, signal, subprocess, sys, tempfile, time
 
 lib, cli, fake, prog, api = sys.argv[1:6]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="20ms", GPUSPY_QUIET="1")
 MiB = 1 << 20

@@ -10,6 +10,8 @@ Usage: ondemand.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM API_PROGRAM LIBPYALL
 import glob, json, os, subprocess, sys, tempfile
 
 lib, cli, fake, growth, api, pyalloc = sys.argv[1:7]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake)
 failures = []

@@ -9,6 +9,8 @@ Usage: oom_report.py LIBGPUSPY GPUSPY FAKE_DIR OOM_PROGRAM"""
 import glob, json, os, subprocess, sys, tempfile
 
 lib, cli, fake, prog = sys.argv[1:5]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 small, big = 12345, 3 << 30
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_FAKE_OOM_SIZE=str(1 << 30))

@@ -15,6 +15,8 @@ import sys
 import tempfile
 
 lib, fake, prog = sys.argv[1:4]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib)
 failures = []

@@ -17,6 +17,8 @@ import tempfile
 import time
 
 lib, cli, fake, prog = sys.argv[1:5]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 failures = []
 
 

@@ -9,6 +9,8 @@ import glob, json, os, shutil, subprocess, sys, tempfile
 from pythons import interpreters
 
 lib, pyalloc, fake_dir, cli = sys.argv[1:5]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "leak.py")
 src = open(script).read().splitlines()

@@ -12,6 +12,8 @@ import sys
 import tempfile
 
 lib, pyalloc, fake_dir, cli = sys.argv[1:5]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 failures = 0
 code = f"""
 import ctypes, sys, time

@@ -18,6 +18,8 @@ import sys
 import tempfile
 
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "torch_leak.py")
 leak_line = next(i + 1 for i, l in enumerate(open(script)) if "# LINE leak" in l)

@@ -15,6 +15,8 @@ import sys
 import tempfile
 
 lib, pyalloc, fake_dir, c10 = sys.argv[1:5]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "torch_growth.py")
 src = open(script).read().splitlines()

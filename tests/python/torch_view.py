@@ -20,6 +20,8 @@ import time
 from pythons import interpreters
 
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
+# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "torch_leak.py")
 src = open(script).read().splitlines()

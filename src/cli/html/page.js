@@ -124,7 +124,10 @@
 		sites.sort((a, b) => peakOf(b) - peakOf(a) || a.site - b.site);
 		const shown = sites.slice(0, top);
 		const rest = p.bands.filter((b) => shown.indexOf(b) < 0);
-		const bands = shown.map((b, i) => ({ label: "site " + (b.site + 1) + ": " + siteName(b.site),
+		/* a legend entry stays one line: C++ names can run to a
+		 * kilobyte (the tables below give them whole) */
+		const brief = (t) => (t.length > 90 ? t.slice(0, 89) + "\u2026" : t);
+		const bands = shown.map((b, i) => ({ label: "site " + (b.site + 1) + ": " + brief(siteName(b.site)),
 			v: b.v, color: COLORS[i % COLORS.length], site: b.site }));
 		if (rest.length) {
 			const v = p.t.map((_, i) => rest.reduce((s, b) => s + (b.v[i] || 0), 0));

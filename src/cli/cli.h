@@ -3,6 +3,7 @@
 #ifndef GPUSPY_CLI_H
 #define GPUSPY_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -62,6 +63,11 @@ enum cli_glyph {
 };
 /* G as the locale can show it: the UTF-8 glyph, or its ASCII spelling. */
 const char *cli_glyph(enum cli_glyph g);
+/* The options cli_report_setup parses (report and merge), for a command
+ * that must find the paths among them as it will: its getopt_long
+ * arguments. */
+extern const char cli_report_shortopts[];
+extern const struct option cli_report_options[];
 /*
  * The path command CMD reads for PATH: an output directory (./gpuspy-out)
  * stands for its latest run, or the one BACK runs before it; PATH NULL

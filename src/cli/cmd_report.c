@@ -104,16 +104,6 @@ static bool gate_holds_nothing(const char *dir, int depth)
  * that hold nothing with it; -1 to go on, else the exit status. */
 static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 {
-	/* cli_report_setup's, to find the paths as it will */
-	static const struct option common_opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "at", required_argument, NULL, 'a' },
-		{ "peak", no_argument, NULL, 'p' },
-		{ "sections", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	int n = 1, paths = 0, nothing = 0, c;
 	bool opts = true;
 	FILE *out = stdout; /* stderr when stdout is JSON or CSV */
@@ -145,7 +135,7 @@ static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 	/* the paths: what getopt leaves after the options, found the same way */
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(*argc, argv, ":f:n:s:h", common_opts, NULL)) != -1)
+	while ((c = getopt_long(*argc, argv, cli_report_shortopts, cli_report_options, NULL)) != -1)
 		if (c == 'f')
 			out = strcmp(optarg, "text") == 0 ? stdout : stderr;
 	n = optind;

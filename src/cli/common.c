@@ -20,6 +20,17 @@
 #include "rundir.h"
 #include "util.h"
 
+const char cli_report_shortopts[] = ":f:n:s:h";
+const struct option cli_report_options[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "at", required_argument, NULL, 'a' },
+	{ "peak", no_argument, NULL, 'p' },
+	{ "sections", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
 int cli_run_path(const char *cmd, const char *path, unsigned back, char **out)
 {
 	struct rd_error err = { .msg = "" };
@@ -137,15 +148,6 @@ void cli_warn_mixed(const char *cmd, const char *what, const struct rd_process_l
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
 		     struct cli_loaded *l)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "at", required_argument, NULL, 'a' },
-		{ "peak", no_argument, NULL, 'p' },
-		{ "sections", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct rd_error err = { .msg = "" };
 	bool top_given = false;
 	size_t top = default_top;
@@ -154,7 +156,8 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 	memset(l, 0, sizeof(*l));
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":f:n:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, cli_report_shortopts, cli_report_options, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'f':
 			l->export = CLI_EXPORT_NONE;

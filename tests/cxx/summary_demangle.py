@@ -13,7 +13,7 @@ lib, fake, prog, cxx = sys.argv[1:5]
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 with tempfile.TemporaryDirectory() as out:
     r = subprocess.run([prog, os.path.abspath(cxx), str(3 << 20)],
-                       env=dict(env, LD_PRELOAD=lib, LD_LIBRARY_PATH=fake, GPUSPY_OUTPUT_DIR=out),
+                       env=dict(env, LD_PRELOAD=":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib))), LD_LIBRARY_PATH=fake, GPUSPY_OUTPUT_DIR=out),
                        capture_output=True, text=True, timeout=60)
 lines = [l for l in r.stderr.splitlines() if l.startswith("gpuspy:   ")]
 ok = r.returncode == 0 and len(lines) == 1 and \

@@ -598,6 +598,8 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct rd_process *p
 			return r;
 		ap->ndevices = i + 1;
 	}
+	/* the loop pointed it at its own buffer, out of scope now */
+	sub.where = "at_peak";
 	if ((r = load_site_bytes(v, ix, sites, "at_peak.sites", &ap->sites, &ap->nsites)) < 0 ||
 	    (r = load_list_folded(&sub, obj, &ap->folded_sites, &ap->folded_live_bytes)) < 0)
 		return r;

@@ -1090,6 +1090,19 @@ static void put_paths(FILE *out, const struct text_report_opts *o)
 	}
 }
 
+/* One "next:" line: CMD, the paths the report read, then WHAT; a blank
+ * line before the first. */
+static void put_next(FILE *out, const struct text_report_opts *o, bool *first, const char *cmd,
+		     const char *what)
+{
+	fputs(*first ? "\nnext: " : "next: ", out);
+	fputs(cmd, out);
+	put_paths(out, o);
+	fputs(what, out);
+	putc('\n', out);
+	*first = false;
+}
+
 /* The commands that take the reader further from what this report shows,
  * one a line: "next: COMMAND  (what it shows)". */
 static void print_next(FILE *out, const struct rd_report *r, const struct text_report_opts *o)
@@ -1102,25 +1115,15 @@ static void print_next(FILE *out, const struct rd_report *r, const struct text_r
 		growing |= r->sites[i]->growing;
 	for (size_t i = 0; i < r->nprocs; i++)
 		marks |= r->procs[i]->nmarks > 0;
-	if (r->leaked_bytes > 0 || r->pinned_leaked_bytes > 0 || growing) {
-		fputs("\nnext: gpuspy diff", out);
-		put_paths(out, o);
-		fputs(" NEW_RUN_DIR  (after a fix: what it changed)\n", out);
-		first = false;
-	}
-	if (marks) {
-		fputs(first ? "\nnext: " : "next: ", out);
-		fputs("gpuspy diff --at LABEL", out);
-		put_paths(out, o);
-		fputs(" NEW_RUN_DIR  (live at a mark, run against run)\n", out);
-		first = false;
-	}
-	if (growing) {
-		fputs(first ? "\nnext: " : "next: ", out);
-		fputs("gpuspy report --format csv", out);
-		put_paths(out, o);
-		fputs("  (live bytes over time, to plot)\n", out);
-	}
+	if (r->leaked_bytes > 0 || r->pinned_leaked_bytes > 0 || growing)
+		put_next(out, o, &first, "gpuspy diff",
+			 " NEW_RUN_DIR  (after a fix: what it changed)");
+	if (marks)
+		put_next(out, o, &first, "gpuspy diff --at LABEL",
+			 " NEW_RUN_DIR  (live at a mark, run against run)");
+	if (growing)
+		put_next(out, o, &first, "gpuspy report --format csv",
+			 "  (live bytes over time, to plot)");
 }
 
 static bool want(const struct text_report_opts *o, enum text_section s)

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""contrib/grafana/gpuspy.json is a Grafana dashboard that imports as it
+is: its structure (schemaVersion, panels with a unique id and a gridPos
+inside the 24-column grid, no two overlapping, a target with an expr in
+every panel but rows, the datasource a template variable everywhere, the
+instance/host/rank variables), and every query of its panels, variables
+and annotations parsed by Prometheus' own parser: each, with the
+dashboard's variables and Grafana's built-in ones substituted, becomes a
+recording rule of a temporary file given to 'promtool check rules'.
+
+    test_dashboard.py SOURCE_DIR [PROMTOOL]
+
+Without promtool the structure is still checked; the test then exits 77
+(skipped), as the queries were not parsed.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+failed = 0
+
+
+def check(cond, what, detail=""):
+    global failed
+    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + detail))
+    if not cond:
+        failed += 1
+
+
+# Grafana's own variables, and what a query of a 3-hour range at 1 min
+# steps would get.
+BUILTINS = {"__rate_interval": "1m", "__interval": "1m", "__range": "3h",
+            "__range_s": "10800", "__interval_ms": "60000"}
+VAR = re.compile(r"\$(?:\{(\w+)(?::\w+)?\}|(\w+))")
+
+
+def all_panels(dash):
+    for p in dash.get("panels", []):
+        yield p
+        yield from p.get("panels", [])
+
+
+def is_ds_var(ds, name):
+    return isinstance(ds, dict) and ds.get("uid") in ("$" + name, "${" + name + "}")
+
+
+def substitute(expr, values):
+    def one(m):
+        name = m.group(1) or m.group(2)
+        return values.get(name, m.group(0))
+    return VAR.sub(one, expr)
+
+
+def queries(dash):
+    """(where, expr) of every PromQL query the dashboard holds."""
+    out = []
+    for p in all_panels(dash):
+        for t in p.get("targets", []):
+            out.append((f"panel {p.get('id')} ({p.get('title')!r}) {t.get('refId')}",
+                        t.get("expr", "")))
+    for a in dash.get("annotations", {}).get("list", []):
+        if "expr" in a:
+            out.append((f"annotation {a.get('name')!r}", a["expr"]))
+    for v in dash.get("templating", {}).get("list", []):
+        if v.get("type") == "query":
+            q = v.get("query")
+            q = q.get("query", "") if isinstance(q, dict) else q
+            # label_values(METRIC_SELECTOR, LABEL) is Grafana's, not
+            # PromQL: its selector is the query Prometheus answers
+            m = re.fullmatch(r"\s*label_values\((.*),\s*\w+\s*\)\s*", q or "", re.S)
+            out.append((f"variable {v.get('name')!r}", m.group(1) if m else q))
+    return out
+
+
+def structure(dash):
+    check(isinstance(dash.get("schemaVersion"), int) and dash["schemaVersion"] >= 36,
+          "schemaVersion is a number of a current Grafana", str(dash.get("schemaVersion")))
+    for key in ("title", "uid"):
+        check(isinstance(dash.get(key), str) and dash[key] != "", f"the dashboard has a {key}")
+
+    variables = {v.get("name"): v for v in dash.get("templating", {}).get("list", [])}
+    ds = [v for v in variables.values() if v.get("type") == "datasource"]
+    check(len(ds) == 1 and ds[0].get("query") == "prometheus",
+          "one datasource variable, of Prometheus", str(ds))
+    dsname = ds[0]["name"] if ds else "datasource"
+    for name in ("instance", "host", "rank"):
+        v = variables.get(name, {})
+        check(v.get("type") == "query" and is_ds_var(v.get("datasource"), dsname),
+              f"variable {name}: a query of the datasource variable", str(v))
+        check(v.get("includeAll") is True and v.get("allValue") == ".*",
+              f"variable {name}: 'All' is the regex .*, so that it also matches no label",
+              str(v))
+
+    panels = list(all_panels(dash))
+    check(len(panels) >= 8, "the dashboard has its panels", str(len(panels)))
+    ids = [p.get("id") for p in panels]
+    check(all(isinstance(i, int) for i in ids) and len(set(ids)) == len(ids),
+          "panel ids are unique numbers", str(ids))
+    boxes = []
+    for p in panels:
+        name = f"panel {p.get('id')} ({p.get('title')!r})"
+        g = p.get("gridPos", {})
+        ok = all(isinstance(g.get(k), int) for k in "hwxy")
+        check(ok and g["w"] > 0 and g["h"] > 0 and g["x"] >= 0 and g["x"] + g["w"] <= 24,
+              f"{name}: gridPos within the 24 columns", str(g))
+        if ok:
+            boxes.append((name, g))
+        if p.get("type") == "row":
+            continue
+        check(is_ds_var(p.get("datasource"), dsname), f"{name}: datasource ${dsname}",
+              str(p.get("datasource")))
+        targets = p.get("targets", [])
+        check(len(targets) >= 1 and all(t.get("expr", "").strip() for t in targets),
+              f"{name}: every target has an expr", str(targets))
+        refs = [t.get("refId") for t in targets]
+        check(len(set(refs)) == len(refs), f"{name}: refIds unique", str(refs))
+        for t in targets:
+            check(is_ds_var(t.get("datasource", p.get("datasource")), dsname),
+                  f"{name} {t.get('refId')}: datasource ${dsname}", str(t.get("datasource")))
+    for i, (n1, a) in enumerate(boxes):
+        for n2, b in boxes[i + 1:]:
+            apart = (a["x"] + a["w"] <= b["x"] or b["x"] + b["w"] <= a["x"] or
+                     a["y"] + a["h"] <= b["y"] or b["y"] + b["h"] <= a["y"])
+            check(apart, f"{n1} and {n2} do not overlap", f"{a} {b}")
+    for a in dash.get("annotations", {}).get("list", []):
+        if a.get("builtIn"):
+            continue
+        check(is_ds_var(a.get("datasource"), dsname) and a.get("expr", "").strip(),
+              f"annotation {a.get('name')!r}: a query of ${dsname}", str(a))
+    names = {a.get("name") for a in dash.get("annotations", {}).get("list", [])}
+    check({"Growth", "OOM"} <= names, "annotations for growth and out-of-memory events",
+          str(names))
+
+    values = dict(BUILTINS)
+    for name, v in variables.items():
+        if v.get("type") == "custom":
+            cur = v.get("current", {}).get("value")
+            values[name] = cur if isinstance(cur, str) else "1"
+        elif v.get("type") != "datasource":
+            values[name] = ".*"
+    for where, expr in queries(dash):
+        left = {m.group(1) or m.group(2) for m in VAR.finditer(substitute(expr, values))}
+        check(not left, f"{where}: every variable is defined", str(sorted(left)))
+    return values
+
+
+def rules_file(tmp, exprs):
+    path = os.path.join(tmp, "dashboard-rules.yml")
+    with open(path, "w") as f:
+        f.write("groups:\n  - name: dashboard\n    rules:\n")
+        for i, expr in enumerate(exprs):
+            # a JSON string is a YAML flow scalar: no quoting of our own
+            f.write(f"      - record: dashboard:query{i}\n        expr: {json.dumps(expr)}\n")
+    return path
+
+
+def promtool_check(promtool, tmp, exprs):
+    p = subprocess.run([promtool, "check", "rules", rules_file(tmp, exprs)],
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode == 0, p.stdout + p.stderr
+
+
+def main():
+    src = sys.argv[1]
+    promtool = sys.argv[2] if len(sys.argv) > 2 else shutil.which("promtool")
+    path = os.path.join(src, "contrib", "grafana", "gpuspy.json")
+    try:
+        dash = json.load(open(path, encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        check(False, f"{path} is JSON", str(e))
+        return 1
+    values = structure(dash)
+
+    if not promtool:
+        print(f"{failed} failed; promtool not found (Debian: prometheus): queries not parsed")
+        return 1 if failed else 77
+    qs = [(w, substitute(e, values)) for w, e in queries(dash)]
+    with tempfile.TemporaryDirectory() as tmp:
+        # promtool's parser must refuse a broken query, or the checks below
+        # would prove nothing
+        ok, _ = promtool_check(promtool, tmp, ["sum(gpuspy_tracked_bytes"])
+        check(not ok, "promtool check rules refuses an unbalanced query")
+        ok, out = promtool_check(promtool, tmp, [e for _, e in qs])
+        check(ok, f"promtool check rules: all {len(qs)} queries parse", out)
+        if not ok:
+            for where, expr in qs:
+                one, out = promtool_check(promtool, tmp, [expr])
+                check(one, f"{where} parses", expr + "\n" + out)
+    print(f"{failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

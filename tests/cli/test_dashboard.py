@@ -7,7 +7,12 @@ every panel but rows, the datasource a template variable everywhere, the
 instance/host/rank variables), and every query of its panels, variables
 and annotations parsed by Prometheus' own parser: each, with the
 dashboard's variables and Grafana's built-in ones substituted, becomes a
-recording rule of a temporary file given to 'promtool check rules'.
+recording rule of a temporary file given to 'promtool check rules'.  Then
+the per-device panel and the process count are evaluated by 'promtool
+test rules' on series shaped as both endpoints serve them (the in-process
+one: host and rank only on gpuspy_info, a target per process; gpuspy
+exporter: host and rank on every series, one target for two ranks), for
+several choices of instance, host and rank.
 
     test_dashboard.py SOURCE_DIR [PROMTOOL]
 
@@ -165,6 +170,78 @@ def promtool_check(promtool, tmp, exprs):
     return p.returncode == 0, p.stdout + p.stderr
 
 
+# Two processes on node1 with the in-process endpoint, two ranks on node2
+# through gpuspy exporter.
+SERIES = [
+    ('gpuspy_info{instance="node1:9464", job="gpuspy", pid="41", host="node1", rank="0", '
+     'command="train.py", version="1"}', 1),
+    ('gpuspy_tracked_bytes{instance="node1:9464", job="gpuspy", device="0"}', 100),
+    ('gpuspy_info{instance="node1:9465", job="gpuspy", pid="42", host="node1", rank="1", '
+     'command="train.py", version="1"}', 1),
+    ('gpuspy_tracked_bytes{instance="node1:9465", job="gpuspy", device="1"}', 200),
+    ('gpuspy_info{instance="node2:9465", job="gpuspy-exporter", pid="7", host="node2", '
+     'rank="0", command="train.py", version="1"}', 1),
+    ('gpuspy_tracked_bytes{instance="node2:9465", job="gpuspy-exporter", host="node2", '
+     'rank="0", device="0"}', 300),
+    ('gpuspy_info{instance="node2:9465", job="gpuspy-exporter", pid="8", host="node2", '
+     'rank="1", command="train.py", version="1"}', 1),
+    ('gpuspy_tracked_bytes{instance="node2:9465", job="gpuspy-exporter", host="node2", '
+     'rank="1", device="1"}', 400),
+]
+IN1 = '{instance="node1:9464", device="0"}'
+IN2 = '{instance="node1:9465", device="1"}'
+EX0 = '{instance="node2:9465", host="node2", rank="0", device="0"}'
+EX1 = '{instance="node2:9465", host="node2", rank="1", device="1"}'
+# (instance, host, rank) as Grafana substitutes them -> the tracked
+# series the per-device panel shows, and the process count
+CHOICES = [
+    ((".*", ".*", ".*"), [(IN1, 100), (IN2, 200), (EX0, 300), (EX1, 400)], 4),
+    ((".*", "node1", ".*"), [(IN1, 100), (IN2, 200)], 2),
+    ((".*", "node1", "1"), [(IN2, 200)], 1),
+    ((".*", "node2", ".*"), [(EX0, 300), (EX1, 400)], 2),
+    ((".*", "node2", "1"), [(EX1, 400)], 1),
+    (("node2:9465", ".*", "0"), [(EX0, 300)], 1),
+    (("node1:9464", ".*", ".*"), [(IN1, 100)], 1),
+    ((".*", "(node1|node2)", "0"), [(IN1, 100), (EX0, 300)], 2),
+]
+
+
+def target(dash, title, ref):
+    for p in all_panels(dash):
+        for t in p.get("targets", []):
+            if p.get("title") == title and t.get("refId") == ref:
+                return t["expr"]
+    check(False, f"the dashboard has panel {title!r} {ref}")
+    return None
+
+
+def evaluate(promtool, tmp, dash, values):
+    tracked = target(dash, "Tracked vs NVML vs framework pool", "A")
+    count = target(dash, "Processes", "A")
+    if not tracked or not count:
+        return
+    path = os.path.join(tmp, "dashboard-test.yml")
+    with open(path, "w") as f:
+        f.write("rule_files: []\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n"
+                "    input_series:\n")
+        for series, v in SERIES:
+            f.write(f"      - series: {json.dumps(series)}\n        values: '{v}+0x10'\n")
+        f.write("    promql_expr_test:\n")
+        for (inst, host, rank), want, n in CHOICES:
+            vals = dict(values, instance=inst, host=host, rank=rank)
+            f.write(f"      - expr: {json.dumps(substitute(tracked, vals))}\n"
+                    "        eval_time: 5m\n        exp_samples:\n")
+            for labels, v in want:
+                f.write(f"          - labels: {json.dumps(labels)}\n            value: {v}\n")
+            f.write(f"      - expr: {json.dumps(substitute(count, vals))}\n"
+                    f"        eval_time: 5m\n        exp_samples:\n"
+                    f"          - labels: '{{}}'\n            value: {n}\n")
+    p = subprocess.run([promtool, "test", "rules", path], capture_output=True, text=True,
+                       timeout=60)
+    check(p.returncode == 0, f"per-device panel and process count, {len(CHOICES)} choices of "
+          "instance/host/rank, on in-process and exporter series", p.stdout + p.stderr)
+
+
 def main():
     src = sys.argv[1]
     promtool = sys.argv[2] if len(sys.argv) > 2 else shutil.which("promtool")
@@ -191,6 +268,7 @@ def main():
             for where, expr in qs:
                 one, out = promtool_check(promtool, tmp, [expr])
                 check(one, f"{where} parses", expr + "\n" + out)
+        evaluate(promtool, tmp, dash, values)
     print(f"{failed} failed")
     return 1 if failed else 0
 

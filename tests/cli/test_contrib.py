@@ -21,9 +21,8 @@
   scripts/setup, its meson options among meson_options.txt.
 - Every gpuspy command line of these files (the recorded ones, and the
   commands of the Kubernetes containers) uses only commands and options
-  that 'gpuspy --help' and 'gpuspy COMMAND --help' list; 'exporter',
-  being built beside this, is checked against its documented usage until
-  this build has it.
+  that 'gpuspy --help' and 'gpuspy COMMAND --help' list; a build without
+  'exporter' has it checked against its usage in README.md's "Deploying".
 
 Exit 77 (skipped) when only python3-yaml is missing and all else passed.
 """

@@ -7,7 +7,9 @@ leak at every sample and on an epoch leak under allocate/free cycles, not
 on a warm-up that levels off (flagged by gpuspy or not) nor on a slow
 cache that gpuspy does not flag; the limit alerts fire on a full GPU and
 on a process that tracks most of its GPU, not on a short peak nor on a
-device that CUDA and NVML number differently.
+device that CUDA and NVML number differently.  The example
+contrib/prometheus/prometheus.yml, which loads them, passes 'promtool
+check config'.
 
 Each condition of the rules is then taken out, one at a time, in a copy:
 the cases must then fail, or they would not test that condition.
@@ -70,6 +72,9 @@ def main():
     check(rc == 0 and "3 rules found" in out, "promtool check rules " + RULES, out)
     rc, out = promtool_run(promtool, "test", "rules", CASES, cwd=d)
     check(rc == 0, "promtool test rules " + CASES, out)
+    # the example configuration loads the rules
+    rc, out = promtool_run(promtool, "check", "config", "prometheus.yml", cwd=d)
+    check(rc == 0 and "1 rule files found" in out, "promtool check config prometheus.yml", out)
 
     rules = open(os.path.join(d, RULES)).read()
     with tempfile.TemporaryDirectory() as tmp:

@@ -100,24 +100,57 @@ static int tb_record(struct tb_events *out, const pb_event *ev)
 	return 0;
 }
 
-/* A site's headline frame as a user reads it: "step (train.py:41)",
- * "leak (app)" without a file, "app+0x1a2b" without a function. */
+/* A tag is a protobuf string, UTF-8 (the report's strings are, jansson
+ * checks): one cut to fit BUF ends before the character it cut. */
+static void tb_cut_utf8(char *buf, size_t size)
+{
+	size_t n = strlen(buf);
+
+	if (n + 1 < size)
+		return;
+	while (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0x80)
+		n--;
+	if (n > 0 && ((unsigned char)buf[n - 1] & 0x80))
+		n--;
+	buf[n] = '\0';
+}
+
+/* A site's headline frame as the lists of the text report and top name
+ * it: "step (train.py:41)", "leak (app)" without a file, "app+0x1a2b"
+ * without a function; a site merged from several lines of its function
+ * lists them, "step (train.py:41,57)". */
 static void tb_site_name(const struct rd_report_site *s, char *buf, size_t size)
 {
 	ssize_t at = merge_site_headline(s);
 	const struct rd_report_frame *f = at >= 0 ? &s->frames[at] : NULL;
+	FILE *out = fmemopen(buf, size, "w");
 
-	if (!f)
-		snprintf(buf, size, "%s (no frames)", s->api ? s->api : "?");
-	else if (f->function && f->file && f->line > 0)
-		snprintf(buf, size, "%s (%s:%" PRId64 ")", f->function, util_basename(f->file),
-			 f->line);
-	else if (f->function && f->file)
-		snprintf(buf, size, "%s (%s)", f->function, util_basename(f->file));
-	else if (f->function)
-		snprintf(buf, size, "%s (%s)", f->function, f->module ? f->module : "?");
-	else
-		snprintf(buf, size, "%s+0x%" PRIx64, f->module ? f->module : "?", f->offset);
+	if (!out) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	/* a headline too long for BUF is cut: fmemopen stops at its end */
+	setvbuf(out, NULL, _IONBF, 0);
+	if (!f) {
+		fprintf(out, "%s (no frames)", s->api ? s->api : "?");
+	} else if (!f->function) {
+		fprintf(out, "%s%s0x%" PRIx64, f->module ? f->module : "", f->module ? "+" : "",
+			f->offset);
+	} else if (f->file) {
+		fprintf(out, "%s (%s", f->function, util_basename(f->file));
+		if (f->line > 0)
+			fprintf(out, ":%" PRId64, f->line);
+		for (size_t i = 0; f->line <= 0 && i < f->nlines; i++)
+			fprintf(out, "%c%" PRId64, i ? ',' : ':', f->lines[i]);
+		fputc(')', out);
+	} else if (f->module) {
+		fprintf(out, "%s (%s)", f->function, f->module);
+	} else {
+		fputs(f->function, out);
+	}
+	fclose(out);
+	buf[size - 1] = '\0';
+	tb_cut_utf8(buf, size);
 	util_sanitize(buf);
 }
 

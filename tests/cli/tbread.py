@@ -143,16 +143,16 @@ def f32(v):
 
 
 def tag_name(label):
-    """The tag of a site from the headline the CSV export prints:
-    "function (module) /path/file.c:41" -> "function (file.c:41)"."""
-    m = re.match(r"^(\S+) \(([^)]*)\)(?: (.*?)(?::(\d+))?)?$", label)
+    """The tag of a site from the headline the CSV export prints, as the
+    text report's lists name it: "function (module) /path/file.c:41" ->
+    "function (file.c:41)", "function (python) /src/t.py:7,9" ->
+    "function (t.py:7,9)", "function (module)" without a file."""
+    m = re.match(r"^(\S+) \(([^)]*)\)(?: (.*?)(:[0-9,]+)?)?$", label)
     if not m:
         return label
-    fn, mod, file, line = m.groups()
-    if file and line:
-        return f"{fn} ({file.rsplit('/', 1)[-1]}:{line})"
+    fn, mod, file, lines = m.groups()
     if file:
-        return f"{fn} ({file.rsplit('/', 1)[-1]})"
+        return f"{fn} ({file.rsplit('/', 1)[-1]}{lines or ''})"
     return f"{fn} ({mod})"
 
 

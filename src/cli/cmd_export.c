@@ -59,12 +59,15 @@ struct export_file {
 	char run[160];
 	char name[200];
 	int dfd, fd;
+	bool made;    /* the run directory is new: removed again on failure */
+	bool created; /* the file, likewise */
 	struct tb_events ev;
 };
 
-/* LOGDIR opened, made when missing (its parent must exist): a descriptor,
- * or the exit status with one line said. */
-static int export_open_logdir(const char *logdir, int *out)
+/* LOGDIR opened, made when missing (its parent must exist; then *MADE is
+ * its name, to remove on failure): a descriptor, or the exit status with
+ * one line said. */
+static int export_open_logdir(const char *logdir, int *out, char **made)
 {
 	char *dir = strdup(logdir);
 	struct stat st;
@@ -76,22 +79,25 @@ static int export_open_logdir(const char *logdir, int *out)
 	/* "dir/" would follow a link named dir */
 	for (n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--)
 		dir[n - 1] = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	if (mkdir(dir, 0755) == 0)
+		*made = dir;
+	else if (errno != EEXIST)
 		e = errno;
 	fd = e ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && !e)
 		e = errno;
-	if (e == ENOTDIR && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+	if (e == ENOTDIR && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
 		cli_error(logdir, "a symbolic link: refused (give the directory itself)");
-	else if (e == ENOTDIR || e == EEXIST)
+	} else if (e == ENOTDIR) {
 		cli_error(logdir, "not a directory");
-	else if (e)
+	} else if (e) {
 		cli_error(logdir, "%s", strerror(e));
-	else if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
+	} else if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
 		e = EPERM;
 		cli_error(logdir, "belongs to another user: refused");
 	}
-	free(dir);
+	if (*made != dir)
+		free(dir);
 	if (e) {
 		if (fd >= 0)
 			close(fd);
@@ -108,7 +114,9 @@ static int export_create(int lfd, const char *logdir, struct export_file *f)
 	struct stat st;
 	int e = 0;
 
-	if (mkdirat(lfd, f->run, 0755) < 0 && errno != EEXIST)
+	if (mkdirat(lfd, f->run, 0755) == 0)
+		f->made = true;
+	else if (errno != EEXIST)
 		e = errno;
 	f->dfd = e ? -1 : openat(lfd, f->run, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (f->dfd < 0 && !e)
@@ -134,6 +142,7 @@ static int export_create(int lfd, const char *logdir, struct export_file *f)
 				      strerror(e));
 		return EXIT_USAGE;
 	}
+	f->created = true;
 	return 0;
 }
 
@@ -185,7 +194,8 @@ static int export_tensorboard(struct cli_loaded *l, const char *logdir, enum tb_
 	struct rd_history *h = calloc(r->nprocs + 1, sizeof(*h));
 	struct export_file *files = calloc(r->nprocs + 1, sizeof(*files));
 	struct rd_error err = { .msg = "" };
-	size_t with = 0, created = 0;
+	size_t with = 0;
+	char *made = NULL;
 	int e = h && files ? 0 : -ENOMEM, status = EXIT_OK, lfd = -1;
 
 	for (size_t i = 0; files && i < r->nprocs; i++)
@@ -204,7 +214,7 @@ static int export_tensorboard(struct cli_loaded *l, const char *logdir, enum tb_
 		if (e == 0 && step == TB_STEP_MARK && files[i].ev.marks == 0)
 			cli_error(r->procs[i]->path,
 				  "its history has no mark: every value is at step 0 "
-				  "(--step time)");
+				  "(try --step time)");
 	}
 	if (e < 0) {
 		cli_print_error(&err, e);
@@ -215,13 +225,12 @@ static int export_tensorboard(struct cli_loaded *l, const char *logdir, enum tb_
 	}
 	if (status == EXIT_OK) {
 		export_names(r, h, files);
-		status = export_open_logdir(logdir, &lfd);
+		status = export_open_logdir(logdir, &lfd, &made);
 	}
 	for (size_t i = 0; i < r->nprocs && status == EXIT_OK; i++) {
 		if (!h[i].present)
 			continue;
 		status = export_create(lfd, logdir, &files[i]);
-		created += files[i].fd >= 0;
 	}
 	for (size_t i = 0; i < r->nprocs && status == EXIT_OK; i++) {
 		if (files[i].fd < 0)
@@ -236,23 +245,28 @@ static int export_tensorboard(struct cli_loaded *l, const char *logdir, enum tb_
 			status = EXIT_FAILURE_OTHER;
 			break;
 		}
-		printf("%s/%s/%s: %zu tags, %zu steps\n", logdir, files[i].run, files[i].name,
-		       files[i].ev.ntags, files[i].ev.nsteps);
 	}
-	/* a failure leaves no file of this export behind */
-	for (size_t i = 0; i < r->nprocs && created; i++) {
+	for (size_t i = 0; i < r->nprocs && status == EXIT_OK; i++)
+		if (files[i].created)
+			printf("%s/%s/%s: %zu tags, %zu steps\n", logdir, files[i].run,
+			       files[i].name, files[i].ev.ntags, files[i].ev.nsteps);
+	/* a failure leaves nothing of this export behind */
+	for (size_t i = 0; files && i < r->nprocs; i++) {
 		if (files[i].fd >= 0)
 			close(files[i].fd);
-		if (status != EXIT_OK && files[i].dfd >= 0 && files[i].name[0])
+		if (status != EXIT_OK && files[i].created)
 			unlinkat(files[i].dfd, files[i].name, 0);
-	}
-	for (size_t i = 0; files && i < r->nprocs; i++) {
 		if (files[i].dfd >= 0)
 			close(files[i].dfd);
+		if (status != EXIT_OK && files[i].made)
+			unlinkat(lfd, files[i].run, AT_REMOVEDIR);
 		free(files[i].ev.buf);
 	}
 	if (lfd >= 0)
 		close(lfd);
+	if (status != EXIT_OK && made)
+		rmdir(made);
+	free(made);
 	for (size_t i = 0; h && i < r->nprocs; i++)
 		rd_history_clear(&h[i]);
 	free(h);

@@ -145,6 +145,52 @@ if procs:
                 check(steps == sorted(set(steps)) and steps[-1] == PERIODS,
                       f"run --step mark: increasing steps up to {PERIODS}", steps)
 
+# 2b. Ranks: a run each, rank-R, with host and pid when two share a rank;
+# a history without marks under --step mark: said, all at step 0.
+def copy_as(dst, pid, rank, marks=True):
+    os.makedirs(dst)
+    with open(os.path.join(fx, "report.json")) as f:
+        rep = json.load(f)
+    rep["pid"] = pid
+    if rank is not None:
+        rep["environment"]["RANK"] = str(rank)
+    with open(os.path.join(dst, "report.json"), "w") as f:
+        json.dump(rep, f)
+    lines = fx_hist.split("\n")
+    lines[0] = lines[0].replace('"pid":4242', f'"pid":{pid}')
+    if not marks:
+        lines = [x for x in lines if '"event":"mark"' not in x]
+    with open(os.path.join(dst, "history.jsonl"), "w") as f:
+        f.write("\n".join(lines))
+
+
+ranks = os.path.join(tmp, "ranks")
+copy_as(os.path.join(ranks, "node7-4242"), 4242, 0)
+copy_as(os.path.join(ranks, "node7-4243"), 4243, 1)
+logdir = os.path.join(tmp, "ranks-logs")
+r = gpuspy("export", "--tensorboard", logdir, ranks)
+check(r.returncode == 0 and sorted(os.listdir(logdir)) == ["rank-0", "rank-1"]
+      and os.listdir(os.path.join(logdir, "rank-1"))
+      == ["events.out.tfevents.1764510000.node7.4243.gpuspy"],
+      "two ranks: rank-0 and rank-1, each its process's file",
+      (r.returncode, r.stderr, os.listdir(logdir) if os.path.isdir(logdir) else None))
+same = os.path.join(tmp, "same-rank")
+copy_as(os.path.join(same, "node7-4242"), 4242, 3)
+copy_as(os.path.join(same, "node7-4243"), 4243, 3, marks=False)
+logdir = os.path.join(tmp, "same-logs")
+r = gpuspy("export", "--tensorboard", logdir, "--step", "mark", same)
+check(r.returncode == 0 and sorted(os.listdir(logdir)) == ["rank-3-node7-4242",
+                                                           "rank-3-node7-4243"],
+      "two processes of one rank: rank-3-HOST-PID each",
+      (r.returncode, r.stderr, os.listdir(logdir) if os.path.isdir(logdir) else None))
+check(r.stderr.count("\n") == 1 and "node7-4243" in r.stderr and "no mark" in r.stderr,
+      "--step mark, a history without marks: one line says so", r.stderr)
+if os.path.isdir(os.path.join(logdir, "rank-3-node7-4243")):
+    f = os.path.join(logdir, "rank-3-node7-4243", os.listdir(
+        os.path.join(logdir, "rank-3-node7-4243"))[0])
+    check([e["step"] for e in tbread.read_events(f)[1:]] == [0],
+          "--step mark without marks: one step, 0")
+
 # 3. Hostile input and LOGDIR.
 bad = os.path.join(tmp, "bad", "node7-4242")
 shutil.copytree(fx, bad)
@@ -181,6 +227,17 @@ r = gpuspy("export", "--tensorboard", logdir, fx)
 check(r.returncode == 2 and r.stderr.count("\n") == 1 and os.listdir(target) == [],
       "a run directory under LOGDIR that is a link: refused, nothing written there",
       (r.returncode, r.stderr))
+
+# the second process's run directory is a link: the first one's file and
+# directory, made by this export, are removed again
+logdir = os.path.join(tmp, "half")
+os.mkdir(logdir)
+os.symlink(target, os.path.join(logdir, "rank-1"))
+r = gpuspy("export", "--tensorboard", logdir, ranks)
+check(r.returncode == 2 and r.stderr.count("\n") == 1 and "rank-1" in r.stderr
+      and os.listdir(logdir) == ["rank-1"] and os.listdir(target) == [],
+      "a refused run directory: nothing of the export left, the other's removed",
+      (r.returncode, r.stderr, os.listdir(logdir)))
 
 logdir = os.path.join(tmp, "twice")
 gpuspy("export", "--tensorboard", logdir, fx)

@@ -274,16 +274,18 @@ static int tb_tags(struct tb_build *b, const struct rd_report *r, size_t p,
 		if (top && g >= top)
 			continue;
 		tb_site_name(b->groups[g].site, name, sizeof(name));
-		snprintf(tag, sizeof(tag), "sites/%s", name);
 		/* two sites of one headline (called through one helper) stay
-		 * two curves */
-		for (unsigned n = 2; e == 0; n++) {
+		 * two curves; a function named "other" is not the rest */
+		for (unsigned n = strcmp(name, "other") == 0 ? 2 : 1; e == 0; n++) {
 			size_t before = b->ntags;
 
+			if (n == 1)
+				snprintf(tag, sizeof(tag), "sites/%s", name);
+			else
+				snprintf(tag, sizeof(tag), "sites/%s #%u", name, n);
 			e = tb_add_tag(b, tag, &b->groups[g].tag);
 			if (e || b->ntags > before)
 				break;
-			snprintf(tag, sizeof(tag), "sites/%s #%u", name, n);
 		}
 	}
 	for (size_t k = 0; k < h->nseries && e == 0; k++) {

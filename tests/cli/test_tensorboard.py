@@ -101,6 +101,25 @@ check(evs[1]["step"] == 9 and dict(evs[1]["values"])["device/0"] == 9437184.0
       and abs(evs[1]["wall_time"] - 1764510009.625) < 1e-6,
       "fixture: the bucket is its max, at its t1", evs[1])
 
+# two sites of one headline (site 2's innermost frame made leak_driver too,
+# its stack and API still its own): two tags, the higher peak's plain
+twin = os.path.join(tmp, "twin", "node7-4242")
+shutil.copytree(fx, twin)
+with open(os.path.join(twin, "report.json")) as f:
+    rep = json.load(f)
+for s in rep["sites"]:
+    if s["id"] == 2:
+        s["frames"][0]["symbol"] = "leak_driver"
+with open(os.path.join(twin, "report.json"), "w") as f:
+    json.dump(rep, f)
+logdir = os.path.join(tmp, "twin-logs")
+r = gpuspy("export", "--tensorboard", logdir, "--top", "0", twin)
+files = event_files(logdir)
+check(r.returncode == 0 and len(files) == 1, "two sites of one headline: exported", r.stderr)
+if files:
+    compare("two sites of one headline", files[0], fx_hist,
+            {2: "leak_driver (leaky)", 1: "leak_driver (leaky) #2"}, "time", 0)
+
 # 2. A real run on the fake driver: 2 MiB kept and a mark each period.
 PERIODS, PERIOD_MS = 6, 400
 out = os.path.join(tmp, "run")

@@ -164,6 +164,15 @@ if procs:
                 check(steps == sorted(set(steps)) and steps[-1] == PERIODS,
                       f"run --step mark: increasing steps up to {PERIODS}", steps)
 
+    # without PATH: $GPUSPY_OUTPUT_DIR, as for report; the same file
+    logdir = os.path.join(tmp, "run-default")
+    r = subprocess.run([cli, "export", "--tensorboard", logdir], capture_output=True, text=True,
+                       env=dict(env, GPUSPY_OUTPUT_DIR=out), timeout=60)
+    a, b = event_files(logdir), event_files(os.path.join(tmp, "run-time"))
+    check(r.returncode == 0 and len(a) == 1 and len(b) == 1
+          and open(a[0], "rb").read() == open(b[0], "rb").read(),
+          "without PATH: $GPUSPY_OUTPUT_DIR's run, the same file", (r.returncode, r.stderr))
+
 # 2b. Ranks: a run each, rank-R, with host and pid when two share a rank;
 # a history without marks under --step mark: said, all at step 0.
 def copy_as(dst, pid, rank, marks=True):

@@ -21,7 +21,7 @@ _gpuspy()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W '--help --version --lib' -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W 'run report merge snapshot top diff' -- "$cur"))
+			COMPREPLY=($(compgen -W 'run report merge snapshot top diff export' -- "$cur"))
 		fi
 		return 0
 	fi
@@ -108,6 +108,23 @@ _gpuspy()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W '--format --fail-on-growth --threshold --at --top
 				--old --new --help' -- "$cur"))
+			return 0
+		fi
+		;;
+	export)
+		case $prev in
+		--tensorboard)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return 0
+			;;
+		--step)
+			COMPREPLY=($(compgen -W 'time mark' -- "$cur"))
+			return 0
+			;;
+		-n | --top) return 0 ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '--tensorboard --step --top --help' -- "$cur"))
 			return 0
 		fi
 		;;

@@ -26,6 +26,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 /* gpuspy --lib: the library 'gpuspy run' would preload, on stdout. */
 int run_print_library(void);
 
@@ -113,6 +114,10 @@ struct cli_loaded {
 };
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
 		     struct cli_loaded *l);
+/* The second half of cli_report_setup, for a command with options of its
+ * own: L->paths loaded and merged into L->rep (L otherwise zeroed); -1
+ * to go on, else the exit status. */
+int cli_report_load(const char *cmd, struct cli_loaded *l);
 /* After printing (E: 0 or -errno of the printing): flush, say so if the
  * output failed, free L; the exit status. */
 int cli_report_done(struct cli_loaded *l, int e);

@@ -148,7 +148,6 @@ void cli_warn_mixed(const char *cmd, const char *what, const struct rd_process_l
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
 		     struct cli_loaded *l)
 {
-	struct rd_error err = { .msg = "" };
 	bool top_given = false;
 	size_t top = default_top;
 	int c, e;
@@ -207,17 +206,24 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 		return e;
 	/* JSON lists everything unless asked otherwise */
 	l->top = top_given || !l->json ? top : 0;
+	return cli_report_load(cmd, l);
+}
+
+int cli_report_load(const char *cmd, struct cli_loaded *l)
+{
+	struct rd_error err = { .msg = "" };
+	int e;
 
 	/* Everything is loaded before anything is printed: one bad file
 	 * fails the whole command rather than yield a partial sum.  No PATH:
 	 * the latest run (cli_run_path). */
-	for (int i = optind; i < argc || (i == optind && optind == argc); i++) {
+	for (size_t i = 0; i < l->npaths || (i == 0 && l->npaths == 0); i++) {
 		char *path;
 
 		/* the report.txt the library names stands for its directory */
-		char *dir = i < argc ? cli_text_report_dir(argv[i]) : NULL;
+		char *dir = i < l->npaths ? cli_text_report_dir(l->paths[i]) : NULL;
 
-		e = cli_run_path(cmd, dir ? dir : i < argc ? argv[i] : NULL, 0, &path);
+		e = cli_run_path(cmd, dir ? dir : i < l->npaths ? l->paths[i] : NULL, 0, &path);
 		free(dir);
 		if (e == 0) {
 			e = discover_path(&l->list, path, &err);
@@ -225,7 +231,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 				cli_print_error(&err, e);
 			e = e == 0 ? 0 : e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 		}
-		if (e == 0 && argc - optind <= 1)
+		if (e == 0 && l->npaths <= 1)
 			cli_warn_mixed(cmd, path, &l->list);
 		free(path);
 		if (e) {
@@ -233,7 +239,7 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 			return e;
 		}
 	}
-	if (argc - optind > 1)
+	if (l->npaths > 1)
 		cli_warn_mixed(cmd, "these paths", &l->list);
 	e = symbolizer_new(&l->sym);
 	if (e == 0)

@@ -19,6 +19,8 @@ static const char usage[] =
 	"  snapshot PID [LABEL]              ask a running process for a snapshot now\n"
 	"  top [--interval SEC] [--top N] [--count N] [PATH|PID]\n"
 	"                                    watch live GPU memory by call site\n"
+	"  export --tensorboard LOGDIR [--step time|mark] [--top N] [PATH...]\n"
+	"                                    the history as TensorBoard scalars\n"
 	"  diff [--format text|json] [--fail-on-growth SIZE] [--threshold SIZE]\n"
 	"       [--at LABEL] [--top N] [OLD [NEW]] | --old PATH... --new PATH...\n"
 	"                                    compare two runs call site by call site\n"
@@ -37,6 +39,7 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run },	      { "report", cmd_report }, { "merge", cmd_merge },
 	{ "snapshot", cmd_snapshot }, { "top", cmd_top },	{ "diff", cmd_diff },
+	{ "export", cmd_export },
 };
 
 int main(int argc, char **argv)

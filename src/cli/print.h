@@ -82,6 +82,28 @@ int perfetto_print(const struct rd_report *r, const struct rd_timeline *tl, FILE
 int html_print(const struct rd_report *r, const struct rd_process_list *list,
 	       const struct rd_timeline *tl, const char *at, bool peak, size_t top, FILE *out);
 
+/* gpuspy export --tensorboard (tensorboard.c): the history H of process P
+ * of R as the records of one TensorBoard event file, in OUT->buf.  The
+ * step of a scalar is whole seconds since the process's start, or the
+ * number of marks before it; TOP sites have a tag of their own (0: all). */
+enum tb_step { TB_STEP_TIME, TB_STEP_MARK };
+struct tb_events {
+	uint8_t *buf; /* the caller's to free */
+	size_t len, cap;
+	size_t nsteps, ntags; /* records of scalars; tags */
+	int64_t marks;	      /* in the history */
+};
+int tensorboard_build(const struct rd_report *r, size_t p, const struct rd_history *h,
+		      enum tb_step mode, size_t top, struct tb_events *out);
+/* "events.out.tfevents.START.HOST.PID.gpuspy", HOST with '_' for anything
+ * a file name should not hold. */
+void tensorboard_file_name(const struct rd_process *p, const struct rd_history *h, char *buf,
+			   size_t size);
+/* The directory of process P's file under the log directory, a run of
+ * TensorBoard's: "rank-R", or "HOST-PID" without a rank; WITH_HOST:
+ * "rank-R-HOST-PID", for two processes of one rank. */
+void tensorboard_run_name(const struct rd_process *p, bool with_host, char *buf, size_t size);
+
 /* gpuspy merge: R's sites in ORDER (merge_by_spread); TOP as above. */
 int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,
 		     size_t top);

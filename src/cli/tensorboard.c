@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpuspy export --tensorboard: a process's history (history.jsonl) as the
+ * scalars of a TensorBoard event file (docs/format.md, "gpuspy export
+ * --tensorboard").
+ *
+ * The file is a sequence of TFRecords, each an Event of tensorboard.proto
+ * (beside this file) encoded with protobuf-c:
+ *
+ *   uint64 length, little-endian
+ *   uint32 masked CRC32C of those 8 bytes
+ *   length bytes of data
+ *   uint32 masked CRC32C of the data
+ *
+ * where masked(crc) = ((crc >> 15) | (crc << 17)) + 0xa282ead8.  The first
+ * record says the file's version, the others hold the scalars of one step
+ * each.  No C library of Debian's packages the CRC32C (Castagnoli), so it
+ * is computed here from a table, built once.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "print.h"
+#include "tensorboard.pb-c.h"
+#include "util.h"
+
+typedef Gpuspy__Tensorboard__Event pb_event;
+typedef Gpuspy__Tensorboard__Summary pb_summary;
+typedef Gpuspy__Tensorboard__Summary__Value pb_value;
+
+/* The longest tag written: a headline of a site is cut to fit. */
+#define TB_TAG_MAX 160
+
+static uint32_t tb_crc_table[256];
+
+static void tb_crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		/* the Castagnoli polynomial 0x1EDC6F41, reflected */
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		tb_crc_table[i] = c;
+	}
+}
+
+static uint32_t tb_crc32c(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	if (!tb_crc_table[1])
+		tb_crc_init();
+	while (n--)
+		c = tb_crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
+	return c ^ 0xffffffffu;
+}
+
+static uint32_t tb_masked_crc(const uint8_t *p, size_t n)
+{
+	uint32_t c = tb_crc32c(p, n);
+
+	return ((c >> 15) | (c << 17)) + 0xa282ead8u;
+}
+
+static void tb_le(uint8_t *p, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* EV appended to OUT as one record. */
+static int tb_record(struct tb_events *out, const pb_event *ev)
+{
+	size_t n = gpuspy__tensorboard__event__get_packed_size(ev);
+	size_t need = out->len + 8 + 4 + n + 4;
+	uint8_t *p;
+
+	if (need > out->cap) {
+		size_t cap = out->cap ? out->cap : 4096;
+		uint8_t *nb;
+
+		while (cap < need)
+			cap *= 2;
+		nb = realloc(out->buf, cap);
+		if (!nb)
+			return -ENOMEM;
+		out->buf = nb;
+		out->cap = cap;
+	}
+	p = out->buf + out->len;
+	tb_le(p, n, 8);
+	tb_le(p + 8, tb_masked_crc(p, 8), 4);
+	gpuspy__tensorboard__event__pack(ev, p + 12);
+	tb_le(p + 12 + n, tb_masked_crc(p + 12, n), 4);
+	out->len = need;
+	return 0;
+}
+
+/* A tag is a protobuf string, UTF-8 (the report's strings are, jansson
+ * checks): one cut to fit BUF ends before the character it cut. */
+static void tb_cut_utf8(char *buf, size_t size)
+{
+	size_t n = strlen(buf);
+
+	if (n + 1 < size)
+		return;
+	while (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0x80)
+		n--;
+	if (n > 0 && ((unsigned char)buf[n - 1] & 0x80))
+		n--;
+	buf[n] = '\0';
+}
+
+/* A site's headline frame as the lists of the text report and top name
+ * it: "step (train.py:41)", "leak (app)" without a file, "app+0x1a2b"
+ * without a function; a site merged from several lines of its function
+ * lists them, "step (train.py:41,57)". */
+static void tb_site_name(const struct rd_report_site *s, char *buf, size_t size)
+{
+	ssize_t at = merge_site_headline(s);
+	const struct rd_report_frame *f = at >= 0 ? &s->frames[at] : NULL;
+	FILE *out = fmemopen(buf, size, "w");
+
+	if (!out) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	/* a headline too long for BUF is cut: fmemopen stops at its end */
+	setvbuf(out, NULL, _IONBF, 0);
+	if (!f) {
+		fprintf(out, "%s (no frames)", s->api ? s->api : "?");
+	} else if (!f->function) {
+		fprintf(out, "%s%s0x%" PRIx64, f->module ? f->module : "", f->module ? "+" : "",
+			f->offset);
+	} else if (f->file) {
+		fprintf(out, "%s (%s", f->function, util_basename(f->file));
+		if (f->line > 0)
+			fprintf(out, ":%" PRId64, f->line);
+		for (size_t i = 0; f->line <= 0 && i < f->nlines; i++)
+			fprintf(out, "%c%" PRId64, i ? ',' : ':', f->lines[i]);
+		fputc(')', out);
+	} else if (f->module) {
+		fprintf(out, "%s (%s)", f->function, f->module);
+	} else {
+		fputs(f->function, out);
+	}
+	fclose(out);
+	buf[size - 1] = '\0';
+	tb_cut_utf8(buf, size);
+	util_sanitize(buf);
+}
+
+/* One merged site's series of a process, summed over the history series
+ * that went into it, ranked by its peak. */
+struct tb_group {
+	const struct rd_report_site *site;
+	int64_t peak;
+	size_t tag;
+};
+
+struct tb_build {
+	char **tags;
+	size_t ntags;
+	size_t *tag_of; /* per history series; SIZE_MAX: not written */
+	struct tb_group *groups;
+	size_t ngroups;
+};
+
+static int tb_add_tag(struct tb_build *b, const char *tag, size_t *out)
+{
+	for (size_t i = 0; i < b->ntags; i++)
+		if (strcmp(b->tags[i], tag) == 0) {
+			*out = i;
+			return 0;
+		}
+	b->tags[b->ntags] = strdup(tag);
+	if (!b->tags[b->ntags])
+		return -ENOMEM;
+	*out = b->ntags++;
+	return 0;
+}
+
+/* A value of a row: a sample's, or a bucket's max (a peak never
+ * disappears from a curve, as on the timeline of the other exports). */
+static int64_t tb_value(const struct rd_hist_row *row, const struct rd_hist_value *v)
+{
+	return row->type == RD_HIST_BUCKET ? v->max : v->last;
+}
+
+static const struct rd_report_site *tb_merged_site(const struct rd_report *r, size_t p, int64_t key)
+{
+	const struct rd_process *proc = r->procs[p];
+
+	for (size_t i = 0; i < proc->nsites; i++)
+		if (proc->sites[i].id == key)
+			return r->site_of[p][i];
+	return NULL;
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+	const struct tb_group *a = pa, *b = pb;
+
+	if (a->peak != b->peak)
+		return a->peak < b->peak ? 1 : -1;
+	return (a->site->number > b->site->number) - (a->site->number < b->site->number);
+}
+
+/* Each series of H to its tag: the devices, NVML, the pool, the TOP sites
+ * of highest peak (0: all), the other sites together. */
+static int tb_tags(struct tb_build *b, const struct rd_report *r, size_t p,
+		   const struct rd_history *h, size_t top)
+{
+	/* per history series: its merged site (NULL: none), then its group */
+	const struct rd_report_site **site_of = calloc(h->nseries + 1, sizeof(*site_of));
+	size_t *group_of = calloc(h->nseries + 1, sizeof(*group_of));
+	int64_t *sum = calloc(h->nseries + 1, sizeof(*sum));
+	char tag[TB_TAG_MAX + 32], name[TB_TAG_MAX];
+	size_t other = SIZE_MAX;
+	int e = 0;
+
+	b->tags = calloc(h->nseries + 2, sizeof(*b->tags));
+	b->tag_of = calloc(h->nseries + 1, sizeof(*b->tag_of));
+	b->groups = calloc(h->nseries + 1, sizeof(*b->groups));
+	if (!site_of || !group_of || !sum || !b->tags || !b->tag_of || !b->groups) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < h->nseries; k++) {
+		const struct rd_hist_series *s = &h->series[k];
+		const struct rd_report_site *site;
+		size_t g;
+
+		b->tag_of[k] = group_of[k] = SIZE_MAX;
+		if (s->kind != RD_HIST_SITE)
+			continue;
+		site = site_of[k] = tb_merged_site(r, p, s->key);
+		if (!site)
+			continue;
+		for (g = 0; g < b->ngroups && b->groups[g].site != site; g++)
+			;
+		if (g == b->ngroups)
+			b->groups[b->ngroups++] = (struct tb_group){ .site = site };
+		group_of[k] = g;
+	}
+	/* each group's peak: the highest of its summed values over the rows */
+	for (size_t i = 0; i < h->nrows; i++) {
+		const struct rd_hist_row *row = &h->rows[i];
+
+		if (row->type == RD_HIST_EVENT)
+			continue;
+		memset(sum, 0, (b->ngroups + 1) * sizeof(*sum));
+		for (size_t j = 0; j < row->count; j++) {
+			const struct rd_hist_value *v = &h->values[row->first + j];
+
+			if (group_of[v->series] != SIZE_MAX)
+				util_add_sat(&sum[group_of[v->series]], tb_value(row, v));
+		}
+		for (size_t g = 0; g < b->ngroups; g++)
+			if (sum[g] > b->groups[g].peak)
+				b->groups[g].peak = sum[g];
+	}
+	qsort(b->groups, b->ngroups, sizeof(*b->groups), cmp_group);
+	for (size_t k = 0; k < h->nseries; k++)
+		for (size_t g = 0; site_of[k] && g < b->ngroups; g++)
+			if (b->groups[g].site == site_of[k])
+				group_of[k] = g;
+	for (size_t g = 0; g < b->ngroups && e == 0; g++) {
+		b->groups[g].tag = SIZE_MAX;
+		if (top && g >= top)
+			continue;
+		tb_site_name(b->groups[g].site, name, sizeof(name));
+		/* two sites of one headline (called through one helper) stay
+		 * two curves; a function named "other" is not the rest */
+		for (unsigned n = strcmp(name, "other") == 0 ? 2 : 1; e == 0; n++) {
+			size_t before = b->ntags;
+
+			if (n == 1)
+				snprintf(tag, sizeof(tag), "sites/%s", name);
+			else
+				snprintf(tag, sizeof(tag), "sites/%s #%u", name, n);
+			e = tb_add_tag(b, tag, &b->groups[g].tag);
+			if (e || b->ntags > before)
+				break;
+		}
+	}
+	for (size_t k = 0; k < h->nseries && e == 0; k++) {
+		const struct rd_hist_series *s = &h->series[k];
+
+		switch (s->kind) {
+		case RD_HIST_DEVICE:
+			if (s->key < 0)
+				snprintf(tag, sizeof(tag), "device/unknown");
+			else
+				snprintf(tag, sizeof(tag), "device/%" PRId64, s->key);
+			break;
+		case RD_HIST_OUTSIDE:
+			snprintf(tag, sizeof(tag), "nvml/%" PRId64, s->key);
+			break;
+		case RD_HIST_POOL_RESERVED:
+			snprintf(tag, sizeof(tag), "pool/reserved/%" PRId64, s->key);
+			break;
+		case RD_HIST_POOL_ALLOCATED:
+			snprintf(tag, sizeof(tag), "pool/allocated/%" PRId64, s->key);
+			break;
+		case RD_HIST_SITE:
+			if (group_of[k] != SIZE_MAX && b->groups[group_of[k]].tag != SIZE_MAX) {
+				b->tag_of[k] = b->groups[group_of[k]].tag;
+				continue;
+			}
+			/* a site not among the top, or not in the report */
+			if (other == SIZE_MAX)
+				e = tb_add_tag(b, "sites/other", &other);
+			b->tag_of[k] = other;
+			continue;
+		case RD_HIST_OTHER:
+			if (other == SIZE_MAX)
+				e = tb_add_tag(b, "sites/other", &other);
+			b->tag_of[k] = other;
+			continue;
+		case RD_HIST_TORCH:
+		case RD_HIST_TORCH_OTHER:
+		default:
+			/* the PyTorch view's lines: the sites say where memory went */
+			continue;
+		}
+		e = tb_add_tag(b, tag, &b->tag_of[k]);
+	}
+out:
+	free(site_of);
+	free(group_of);
+	free(sum);
+	return e;
+}
+
+static void tb_build_free(struct tb_build *b)
+{
+	for (size_t i = 0; b->tags && i < b->ntags; i++)
+		free(b->tags[i]);
+	free(b->tags);
+	free(b->tag_of);
+	free(b->groups);
+}
+
+/* The step's scalars, one record. */
+static int tb_flush(struct tb_events *out, const struct tb_build *b, int64_t step, double wall,
+		    const int64_t *val, const bool *has, pb_value *values, pb_value **vp)
+{
+	pb_event ev;
+	pb_summary sum;
+	size_t n = 0;
+
+	for (size_t t = 0; t < b->ntags; t++) {
+		if (!has[t])
+			continue;
+		gpuspy__tensorboard__summary__value__init(&values[n]);
+		values[n].tag = b->tags[t];
+		values[n].value_case = GPUSPY__TENSORBOARD__SUMMARY__VALUE__VALUE_SIMPLE_VALUE;
+		values[n].simple_value = (float)val[t];
+		vp[n] = &values[n];
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	gpuspy__tensorboard__event__init(&ev);
+	gpuspy__tensorboard__summary__init(&sum);
+	sum.value = vp;
+	sum.n_value = n;
+	ev.wall_time = wall;
+	ev.step = step;
+	ev.summary = &sum;
+	out->nsteps++;
+	return tb_record(out, &ev);
+}
+
+/* The step of a row at T (seconds since the start) after MARKS marks. */
+static int64_t tb_step_of(enum tb_step mode, double t, int64_t marks)
+{
+	if (mode == TB_STEP_MARK)
+		return marks;
+	/* t is 0 to 3.2e9 (docs/format.md): truncated is floored, and fits */
+	return (int64_t)t;
+}
+
+int tensorboard_build(const struct rd_report *r, size_t p, const struct rd_history *h,
+		      enum tb_step mode, size_t top, struct tb_events *out)
+{
+	struct tb_build b = { 0 };
+	int64_t *row_val = NULL, *step_val = NULL, step = -1, marks = 0;
+	bool *row_has = NULL, *step_has = NULL;
+	pb_value *values = NULL;
+	pb_value **vp = NULL;
+	double wall = h->start;
+	pb_event ev;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	gpuspy__tensorboard__event__init(&ev);
+	ev.wall_time = h->start;
+	ev.file_version = "brain.Event:2";
+	e = tb_record(out, &ev);
+	if (e == 0)
+		e = tb_tags(&b, r, p, h, top);
+	if (e == 0) {
+		row_val = calloc(b.ntags + 1, sizeof(*row_val));
+		step_val = calloc(b.ntags + 1, sizeof(*step_val));
+		row_has = calloc(b.ntags + 1, sizeof(*row_has));
+		step_has = calloc(b.ntags + 1, sizeof(*step_has));
+		values = calloc(b.ntags + 1, sizeof(*values));
+		vp = calloc(b.ntags + 1, sizeof(*vp));
+		if (!row_val || !step_val || !row_has || !step_has || !values || !vp)
+			e = -ENOMEM;
+	}
+	out->ntags = b.ntags;
+	for (size_t i = 0; i < h->nrows && e == 0; i++) {
+		const struct rd_hist_row *row = &h->rows[i];
+		int64_t s;
+
+		if (row->type == RD_HIST_EVENT) {
+			marks += row->event == RD_HIST_MARK;
+			continue;
+		}
+		memset(row_val, 0, b.ntags * sizeof(*row_val));
+		memset(row_has, 0, b.ntags * sizeof(*row_has));
+		for (size_t j = 0; j < row->count; j++) {
+			const struct rd_hist_value *v = &h->values[row->first + j];
+			size_t t = b.tag_of[v->series];
+
+			if (t == SIZE_MAX)
+				continue;
+			util_add_sat(&row_val[t], tb_value(row, v));
+			row_has[t] = true;
+		}
+		/* one value per tag and step: the step's highest, at the wall
+		 * time of its last row */
+		s = tb_step_of(mode, row->t1, marks);
+		if (s != step) {
+			e = tb_flush(out, &b, step, wall, step_val, step_has, values, vp);
+			memset(step_has, 0, b.ntags * sizeof(*step_has));
+			step = s;
+		}
+		for (size_t t = 0; t < b.ntags; t++) {
+			if (!row_has[t])
+				continue;
+			if (!step_has[t] || row_val[t] > step_val[t])
+				step_val[t] = row_val[t];
+			step_has[t] = true;
+		}
+		wall = h->start + row->t1;
+	}
+	if (e == 0)
+		e = tb_flush(out, &b, step, wall, step_val, step_has, values, vp);
+	out->marks = marks;
+	free(row_val);
+	free(step_val);
+	free(row_has);
+	free(step_has);
+	free(values);
+	free(vp);
+	tb_build_free(&b);
+	if (e < 0) {
+		free(out->buf);
+		memset(out, 0, sizeof(*out));
+	}
+	return e;
+}
+
+/* S with every byte but letters, digits, '.', '_' and '-' replaced by
+ * '_': a host name read from a file names no other directory. */
+static void tb_safe(char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+			*s = '_';
+}
+
+void tensorboard_file_name(const struct rd_process *p, const struct rd_history *h, char *buf,
+			   size_t size)
+{
+	char host[64];
+
+	snprintf(host, sizeof(host), "%s", p->host ? p->host : "unknown");
+	tb_safe(host);
+	snprintf(buf, size, "events.out.tfevents.%" PRId64 ".%s.%" PRId64 ".gpuspy",
+		 (int64_t)h->start, host, p->pid);
+}
+
+void tensorboard_run_name(const struct rd_process *p, bool with_host, char *buf, size_t size)
+{
+	char host[64];
+
+	snprintf(host, sizeof(host), "%s", p->host ? p->host : "unknown");
+	tb_safe(host);
+	if (p->rank >= 0 && with_host)
+		snprintf(buf, size, "rank-%" PRId64 "-%s-%" PRId64, p->rank, host, p->pid);
+	else if (p->rank >= 0)
+		snprintf(buf, size, "rank-%" PRId64, p->rank);
+	else
+		snprintf(buf, size, "%s-%" PRId64, host, p->pid);
+	/* "." and ".." cannot come out: they hold no '-' */
+}

@@ -29,6 +29,8 @@ lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 base = {k: v for k, v in os.environ.items()
         if not k.startswith("GPUSPY_") and k not in ("RANK", "LOCAL_RANK")}
 base.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1")
+# what a sanitizer's build needs of gpuspy (scripts/sanitize)
+base.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
 failures = []
 MiB = 1 << 20
 

@@ -217,6 +217,23 @@ check(waited < 15 and (r == b"" or status_of(r) in (408, 400)),
       f"the slow client is let go after the timeout ({waited:.1f} s, {r[:40]!r})")
 slow.close()
 
+# More slow clients than the connection limit (32): the server holds 32
+# of them until the timeout, the rest wait in the kernel's queue, and a
+# new client is served once the timeout has let the holders go.
+held = []
+for _ in range(40):
+    c = socket.create_connection((host, port), timeout=30)
+    c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+    held.append(c)
+time.sleep(0.2)
+t0 = time.time()
+st = get(addr, timeout=20)[0]
+waited = time.time() - t0
+check(st == 200 and waited < 12, f"40 slow clients: a new one is served within the timeout "
+      f"({st} after {waited:.1f} s)")
+for c in held:
+    c.close()
+
 results = []
 
 

@@ -116,6 +116,20 @@ for name in ("snapshot.json", "report.json"):
     doc = doc_fw(out, name)
     check(isinstance(doc, dict) and flat(doc) == later,
           f"{name} carries the latest figures: {doc if not isinstance(doc, dict) else ''}")
+# ... and the report's ledger of device 0 adds them up, beside what gpuspy
+# tracked (1 MiB through the fake runtime; no NVML on the fake driver)
+rep = subprocess.run([cli, "report", "--format", "json", out], capture_output=True, text=True)
+ledger = json.loads(rep.stdout)["processes"][0].get("ledger", []) if rep.returncode == 0 else []
+dev0 = next((x for x in ledger if x["device"] == 0), {})
+alloc0 = later["fw:paddle:0:allocated"] + later["fw:jax:0:allocated"] + later["fw:cupy:0:allocated"]
+res0 = later["fw:paddle:0:reserved"] + later["fw:jax:0:reserved"] + later["fw:cupy:0:reserved"]
+check(dev0.get("framework_allocated_bytes") == alloc0
+      and dev0.get("framework_reserved_bytes") == res0
+      and dev0.get("pool_slack_bytes") == res0 - alloc0 and dev0.get("tracked_bytes") == MIB
+      and dev0.get("untracked_bytes") == res0 - MIB and "nvml_process_bytes" not in dev0
+      and sorted(dev0.get("frameworks", {})) == ["cupy", "jax", "paddle"]
+      and [x["device"] for x in ledger] == [0, 1],
+      f"gpuspy report's ledger: the frameworks' figures summed per device: {dev0}")
 shutil.rmtree(out)
 
 # JAX imported, its backends never initialised: gpuspy initialises none

@@ -22,7 +22,7 @@ int fw_counters_put(unsigned fw, const long long *triples, unsigned n)
 
 	if (fw >= GS_FW_COUNT || (n && !triples))
 		return -EINVAL;
-	for (unsigned i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		if (triples[3 * i] < 0 || triples[3 * i] >= GS_FW_PLACES ||
 		    triples[3 * i + 1] < 0 || triples[3 * i + 1] >= GS_FWC_COUNT ||
 		    triples[3 * i + 2] < 0)
@@ -30,7 +30,7 @@ int fw_counters_put(unsigned fw, const long long *triples, unsigned n)
 	gs_lock(&gs_events_lock);
 	before = latest;
 	memset(latest.has[fw], 0, sizeof(latest.has[fw]));
-	for (unsigned i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		long long p = triples[3 * i], c = triples[3 * i + 1];
 
 		latest.has[fw][p][c] = true;

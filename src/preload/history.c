@@ -95,7 +95,7 @@ enum {
 /* site_slot[] holds 1 + slot in 16 bits */
 _Static_assert(MAX_SLOTS < 65535, "site slots fit 16 bits");
 /* Keys in the order the "fw" member nests them. */
-#define FW_KEY(f, p, c) ((long long)(f)*10000 + (p)*100 + (c))
+#define FW_KEY(f, p, c) ((long long)(f)*10000 + (long long)(p)*100 + (c))
 
 struct slot {
 	uint8_t type;

@@ -220,9 +220,13 @@ static int probe_call(void *arg)
 	atomic_store(&queued, false);
 	if ((ret = ns_make()) < 0)
 		return ret;
-	if (arg && state == T_WAIT && (ret = start_call()) < 0)
-		return ret;
-	else if (arg && state == T_RUN && (ret = run("tick()\n", &state)) < 0)
+	/* the view's start, or else its tick: a view just started has
+	 * taken its first sample */
+	if (arg && state == T_WAIT)
+		ret = start_call();
+	else if (arg && state == T_RUN)
+		ret = run("tick()\n", &state);
+	if (ret < 0)
 		return ret;
 	return fw_state == T_RUN ? run("fw_tick()\n", &fw_state) : 0;
 }

@@ -473,6 +473,9 @@ static int load_outside(const struct vctx *v, json_t *root, struct rd_process *p
 	return 0;
 }
 
+/* the places "0" to "15" are parsed as such below */
+_Static_assert(GS_FW_DEVICES == 16, "framework places are ordinals 0 to 15");
+
 /* "frameworks": optional; {"time", "counters": {FRAMEWORK: {PLACE:
  * {COUNTER: N}}}}, no level empty. */
 static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process *p)
@@ -511,10 +514,11 @@ static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process
 			snprintf(where, sizeof(where), "frameworks.counters.%s", fk);
 			if (strcmp(pk, "host") == 0)
 				place = GS_FW_HOST;
-			else if (pk[0] >= '0' && pk[0] <= '9' &&
-				 (!pk[1] ||
-				  (pk[0] != '0' && pk[1] >= '0' && pk[1] <= '9' && !pk[2])))
-				place = atoi(pk) < GS_FW_DEVICES ? atoi(pk) : -1;
+			else if (pk[0] >= '0' && pk[0] <= '9' && !pk[1])
+				place = pk[0] - '0';
+			/* 10 to 15: GS_FW_DEVICES is 16 */
+			else if (pk[0] == '1' && pk[1] >= '0' && pk[1] <= '5' && !pk[2])
+				place = 10 + pk[1] - '0';
 			if (place < 0)
 				return validate_bad(&sub, NULL,
 						    "\"%.40s\" is not a device ordinal (0 to %d) "

@@ -80,13 +80,17 @@ def _gpuspy_fw_setup(put_fn, interval, quiet):
         if os.getpid() != owner or (not final and _importing()):
             return
         now = time.monotonic()
-        if not final and now < timing["next"] - interval / 2:
+        if not final and now < timing["next"]:
             return
         t0 = time.thread_time()
         sample()
         # the PyTorch view's bound: after a sample that took c seconds
-        # the next waits 200 c, ten intervals at most
-        timing["next"] = now + min(200 * (time.thread_time() - t0), 10 * interval)
+        # the next waits 200 c, ten intervals at most, rounded to the
+        # nearest whole interval (calls come once an interval, a little
+        # early or late); and at least most of one, since calls come every
+        # 50 ms while the PyTorch view waits to start
+        wait = min(200 * (time.thread_time() - t0), 10 * interval)
+        timing["next"] = now + max(wait - interval / 2, 0.9 * interval)
 
     atexit.register(tick, True)
     return tick

@@ -96,6 +96,16 @@ static void series_name(FILE *out, const struct rd_hist_series *s)
 	case RD_HIST_TORCH_OTHER:
 		fputs("torch_other", out);
 		break;
+	case RD_HIST_FW: {
+		int fw, place, c;
+
+		rd_hist_fw_split(s->key, &fw, &place, &c);
+		if (place == GS_FW_HOST)
+			fprintf(out, "fw:%s:host:%s", names_fw[fw], names_fw_counter[c]);
+		else
+			fprintf(out, "fw:%s:%d:%s", names_fw[fw], place, names_fw_counter[c]);
+		break;
+	}
 	}
 }
 

@@ -14,6 +14,7 @@
 
 #include "diff.h"
 #include "growth_view.h"
+#include "ledger.h"
 #include "merge.h"
 #include "names.h"
 #include "print.h"
@@ -212,6 +213,62 @@ static void state_json(json_t *o, enum rd_state state, int64_t sig, double end, 
 		json_object_set_new(o, "last_snapshot_time", json_real(last));
 }
 
+/* "ledger": per device, the figures of gpuspy(1)'s THE LEDGER (members
+ * unknown are absent). */
+static void ledger_json(json_t *o, const struct rd_process *p)
+{
+	struct rd_ledger *l;
+	json_t *a;
+	size_t n;
+
+	if (rd_ledger(p, &l, &n) < 0 || !n)
+		return;
+	a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		const struct rd_ledger *d = &l[i];
+		json_t *e = json_object(), *fws = json_object();
+		const struct {
+			const char *key;
+			int64_t v;
+		} m[] = {
+			{ "framework_allocated_bytes", d->fw_allocated },
+			{ "pool_slack_bytes", d->pool_slack },
+			{ "framework_reserved_bytes", d->fw_reserved },
+			{ "tracked_outside_pools_bytes", d->outside_pools },
+			{ "graph_pool_bytes", d->graph_pool },
+			{ "context_bytes", d->nvml >= 0 ? d->context : -1 },
+			{ "nvml_process_bytes", d->nvml },
+			{ "tracked_bytes", d->tracked },
+			{ "untracked_bytes", d->untracked },
+		};
+
+		json_object_set_new(e, "device", json_integer(d->device));
+		for (size_t k = 0; k < d->nfw; k++) {
+			json_t *f = json_object();
+
+			json_object_set_new(f, "allocated_bytes", json_integer(d->fw[k].allocated));
+			if (d->fw[k].reserved >= 0)
+				json_object_set_new(f, "reserved_bytes",
+						    json_integer(d->fw[k].reserved));
+			json_object_set_new(fws, names_fw[d->fw[k].fw], f);
+		}
+		if (d->nfw)
+			json_object_set_new(e, "frameworks", fws);
+		else
+			json_decref(fws);
+		/* the context line may be negative (NVML's figure older or
+		 * lower than gpuspy's); the others are -1 when unknown */
+		for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
+			if (m[k].v >= 0 || (k == 5 && d->nvml >= 0))
+				json_object_set_new(e, m[k].key, json_integer(m[k].v));
+		if (d->fw_age_s >= 0)
+			json_object_set_new(e, "frameworks_age_s", json_real(d->fw_age_s));
+		json_array_append_new(a, e);
+	}
+	json_object_set_new(o, "ledger", a);
+	free(l);
+}
+
 static json_t *process_json(const struct rd_process *p)
 {
 	json_t *o = json_object();
@@ -255,6 +312,7 @@ static json_t *process_json(const struct rd_process *p)
 		}
 		json_object_set_new(o, "outside", gpus);
 	}
+	ledger_json(o, p);
 	if (p->python.present) {
 		json_t *py = json_object();
 

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "diff.h"
 #include "growth_view.h"
+#include "ledger.h"
 #include "merge.h"
 #include "print.h"
 #include "trend.h"
@@ -700,6 +701,80 @@ static void print_unreported(FILE *out, const struct rd_unreported *u)
 	      out);
 }
 
+/* One line of the ledger: SIGN, NAME, BYTES (-1: unknown), WHAT. */
+static void print_ledger_line(FILE *out, const char *sign, const char *name, int64_t bytes,
+			      const char *what)
+{
+	char a[32];
+
+	fprintf(out, "      %s %-28s %10s  %s\n", sign, name,
+		bytes < 0 ? "unknown" : util_human_size(bytes, a, sizeof(a)), what);
+}
+
+/* The ledger per device (gpuspy(1), "THE LEDGER"). */
+static void print_ledger(FILE *out, const struct rd_process *p)
+{
+	static const char *const title[GS_FW_COUNT] = { "PyTorch", "PaddlePaddle", "JAX", "CuPy" };
+	struct rd_ledger *l;
+	size_t n;
+	char a[32], b[32];
+
+	if (rd_ledger(p, &l, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct rd_ledger *d = &l[i];
+
+		fprintf(out, "    ledger, device %" PRId64, d->device);
+		if (d->fw_age_s >= 0)
+			fprintf(out, " (the frameworks' figures %.1f s before the report's moment)",
+				d->fw_age_s);
+		fputs(":\n", out);
+		for (size_t k = 0; k < d->nfw; k++) {
+			fprintf(out, "        %s: allocated %s", title[d->fw[k].fw],
+				util_human_size(d->fw[k].allocated, a, sizeof(a)));
+			if (d->fw[k].reserved >= 0)
+				fprintf(out, ", reserved %s",
+					util_human_size(d->fw[k].reserved, b, sizeof(b)));
+			putc('\n', out);
+		}
+		if (d->nfw) {
+			print_ledger_line(out, " ", "framework allocated", d->fw_allocated,
+					  "in the program's tensors and arrays");
+			print_ledger_line(out, "+", "pool slack", d->pool_slack,
+					  "reserved by the pools, not allocated");
+			print_ledger_line(out, "=", "framework reserved", d->fw_reserved,
+					  "what the frameworks hold from CUDA");
+			print_ledger_line(out, "+", "tracked outside the pools", d->outside_pools,
+					  "what gpuspy tracked beyond it");
+		} else {
+			print_ledger_line(out, " ", "tracked by gpuspy", d->tracked,
+					  "live allocations gpuspy saw");
+		}
+		/* GRAPH POOL: known once the snapshots carry the graph-memory
+		 * attributes (src/read/ledger.c) */
+		if (d->graph_pool >= 0)
+			print_ledger_line(out, "+", "graph pool", d->graph_pool,
+					  "CUDA graph memory nodes' pool");
+		if (d->nvml >= 0) {
+			print_ledger_line(
+				out, "+", "CUDA context and libraries", d->context,
+				d->graph_pool >= 0 ?
+					"the rest of NVML's figure" :
+					"the rest of NVML's figure (any graph pool included)");
+			print_ledger_line(out, "=", "NVML, this process", d->nvml,
+					  "what nvidia-smi shows");
+		}
+		if (d->nfw)
+			print_ledger_line(out, " ", "tracked by gpuspy", d->tracked,
+					  "live allocations gpuspy saw");
+		if (d->untracked > 0)
+			print_ledger_line(
+				out, " ", "untracked", d->untracked,
+				"reserved by the frameworks, seen by no door of gpuspy's");
+	}
+	free(l);
+}
+
 static void print_process(FILE *out, const struct rd_process *p)
 {
 	char a[32], b[32];
@@ -778,6 +853,7 @@ static void print_process(FILE *out, const struct rd_process *p)
 		}
 		putc('\n', out);
 	}
+	print_ledger(out, p);
 	if (p->python.present) {
 		fputs("    Python ", out);
 		cli_put_clean(out, p->python.version);

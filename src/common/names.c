@@ -33,6 +33,40 @@ int names_kind_parse(const char *s)
 	return -EINVAL;
 }
 
+const char *const names_fw[GS_FW_COUNT] = {
+	[GS_FW_PYTORCH] = "pytorch",
+	[GS_FW_PADDLE] = "paddle",
+	[GS_FW_JAX] = "jax",
+	[GS_FW_CUPY] = "cupy",
+};
+
+const char *const names_fw_counter[GS_FWC_COUNT] = {
+	[GS_FWC_ALLOCATED] = "allocated",
+	[GS_FWC_RESERVED] = "reserved",
+	[GS_FWC_PEAK_ALLOCATED] = "peak_allocated",
+	[GS_FWC_PEAK_RESERVED] = "peak_reserved",
+	[GS_FWC_LIMIT] = "limit",
+	[GS_FWC_FREE_BLOCKS] = "free_blocks",
+};
+
+static int names_find(const char *const *names, int n, const char *s)
+{
+	for (int k = 0; k < n; k++)
+		if (strcmp(s, names[k]) == 0)
+			return k;
+	return -EINVAL;
+}
+
+int names_fw_parse(const char *s)
+{
+	return names_find(names_fw, GS_FW_COUNT, s);
+}
+
+int names_fw_counter_parse(const char *s)
+{
+	return names_find(names_fw_counter, GS_FWC_COUNT, s);
+}
+
 void names_host(char *buf, size_t size)
 {
 	/* POSIX leaves unsaid whether a name that fits exactly is

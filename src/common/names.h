@@ -60,6 +60,31 @@ const char *names_kind(int kind);
 int names_kind_parse(const char *s);
 
 /*
+ * The frameworks' own counters (docs/format.md, "fw"): which framework,
+ * which of its counters, and where (a CUDA ordinal 0 to GS_FW_DEVICES - 1,
+ * or "host" for a pinned host pool).  The names are the file's keys.
+ */
+enum gs_fw { GS_FW_PYTORCH, GS_FW_PADDLE, GS_FW_JAX, GS_FW_CUPY, GS_FW_COUNT };
+enum gs_fw_counter {
+	GS_FWC_ALLOCATED,      /* in the program's tensors or arrays */
+	GS_FWC_RESERVED,       /* held from CUDA by its pool */
+	GS_FWC_PEAK_ALLOCATED, /* the most ever allocated */
+	GS_FWC_PEAK_RESERVED,  /* the most ever reserved */
+	GS_FWC_LIMIT,	       /* what its pool may grow to (JAX's bytes_limit) */
+	GS_FWC_FREE_BLOCKS,    /* a count, not bytes: blocks free in the pool */
+	GS_FWC_COUNT,
+};
+#define GS_FW_DEVICES 16	    /* CUDA ordinals 0 to 15 */
+#define GS_FW_HOST    GS_FW_DEVICES /* the place "host" */
+#define GS_FW_PLACES  (GS_FW_DEVICES + 1)
+
+extern const char *const names_fw[GS_FW_COUNT];
+extern const char *const names_fw_counter[GS_FWC_COUNT];
+/* The framework, or counter, named S; or -EINVAL. */
+int names_fw_parse(const char *s);
+int names_fw_counter_parse(const char *s);
+
+/*
  * Buffer sizes.  Linux host names have at most HOST_NAME_MAX (64) bytes;
  * 256 holds any POSIX one.  "<host>-<pid>" adds '-', at most 11
  * characters of an int and the NUL.

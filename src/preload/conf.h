@@ -21,6 +21,7 @@ struct gs_config {
 	unsigned max_sites;		/* GPUSPY_MAX_SITES: listed per ranking, 0 = all */
 	bool nvml;			/* GPUSPY_NVML: the outside view in snapshots */
 	bool torch;	    /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch_probe.c) */
+	bool frameworks;    /* GPUSPY_FRAMEWORKS: the frameworks' own counters (fw_view.py) */
 	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp; NULL: the default */
 	const char *libunwind;	   /* GPUSPY_LIBUNWIND: where to dlopen it from */
 	const char *prometheus;	   /* GPUSPY_PROMETHEUS: the endpoint's address, NULL: none */

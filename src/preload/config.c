@@ -28,7 +28,7 @@
 	{                                                                                          \
 		.output_dir = GS_OUTPUT_DIR_DEFAULT, .depth = 16, .py_depth = 32,                  \
 		.interval_us = GS_INTERVAL_DEFAULT_US, .signal = GS_SIGNAL_DEFAULT, .nvml = true,  \
-		.torch = true, .max_sites = GS_MAX_SITES_DEFAULT,                                  \
+		.torch = true, .frameworks = true, .max_sites = GS_MAX_SITES_DEFAULT,              \
 		.prometheus_top = PROM_TOP_DEFAULT,                                                \
 	}
 
@@ -261,6 +261,7 @@ void config_load(void)
 		gs_config.libmicrohttpd = NULL;
 	load_bool("GPUSPY_NVML", &gs_config.nvml);
 	load_bool("GPUSPY_TORCH", &gs_config.torch);
+	load_bool("GPUSPY_FRAMEWORKS", &gs_config.frameworks);
 	load_bool("GPUSPY_QUIET", &gs_config.quiet);
 	load_bool("GPUSPY_DISABLE", &gs_config.disabled);
 	if (early_cut)

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "fw_counters.h"
 #include "history.h"
 #include "json_out.h"
 #include "locks.h"
@@ -63,7 +64,9 @@
 #define MAX_OUTSIDE 64
 #define MAX_POOL    16 /* PyTorch's devices 0 to 15 */
 #define MAX_TORCH   16 /* PyTorch-view lines with a series */
-#define MAX_SLOTS   (MAX_DEVICES + MAX_SITES + 1 + MAX_OUTSIDE + 2 * MAX_POOL + MAX_TORCH + 1)
+#define MAX_FW	    64 /* the frameworks' counters with a series (fw_counters.h) */
+#define MAX_SLOTS                                                                                  \
+	(MAX_DEVICES + MAX_SITES + 1 + MAX_OUTSIDE + 2 * MAX_POOL + MAX_TORCH + 1 + MAX_FW)
 /* A PyTorch-view line's frames, as JSON (torch_view.py keeps it shorter) */
 #define TORCH_KEY_SIZE 2048
 #define RECENT	       256
@@ -86,10 +89,13 @@ enum {
 	SLOT_POOL_ALLOCATED,
 	SLOT_TORCH,
 	SLOT_TORCH_OTHER,
+	SLOT_FW, /* key: FW_KEY(framework, place, counter) */
 	SLOT_TYPES
 };
-/* site_slot[] holds 1 + slot in a byte */
-_Static_assert(MAX_SLOTS < 255, "site slots fit a byte");
+/* site_slot[] holds 1 + slot in 16 bits */
+_Static_assert(MAX_SLOTS < 65535, "site slots fit 16 bits");
+/* Keys in the order the "fw" member nests them. */
+#define FW_KEY(f, p, c) ((long long)(f)*10000 + (long long)(p)*100 + (c))
 
 struct slot {
 	uint8_t type;
@@ -124,7 +130,7 @@ static struct {
 	unsigned nslots, nsites;
 	size_t stride; /* values per row: columns allocated */
 	int dev_slot[MAX_DEVICES], out_slot[MAX_OUTSIDE], other_slot; /* 1 + slot */
-	uint8_t *site_slot;					      /* 1 + slot, by id */
+	uint16_t *site_slot;					      /* 1 + slot, by id */
 	size_t site_cap;
 	/* the sample being taken */
 	bool taking;
@@ -162,6 +168,12 @@ static struct {
 		int pool_slot[MAX_POOL][2], line_slot[MAX_TORCH], other_slot; /* 1 + slot */
 		unsigned fresh[MAX_TORCH], nfresh;
 	} tv;
+	/* The frameworks' counters: 1 + slot of each, and their slots in
+	 * the order of their keys, as the lines write them. */
+	struct {
+		int slot[GS_FW_COUNT][GS_FW_PLACES][GS_FWC_COUNT];
+		unsigned order[MAX_FW], n;
+	} fw;
 } h;
 
 static void history_off(const char *what, int err)
@@ -254,17 +266,61 @@ static void put_event(struct out *o, const struct event *e)
 	put(o, "}\n");
 }
 
+/* The frameworks' counters of a row: {FRAMEWORK: {PLACE: {COUNTER: N}}},
+ * each N a [min,max,last] in a bucket (PER 3). */
+static void put_fw(struct out *o, const long long *v, size_t per)
+{
+	int fw = -1, place = -1;
+
+	for (unsigned i = 0; i < h.fw.n; i++) {
+		unsigned s = h.fw.order[i];
+		const long long *x = v + s * per;
+		long long key = h.slot[s].key;
+		int f = (int)(key / 10000), p = (int)(key / 100 % 100), c = (int)(key % 100);
+		char where[16];
+
+		if (x[0] < 0)
+			continue;
+		if (f != fw) {
+			put(o, "%s\"%s\":{", fw < 0 ? ",\"fw\":{" : "}},", names_fw[f]);
+			fw = f;
+			place = -1;
+		}
+		if (p != place) {
+			if (p == GS_FW_HOST)
+				snprintf(where, sizeof(where), "host");
+			else
+				snprintf(where, sizeof(where), "%d", p);
+			put(o, "%s\"%s\":{", place < 0 ? "" : "},", where);
+			place = p;
+		} else {
+			put(o, ",");
+		}
+		if (per == 1)
+			put(o, "\"%s\":%lld", names_fw_counter[c], x[0]);
+		else
+			put(o, "\"%s\":[%lld,%lld,%lld]", names_fw_counter[c], x[0], x[1], x[2]);
+	}
+	if (fw >= 0)
+		put(o, "}}}");
+}
+
 /* A row's values, grouped as the format has them: N (a sample) or
  * [min,max,last] (a bucket: V holds three per column). */
 static void put_values(struct out *o, const long long *v, size_t per)
 {
 	static const char *const group[SLOT_TYPES] = {
-		"dev",		 "sites",	   "other", "outside",
-		"pool_reserved", "pool_allocated", "torch", "torch_other",
+		"dev",	 "sites",	"other", "outside", "pool_reserved", "pool_allocated",
+		"torch", "torch_other", "fw",
 	};
 
 	for (int type = SLOT_DEVICE; type < SLOT_TYPES; type++) {
 		bool first = true;
+
+		if (type == SLOT_FW) {
+			put_fw(o, v, per);
+			continue;
+		}
 
 		if (type == SLOT_OTHER || type == SLOT_TORCH_OTHER) {
 			int s = type == SLOT_OTHER ? h.other_slot : h.tv.other_slot;
@@ -563,23 +619,23 @@ static void choose(const struct top_site *t)
 		return;
 	if (t->id >= h.site_cap) {
 		size_t cap = h.site_cap ? h.site_cap : 1024;
-		uint8_t *m;
+		uint16_t *m;
 
 		while (cap <= t->id)
 			cap *= 2;
-		m = realloc(h.site_slot, cap);
+		m = realloc(h.site_slot, cap * sizeof(*m));
 		if (!m) {
 			history_off("out of memory for", ENOMEM);
 			return;
 		}
-		memset(m + h.site_cap, 0, cap - h.site_cap);
+		memset(m + h.site_cap, 0, (cap - h.site_cap) * sizeof(*m));
 		h.site_slot = m;
 		h.site_cap = cap;
 	}
 	s = add_slot(SLOT_SITE, t->id, t->kind ? t->kind : "device");
 	if (s < 0)
 		return;
-	h.site_slot[t->id] = (uint8_t)(s + 1);
+	h.site_slot[t->id] = (uint16_t)(s + 1);
 	h.nsites++;
 	h.cur[s] = t->live;
 	h.other -= t->live;
@@ -826,6 +882,39 @@ static void torch_take(void)
 		h.cur[s] = h.tv.other;
 }
 
+/* The frameworks' latest figures into this sample; gs_events_lock
+ * held.  A counter's series is made the first sample it has a value, at
+ * most MAX_FW of them; its key keeps its place in the order. */
+static void fw_take(void)
+{
+	static struct fw_latest l;
+
+	fw_counters_copy(&l);
+	if (!l.any)
+		return;
+	for (unsigned f = 0; f < GS_FW_COUNT; f++)
+		for (unsigned p = 0; p < GS_FW_PLACES; p++)
+			for (unsigned c = 0; c < GS_FWC_COUNT; c++) {
+				int *at = &h.fw.slot[f][p][c], s = *at - 1;
+				long long key = FW_KEY(f, p, c);
+				unsigned i;
+
+				if (!l.has[f][p][c] || h.off)
+					continue;
+				if (s < 0) {
+					if (h.fw.n == MAX_FW ||
+					    (s = add_slot(SLOT_FW, key, NULL)) < 0)
+						continue;
+					*at = s + 1;
+					for (i = h.fw.n++;
+					     i > 0 && h.slot[h.fw.order[i - 1]].key > key; i--)
+						h.fw.order[i] = h.fw.order[i - 1];
+					h.fw.order[i] = (unsigned)s;
+				}
+				h.cur[s] = l.v[f][p][c];
+			}
+}
+
 int history_torch_line(unsigned id, const char *frames)
 {
 	size_t n;
@@ -921,6 +1010,7 @@ void history_end(void)
 			append(h.line, (size_t)(o.p - h.line));
 	}
 	torch_take();
+	fw_take();
 	for (unsigned i = 0; i < h.tv.nfresh && h.open; i++) {
 		o = (struct out){ h.line, h.line + LINE_SIZE, false };
 		put_torch_line(&o, &h.slot[h.tv.fresh[i]]);

@@ -15,6 +15,7 @@
 #include "counters.h"
 #include "driver.h"
 #include "endpoint.h"
+#include "fw_counters.h"
 #include "json_out.h"
 #include "locks.h"
 #include "names.h"
@@ -205,6 +206,47 @@ static void write_folded(FILE *f, const struct gs_view *v)
 	fprintf(f, "],\n  \"max_sites\": %u", gs_config.max_sites);
 }
 
+/* The frameworks' latest figures (fw_counters.h), the shape of the
+ * history's "fw" member; every caller holds gs_events_lock (events.c). */
+static void write_frameworks(FILE *f)
+{
+	static struct fw_latest l;
+	bool ffirst = true;
+
+	fw_counters_copy(&l);
+	if (!l.any)
+		return;
+	fprintf(f, ",\n  \"frameworks\": {\"time\": %.3f, \"counters\": {", l.time);
+	for (unsigned fw = 0; fw < GS_FW_COUNT; fw++) {
+		bool pfirst = true;
+
+		for (unsigned p = 0; p < GS_FW_PLACES; p++) {
+			bool cfirst = true;
+
+			for (unsigned c = 0; c < GS_FWC_COUNT; c++) {
+				if (!l.has[fw][p][c])
+					continue;
+				if (pfirst)
+					fprintf(f, "%s\"%s\": {", ffirst ? "" : ", ", names_fw[fw]);
+				if (cfirst) {
+					if (p == GS_FW_HOST)
+						fprintf(f, "%s\"host\": {", pfirst ? "" : ", ");
+					else
+						fprintf(f, "%s\"%u\": {", pfirst ? "" : ", ", p);
+				}
+				fprintf(f, "%s\"%s\": %lld", cfirst ? "" : ", ",
+					names_fw_counter[c], l.v[fw][p][c]);
+				ffirst = pfirst = cfirst = false;
+			}
+			if (!cfirst)
+				fputc('}', f);
+		}
+		if (!pfirst)
+			fputc('}', f);
+	}
+	fputs("}}", f);
+}
+
 int process_json_write(FILE *f, const struct gs_view *v)
 {
 	struct gs_site **sites = v->sites;
@@ -322,6 +364,7 @@ int process_json_write(FILE *f, const struct gs_view *v)
 	fputs("  ]", f);
 	write_folded(f, v);
 	write_at_peak(f, v);
+	write_frameworks(f);
 	/* The outside view, for snapshots and post-mortems (not at exit). */
 	if (v->samples || v->label || v->event)
 		nvml_write(f);

@@ -13,6 +13,11 @@
  * interpreter that is shutting down.  A process without PyTorch's CUDA
  * library loaded is never asked; CPython's C API is reached through
  * dlsym, so the library links nothing of Python.
+ *
+ * The same calls read the frameworks' own counters (fw_view.py, run in
+ * the same namespace): in any Python process, since only the program's
+ * sys.modules says which framework it imported; a process that imported
+ * none costs one pending call and four dictionary lookups an interval.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -23,6 +28,8 @@
 
 #include "conf.h"
 #include "files.h"
+#include "fw_counters.h"
+#include "fw_view.h"
 #include "history.h"
 #include "log.h"
 #include "names.h"
@@ -58,9 +65,11 @@ static struct {
 	void (*decref)(PyObject *);
 } py;
 
-/* T_WAIT: start() is asked each interval; T_RUN: tick() is. */
+/* T_WAIT: start() is asked each interval; T_RUN: tick() is.  The
+ * frameworks' counters (fw_state) are T_RUN from binding on. */
 enum { T_UNBOUND, T_WAIT, T_RUN, T_DONE };
-static atomic_int state;   /* written by both threads */
+static atomic_int state; /* written by both threads */
+static atomic_int fw_state;
 static atomic_bool queued; /* a call is pending: queue no other */
 static PyObject *globals;  /* torch_view.py's namespace, main thread only */
 static char dir[GS_PROCESS_PATH_SIZE];
@@ -93,10 +102,11 @@ static bool set(PyObject *dict, const char *name, PyObject *value)
 	return ok;
 }
 
-/* Run CODE in the view's namespace.  An Exception is gpuspy's, and is
- * cleared; anything else (KeyboardInterrupt: a signal arrived meanwhile)
- * is the program's, and stays raised: -1 tells CPython so. */
-static int run(const char *code)
+/* Run CODE in the namespace for the view whose state is *ST.  An
+ * Exception is gpuspy's, and is cleared; anything else (KeyboardInterrupt:
+ * a signal arrived meanwhile) is the program's, and stays raised: -1
+ * tells CPython so. */
+static int run(const char *code, atomic_int *st)
 {
 	PyObject *r = py.run(code, PY_FILE_INPUT, globals, globals, NULL);
 
@@ -107,23 +117,18 @@ static int run(const char *code)
 	if (!py.err_matches(*py.exception))
 		return -1;
 	py.err_clear();
-	state = T_DONE;
+	*st = T_DONE;
 	if (!gs_config.quiet)
-		gs_warn("PyTorch view off: it failed to run");
+		gs_warn(st == &state ? "PyTorch view off: it failed to run" :
+				       "framework counters off: they failed to run");
 	return 0;
 }
 
-/* In the main thread, with the GIL: what torch_view.py's start() said. */
-static int start_call(void *arg)
+/* The namespace, made once with both files run in it; -1 as run(). */
+static int ns_make(void)
 {
-	PyObject *s;
-	const char *u;
-	int ret;
+	int ret, before;
 
-	(void)arg;
-	atomic_store(&queued, false);
-	if (state != T_WAIT)
-		return 0;
 	if (!globals) {
 		char path[GS_FILE_PATH_SIZE], tmp[GS_FILE_PATH_SIZE];
 
@@ -157,16 +162,38 @@ static int start_call(void *arg)
 			 py.pointer((void *)(uintptr_t)history_torch_line)) ||
 		    /* the exit summary's first lines (summary.h) */
 		    !set(globals, "GPUSPY_SUMMARY_TORCH",
-			 py.pointer((void *)(uintptr_t)summary_torch_top))) {
+			 py.pointer((void *)(uintptr_t)summary_torch_top)) ||
+		    /* the frameworks' counters (fw_counters.h) */
+		    !set(globals, "GPUSPY_FW_PUT",
+			 py.pointer((void *)(uintptr_t)fw_counters_put))) {
 			py.err_clear();
-			state = T_DONE;
+			state = fw_state = T_DONE;
 			return 0;
 		}
-		ret = run(torch_view_py);
-		if (ret < 0 || state == T_DONE)
+		/* fw_view.py uses torch_view.py's helpers: first (run even
+		 * with the view off, GPUSPY_TORCH=0) */
+		before = state;
+		ret = run(torch_view_py, &state);
+		if (ret < 0)
+			return ret;
+		if (state == T_DONE && before != T_DONE)
+			fw_state = T_DONE;
+		else if ((ret = run(fw_view_py, &fw_state)) < 0)
 			return ret;
 	}
-	ret = run("status, tick = start()\n");
+	return 0;
+}
+
+/* In the main thread, with the GIL: what torch_view.py's start() said. */
+static int start_call(void)
+{
+	PyObject *s;
+	const char *u;
+	int ret;
+
+	if (state != T_WAIT)
+		return 0;
+	ret = run("status, tick = start()\n", &state);
 	if (ret < 0 || state == T_DONE)
 		return ret;
 	s = py.dict_get(globals, "status");
@@ -184,45 +211,64 @@ static int start_call(void *arg)
 	return 0;
 }
 
-static int tick_call(void *arg)
+/* The pending call, in the main thread with the GIL: the PyTorch view
+ * (when ARG is not NULL: its library is loaded), then the counters. */
+static int probe_call(void *arg)
 {
-	(void)arg;
+	int ret;
+
 	atomic_store(&queued, false);
-	return state == T_RUN ? run("tick()\n") : 0;
+	if ((ret = ns_make()) < 0)
+		return ret;
+	/* the view's start, or else its tick: a view just started has
+	 * taken its first sample */
+	if (arg && state == T_WAIT)
+		ret = start_call();
+	else if (arg && state == T_RUN)
+		ret = run("tick()\n", &state);
+	if (ret < 0)
+		return ret;
+	return fw_state == T_RUN ? run("fw_tick()\n", &fw_state) : 0;
 }
 
 void torch_poll(void)
 {
+	bool torch;
 	void *c10;
 
-	if (state == T_DONE || !gs_config.torch || atomic_load(&queued))
+	if (atomic_load(&queued) || (state == T_DONE && fw_state == T_DONE))
 		return;
 	if (state == T_UNBOUND) {
-		if (!bind()) {
-			state = T_DONE;
+		if ((!gs_config.torch && !gs_config.frameworks) || !bind()) {
+			state = fw_state = T_DONE;
 			return;
 		}
 		files_process_dir(dir, sizeof(dir));
-		state = T_WAIT;
+		fw_state = gs_config.frameworks ? T_RUN : T_DONE;
+		state = gs_config.torch ? T_WAIT : T_DONE;
 	}
+	torch = state == T_RUN;
 	if (state == T_WAIT) {
 		/* PyTorch's CUDA library, loaded: else nothing to ask */
 		c10 = dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
-		if (!c10)
-			return;
-		dlclose(c10);
+		if (c10) {
+			dlclose(c10);
+			torch = true;
+		}
 	}
-	if (!py.initialized() || py.finalizing())
+	if ((!torch && fw_state != T_RUN) || !py.initialized() || py.finalizing())
 		return;
 	atomic_store(&queued, true);
-	if (py.pending(state == T_WAIT ? start_call : tick_call, NULL) != 0)
+	if (py.pending(probe_call, torch ? (void *)1 : NULL) != 0)
 		atomic_store(&queued, false); /* CPython's queue is full: next time */
 }
 
 void torch_forget(void)
 {
 	atomic_store(&state, T_DONE);
+	atomic_store(&fw_state, T_DONE);
 	atomic_store(&queued, false);
+	fw_counters_reset();
 }
 
 /*

@@ -40,6 +40,7 @@
 #include "sites.h"
 #include "state.h"
 #include "summary.h"
+#include "fw_counters.h"
 #include "torch_probe.h"
 #include "trend.h"
 #include "view.h"
@@ -126,7 +127,8 @@ static bool series_fit(unsigned sites)
 /* Allocations and frees so far: unchanged means nothing to write. */
 static unsigned long long events(void)
 {
-	return totals_events();
+	/* a framework's new figures are a new moment for snapshot.json too */
+	return totals_events() + fw_counters_changes();
 }
 
 /*

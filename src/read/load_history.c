@@ -29,13 +29,14 @@
 #define MAX_TORCH_SERIES 64 /* the writer keeps 16 */
 #define MAX_FRAMES	 4096
 #define MAX_DEVICE	 63 /* ordinals -1 to 63, NVML indexes 0 to 63 */
+#define MAX_FW_SERIES	 64 /* the writer's bound */
 
 struct parse {
 	struct vctx v;
 	struct rd_history *h;
 	double last_key; /* every line's time: t, or t1 of a bucket */
 	double last_row; /* of samples and buckets: a bucket's t0 is after it */
-	size_t nsites, ntorch;
+	size_t nsites, ntorch, nfw;
 };
 
 static int member_allowed(const struct vctx *v, json_t *o, const char *const *keys)
@@ -221,6 +222,92 @@ static int get_group(struct parse *ps, json_t *o, const char *name, enum rd_hist
 	return 0;
 }
 
+/* A place of a framework's counters: a CUDA ordinal 0 to 15, or "host". */
+static int fw_place(const char *k)
+{
+	int64_t d;
+
+	if (strcmp(k, "host") == 0)
+		return GS_FW_HOST;
+	return parse_key(k, 0, GS_FW_DEVICES - 1, &d) < 0 ? -1 : (int)d;
+}
+
+/* An object of NAME in G, not empty: what each level of "fw" is. */
+static int fw_level(const struct vctx *v, const char *name, json_t *x)
+{
+	if (!json_is_object(x))
+		return validate_bad(v, name, "expected an object, got %s", validate_type_name(x));
+	if (json_object_size(x) == 0)
+		return validate_bad(v, name, "empty");
+	return 0;
+}
+
+/* "fw": {FRAMEWORK: {PLACE: {COUNTER: value}}} of a sample or bucket. */
+static int get_fw(struct parse *ps, json_t *o, bool bucket)
+{
+	struct rd_history *h = ps->h;
+	struct vctx sub = ps->v;
+	char where[160];
+	const char *fk, *pk, *ck;
+	json_t *g, *fx, *px, *cx;
+	int r = validate_member(&ps->v, o, "fw", false, JSON_OBJECT, &g);
+
+	if (r < 0 || !g)
+		return r;
+	if (json_object_size(g) == 0)
+		return validate_bad(&ps->v, "fw", "empty");
+	sub.where = where;
+	json_object_foreach(g, fk, fx)
+	{
+		int fw = names_fw_parse(fk);
+
+		snprintf(where, sizeof(where), "%s.fw", ps->v.where);
+		if (fw < 0)
+			return validate_bad(&sub, NULL, "unknown framework \"%.40s\"", fk);
+		if ((r = fw_level(&sub, fk, fx)) < 0)
+			return r;
+		json_object_foreach(fx, pk, px)
+		{
+			int place = fw_place(pk);
+
+			snprintf(where, sizeof(where), "%s.fw.%s", ps->v.where, fk);
+			if (place < 0)
+				return validate_bad(&sub, NULL,
+						    "\"%.40s\" is not a device ordinal (0 to %d) "
+						    "nor \"host\"",
+						    pk, GS_FW_DEVICES - 1);
+			if ((r = fw_level(&sub, pk, px)) < 0)
+				return r;
+			snprintf(where, sizeof(where), "%s.fw.%s.%s", ps->v.where, fk, pk);
+			json_object_foreach(px, ck, cx)
+			{
+				int c = names_fw_counter_parse(ck);
+				int64_t key, val[3] = { 0 };
+				ssize_t s;
+
+				if (c < 0)
+					return validate_bad(&sub, NULL, "unknown counter \"%.40s\"",
+							    ck);
+				if ((r = get_value(&sub, ck, cx, bucket, val)) < 0)
+					return r;
+				key = rd_hist_fw_key(fw, place, c);
+				s = find_series(h, RD_HIST_FW, key);
+				if (s < 0 && ++ps->nfw > MAX_FW_SERIES)
+					return validate_bad(&sub, ck,
+							    "more than %d framework-counter series",
+							    MAX_FW_SERIES);
+				if (s < 0)
+					s = add_series(h, RD_HIST_FW, key, GS_KIND_DEVICE);
+				if (s < 0)
+					return (int)s;
+				if ((r = add_value(h, (size_t)s, val[0], val[1], val[2])) < 0)
+					return r;
+			}
+		}
+	}
+	return 0;
+}
+
 static int parse_values(struct parse *ps, json_t *o, struct rd_hist_row *row, bool bucket)
 {
 	struct rd_history *h = ps->h;
@@ -236,7 +323,8 @@ static int parse_values(struct parse *ps, json_t *o, struct rd_hist_row *row, bo
 		return r;
 	if ((r = get_group(ps, o, "pool_reserved", RD_HIST_POOL_RESERVED, false, bucket)) < 0 ||
 	    (r = get_group(ps, o, "pool_allocated", RD_HIST_POOL_ALLOCATED, false, bucket)) < 0 ||
-	    (r = get_group(ps, o, "torch", RD_HIST_TORCH, false, bucket)) < 0)
+	    (r = get_group(ps, o, "torch", RD_HIST_TORCH, false, bucket)) < 0 ||
+	    (r = get_fw(ps, o, bucket)) < 0)
 		return r;
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "torch_other" : "other";
@@ -433,6 +521,7 @@ static int parse_row(struct parse *ps, json_t *o, bool bucket)
 		"pool_allocated",
 		"torch",
 		"torch_other",
+		"fw",
 		NULL,
 	};
 	static const char *const bucket_keys[] = {
@@ -447,6 +536,7 @@ static int parse_row(struct parse *ps, json_t *o, bool bucket)
 		"pool_allocated",
 		"torch",
 		"torch_other",
+		"fw",
 		NULL,
 	};
 	struct rd_hist_row *row;

@@ -28,7 +28,22 @@ enum rd_hist_kind {
 	RD_HIST_POOL_ALLOCATED,
 	RD_HIST_TORCH,
 	RD_HIST_TORCH_OTHER,
+	/* A framework's own counter (key: rd_hist_fw_key) */
+	RD_HIST_FW,
 };
+
+/* The key of framework FW's COUNTER at PLACE (names.h: enum gs_fw,
+ * enum gs_fw_counter, a CUDA ordinal or GS_FW_HOST); and back. */
+static inline int64_t rd_hist_fw_key(int fw, int place, int counter)
+{
+	return (int64_t)fw * 10000 + place * 100 + counter;
+}
+static inline void rd_hist_fw_split(int64_t key, int *fw, int *place, int *counter)
+{
+	*fw = (int)(key / 10000);
+	*place = (int)(key / 100 % 100);
+	*counter = (int)(key % 100);
+}
 
 struct rd_hist_series {
 	enum rd_hist_kind kind;

@@ -473,6 +473,79 @@ static int load_outside(const struct vctx *v, json_t *root, struct rd_process *p
 	return 0;
 }
 
+/* the places "0" to "15" are parsed as such below */
+_Static_assert(GS_FW_DEVICES == 16, "framework places are ordinals 0 to 15");
+
+/* "frameworks": optional; {"time", "counters": {FRAMEWORK: {PLACE:
+ * {COUNTER: N}}}}, no level empty. */
+static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct rd_frameworks *fw = &p->frameworks;
+	struct vctx sub = *v;
+	char where[96];
+	const char *fk, *pk, *ck;
+	json_t *obj, *counters, *fx, *px, *cx;
+	int r = validate_member(v, root, "frameworks", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	sub.where = "frameworks";
+	if (json_object_size(obj) != 2)
+		return validate_bad(&sub, NULL, "expected exactly \"time\" and \"counters\"");
+	if ((r = validate_time(&sub, obj, "time", true, &fw->time)) < 0 ||
+	    (r = validate_member(&sub, obj, "counters", true, JSON_OBJECT, &counters)) < 0)
+		return r;
+	if (json_object_size(counters) == 0)
+		return validate_bad(&sub, "counters", "empty");
+	sub.where = where;
+	json_object_foreach(counters, fk, fx)
+	{
+		int f = names_fw_parse(fk);
+
+		snprintf(where, sizeof(where), "frameworks.counters");
+		if (f < 0)
+			return validate_bad(&sub, NULL, "unknown framework \"%.40s\"", fk);
+		if (!json_is_object(fx) || json_object_size(fx) == 0)
+			return validate_bad(&sub, fk, "expected an object that is not empty");
+		json_object_foreach(fx, pk, px)
+		{
+			int place = -1;
+
+			snprintf(where, sizeof(where), "frameworks.counters.%s", fk);
+			if (strcmp(pk, "host") == 0)
+				place = GS_FW_HOST;
+			else if (pk[0] >= '0' && pk[0] <= '9' && !pk[1])
+				place = pk[0] - '0';
+			/* 10 to 15: GS_FW_DEVICES is 16 */
+			else if (pk[0] == '1' && pk[1] >= '0' && pk[1] <= '5' && !pk[2])
+				place = 10 + pk[1] - '0';
+			if (place < 0)
+				return validate_bad(&sub, NULL,
+						    "\"%.40s\" is not a device ordinal (0 to %d) "
+						    "nor \"host\"",
+						    pk, GS_FW_DEVICES - 1);
+			if (!json_is_object(px) || json_object_size(px) == 0)
+				return validate_bad(&sub, pk,
+						    "expected an object that is not empty");
+			snprintf(where, sizeof(where), "frameworks.counters.%s.%s", fk, pk);
+			json_object_foreach(px, ck, cx)
+			{
+				int c = names_fw_counter_parse(ck);
+
+				(void)cx;
+				if (c < 0)
+					return validate_bad(&sub, NULL, "unknown counter \"%.40s\"",
+							    ck);
+				if ((r = validate_count(&sub, px, ck, &fw->v[f][place][c])) < 0)
+					return r;
+				fw->has[f][place][c] = true;
+			}
+		}
+	}
+	fw->present = true;
+	return 0;
+}
+
 /* P's sites by id, so that the lists that name them (at_peak, marks, the
  * out-of-memory events: hundreds of thousands of entries in a large run)
  * cost a search each, not a walk of every site. */
@@ -926,7 +999,7 @@ static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
 		return r;
 	if ((r = load_at_peak(v, root, p, &ix)) < 0 || (r = load_settings(v, root, p)) < 0 ||
 	    (r = load_marks(v, root, p, &ix)) < 0 || (r = load_outside(v, root, p)) < 0 ||
-	    (r = load_oom(v, root, p, &ix)) < 0) {
+	    (r = load_frameworks(v, root, p)) < 0 || (r = load_oom(v, root, p, &ix)) < 0) {
 		free(ix.refs);
 		return r;
 	}

@@ -143,6 +143,16 @@ struct rd_outside {
 	bool present;
 };
 
+/* The frameworks' own counters at the document's moment ("frameworks",
+ * docs/format.md): V[framework][place][counter] where HAS says so
+ * (names.h: enum gs_fw, a CUDA ordinal or GS_FW_HOST, enum gs_fw_counter). */
+struct rd_frameworks {
+	bool present;
+	double time; /* when the frameworks were asked, seconds since the epoch */
+	bool has[GS_FW_COUNT][GS_FW_PLACES][GS_FWC_COUNT];
+	int64_t v[GS_FW_COUNT][GS_FW_PLACES][GS_FWC_COUNT];
+};
+
 /* The "snapshot" of a snapshot.json (PERIODIC: samples, interval_us) or
  * of an on-demand snapshot-N.json (number, label). */
 struct rd_snapshot {
@@ -302,6 +312,7 @@ struct rd_process {
 	int64_t folded_sites;			/* over the kinds */
 	struct rd_at_peak at_peak;
 	struct rd_outside outside;
+	struct rd_frameworks frameworks;
 	struct rd_device *devices; /* "devices", in file order; none when absent */
 	size_t ndevices;
 	/* what the run was: settings a diff puts side by side */

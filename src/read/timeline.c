@@ -63,8 +63,9 @@ static int tl_from_history(const struct rd_report *r, size_t p, const struct rd_
 		const struct rd_hist_series *s = &h->series[k];
 		struct rd_tl_track *t;
 
+		/* the frameworks' counters are the ledger's, not the timeline's */
 		if (s->kind == RD_HIST_SITE || s->kind == RD_HIST_TORCH ||
-		    s->kind == RD_HIST_TORCH_OTHER)
+		    s->kind == RD_HIST_TORCH_OTHER || s->kind == RD_HIST_FW)
 			continue;
 		t = tl_new_track(tp, s->kind, s->key, h->nrows);
 		if (!t)

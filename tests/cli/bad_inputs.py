@@ -52,6 +52,9 @@ AT_PEAK = {"bytes": 11 * 2**20, "time": 1764510012.5,
 FOLDED = {"kind": "device", "sites": 3, "growing": 1, "live_bytes": 2 * 2**20,
           "live_allocations": 2, "peak_bytes": 4 * 2**20, "allocated_bytes": 6 * 2**20,
           "allocations": 5, "freed_bytes": 4 * 2**20, "frees": 3}
+# valid framework counters ("frameworks", docs/format.md)
+FWC = {"pytorch": {"0": {"allocated": 1, "reserved": 2}}, "cupy": {"host": {"free_blocks": 1}}}
+FWDOC = {"time": 1764510012.5, "counters": FWC}
 APDEV = AT_PEAK["devices"][0]
 APSITE = AT_PEAK["sites"][0]
 
@@ -70,6 +73,16 @@ def mutations(valid_doc, valid_text):
     def mut(path, value):
         d = copy.deepcopy(valid_doc)
         set_path(d, path, drop_deleted(value))
+        return json.dumps(d, indent=1).encode()
+
+    def mutfw(path, value):
+        # a valid "frameworks" first, then the change
+        d = copy.deepcopy(valid_doc)
+        d["frameworks"] = copy.deepcopy(FWDOC)
+        obj, keys = d, path.split(".")  # "0" is a key here, not an index
+        for k in keys[:-1]:
+            obj = obj[k]
+        obj[keys[-1]] = value
         return json.dumps(d, indent=1).encode()
 
     n = len(valid_text)
@@ -146,6 +159,23 @@ def mutations(valid_doc, valid_text):
          mut("at_peak", dict(AT_PEAK, folded={"sites": 1, "live_bytes": -1}))),
         ("site api empty", mut("sites.0.api", "")),
         ("site growing a string", mut("sites.0.growing", "yes")),
+        # the frameworks' counters at the report's moment
+        ("frameworks an array", mut("frameworks", [1])),
+        ("frameworks without time", mut("frameworks", {"counters": FWC})),
+        ("frameworks without counters", mut("frameworks", {"time": 1764510012.5})),
+        ("frameworks time a string", mut("frameworks", dict(FWDOC, time="now"))),
+        ("frameworks unknown member", mut("frameworks", dict(FWDOC, source="x"))),
+        ("frameworks counters empty", mut("frameworks", dict(FWDOC, counters={}))),
+        ("frameworks unknown framework", mutfw("frameworks.counters.mxnet", FWC["pytorch"])),
+        ("frameworks framework empty", mutfw("frameworks.counters.pytorch", {})),
+        ("frameworks device 16", mutfw("frameworks.counters.pytorch", {"16": {"allocated": 1}})),
+        ("frameworks device 00", mutfw("frameworks.counters.pytorch", {"00": {"allocated": 1}})),
+        ("frameworks place not an object", mutfw("frameworks.counters.pytorch.0", 7)),
+        ("frameworks place empty", mutfw("frameworks.counters.pytorch.0", {})),
+        ("frameworks unknown counter", mutfw("frameworks.counters.pytorch.0.cached", 1)),
+        ("frameworks counter negative", mutfw("frameworks.counters.pytorch.0.reserved", -2)),
+        ("frameworks counter a float", mutfw("frameworks.counters.pytorch.0.reserved", 2.5)),
+        ("frameworks counter a list", mutfw("frameworks.counters.pytorch.0.reserved", [2, 2, 2])),
         ("outside an array", mut("outside", [1])),
         ("outside devices missing", mut("outside", {"source": "nvml"})),
         ("outside device not an object", mut("outside", {"devices": [1]})),

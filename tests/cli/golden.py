@@ -34,6 +34,9 @@ CASES = [
     # to snapshot.json, the outside view beside the inside one
     (["report", "--top", "1", "outside"], "outside.expected.txt"),
     (["report", "--format", "json", "outside"], "outside.expected.json"),
+    # the ledger: the frameworks' counters beside gpuspy's and NVML's
+    (["report", "--top", "1", "frameworks"], "frameworks.expected.txt"),
+    (["report", "--format", "json", "frameworks"], "frameworks.expected.json"),
     # growing sites; killed processes read from snapshot.json, or from an
     # oom-N.json newer than it; a snapshot.json named directly
     (["report", "growth"], "growth.expected.txt"),

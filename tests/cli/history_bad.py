@@ -3,7 +3,8 @@
 """'gpuspy report --format csv' on history.jsonl (docs/format.md,
 "gpuspy-history/1"): a valid history prints its series; a last line cut
 short by a kill is dropped; each of 25+ corrupted histories gives exit
-status 2, exactly one line on stderr naming the file, and nothing on stdout.
+status 2, exactly one line on stderr naming the file, and nothing on stdout
+(among them 30 corrupted sections of the frameworks' counters).
 
     history_bad.py GPUSPY FIXTURES
 
@@ -67,6 +68,35 @@ TORCH = (line({"torch": 3, "frames": FRAMES}) + line({"torch": 0, "frames": []})
                  "torch_other": [0, 0, 0]})
          + tsample(8.0, 1 << 20) + tsample(9.0, 2 << 20, other=5))
 
+# the frameworks' own counters: per framework, place and counter
+FW = {"pytorch": {"0": {"allocated": 3 << 20, "reserved": 8 << 20, "peak_allocated": 5 << 20}},
+      "cupy": {"0": {"allocated": 1, "reserved": 2, "free_blocks": 3},
+               "host": {"reserved": 4, "free_blocks": 1}}}
+
+
+def fsample(t, fw):
+    return line({"t": t, "dev": {}, "sites": {}, "other": 0, "fw": fw})
+
+
+def fbucket(t, fw):
+    return line({"t0": t, "t1": t + 0.5, "n": 2, "dev": {}, "sites": {}, "other": [0, 0, 0],
+                 "fw": fw})
+
+
+FWB = {"jax": {"1": {"allocated": [1, 5, 2], "limit": [9, 9, 9]}}}
+FWOK = fbucket(7.0, FWB) + fsample(8.0, FW)
+
+
+def fw_with(path, value):
+    """FW with FW[a][b][c] (path "a.b.c") set to VALUE."""
+    d = json.loads(json.dumps(FW))
+    o, keys = d, path.split(".")
+    for k in keys[:-1]:
+        o = o[k]
+    o[keys[-1]] = value
+    return d
+
+
 tmp = tempfile.mkdtemp()
 proc = os.path.join(tmp, "node7-4242")
 os.mkdir(proc)
@@ -102,6 +132,17 @@ check(any(",torch:0,0,0,0," in x and x.endswith(",") for x in rows_t)
       and sum(",pool_allocated:0," in x for x in rows_t) == 3
       and any(",torch_other,5,5,5," in x for x in rows_t),
       "... one without frames, unlabelled; the pool's series; torch_other")
+r = run(VALID + FWOK)
+fwrows = {}
+for x in r.stdout.decode().splitlines():
+    f = x.split(",")
+    if f[6].startswith("fw:"):
+        fwrows.setdefault(f[6], []).append(f[7:10])
+check(r.returncode == 0 and r.stderr == b""
+      and fwrows.get("fw:pytorch:0:allocated") == [[str(3 << 20)] * 3]
+      and fwrows.get("fw:cupy:host:free_blocks") == [["1"] * 3]
+      and fwrows.get("fw:jax:1:allocated") == [["1", "5", "2"]] and len(fwrows) == 10,
+      f"the frameworks' counters: a series each, fw:FRAMEWORK:PLACE:COUNTER: {fwrows}")
 r = run(VALID + '{"t":7.5,"dev":{"0":1')
 check(r.returncode == 0 and len(r.stdout.decode().splitlines()) == len(rows),
       "a last line without its newline is dropped")
@@ -196,6 +237,42 @@ BAD = {
     "pool bucket of two values": VALID + TORCH + line(
         {"t0": 10.0, "t1": 11.0, "n": 2, "dev": {}, "sites": {}, "other": [0, 0, 0],
          "pool_reserved": {"0": [0, 1]}}),
+    # the frameworks' counters
+    "fw not an object": VALID + fsample(9.0, [1]),
+    "fw null": VALID + fsample(9.0, None),
+    "fw empty": VALID + fsample(9.0, {}),
+    "fw unknown framework": VALID + fsample(9.0, {"tensorflow": FW["pytorch"]}),
+    "fw framework name capitalised": VALID + fsample(9.0, {"PyTorch": FW["pytorch"]}),
+    "fw framework not an object": VALID + fsample(9.0, {"pytorch": 5}),
+    "fw framework empty": VALID + fsample(9.0, {"pytorch": {}}),
+    "fw device 16": VALID + fsample(9.0, {"pytorch": {"16": {"allocated": 1}}}),
+    "fw device -1": VALID + fsample(9.0, {"pytorch": {"-1": {"allocated": 1}}}),
+    "fw device with a leading zero": VALID + fsample(9.0, {"pytorch": {"01": {"allocated": 1}}}),
+    "fw device a name": VALID + fsample(9.0, {"pytorch": {"gpu0": {"allocated": 1}}}),
+    "fw place Host": VALID + fsample(9.0, {"cupy": {"Host": {"reserved": 1}}}),
+    "fw place not an object": VALID + fsample(9.0, {"pytorch": {"0": 5}}),
+    "fw place empty": VALID + fsample(9.0, {"pytorch": {"0": {}}}),
+    "fw unknown counter": VALID + fsample(9.0, fw_with("pytorch.0.used", 1)),
+    "fw counter negative": VALID + fsample(9.0, fw_with("pytorch.0.allocated", -1)),
+    "fw counter a float": VALID + fsample(9.0, fw_with("pytorch.0.reserved", 1.5)),
+    "fw counter a string": VALID + fsample(9.0, fw_with("cupy.host.reserved", "4")),
+    "fw counter true": VALID + fsample(9.0, fw_with("cupy.0.free_blocks", True)),
+    "fw counter null": VALID + fsample(9.0, fw_with("cupy.0.free_blocks", None)),
+    "fw counter a bucket's in a sample": VALID + fsample(9.0, fw_with("pytorch.0.allocated",
+                                                                      [1, 1, 1])),
+    "fw counter a sample's in a bucket": VALID + fbucket(9.0, {"jax": {"1": {"allocated": 1}}}),
+    "fw bucket min above max": VALID + fbucket(9.0, {"jax": {"1": {"allocated": [5, 1, 1]}}}),
+    "fw bucket last below min": VALID + fbucket(9.0, {"jax": {"1": {"limit": [5, 9, 4]}}}),
+    "fw bucket of two values": VALID + fbucket(9.0, {"jax": {"1": {"limit": [5, 9]}}}),
+    "fw bucket of strings": VALID + fbucket(9.0, {"jax": {"1": {"limit": ["5", "9", "9"]}}}),
+    "fw counter huge": VALID + fsample(9.0, FW).replace(str(3 << 20), "9" * 30),
+    "fw duplicate counter": VALID + fsample(9.0, FW).replace('"reserved":8388608',
+                                                             '"allocated":8388608'),
+    "fw 65 series": VALID + fsample(9.0, {"pytorch": {str(d): {c: 1 for c in (
+        "allocated", "reserved", "peak_allocated", "peak_reserved", "limit")}
+        for d in range(13)}}),
+    "fw in an event": VALID + line({"t": 9.0, "event": "mark", "fw": FW}),
+    "fw in a site line": VALID + line({"site": 9, "kind": "device", "fw": FW}),
     "invalid UTF-8": VALID + '{"t":9.0,"event":"mark","label":"\xff"}\n'.encode("latin-1").decode(
         "latin-1"),
 }

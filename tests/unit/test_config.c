@@ -26,7 +26,7 @@ extern char **environ;
 static const char *const names[] = {
 	"GPUSPY_OUTPUT_DIR", "GPUSPY_DEPTH",  "GPUSPY_PYTHON_DEPTH", "GPUSPY_INTERVAL",
 	"GPUSPY_SIGNAL",     "GPUSPY_UNWIND", "GPUSPY_LIBUNWIND",    "GPUSPY_NVML",
-	"GPUSPY_TORCH",	     "GPUSPY_QUIET",  "GPUSPY_DISABLE",
+	"GPUSPY_TORCH",	     "GPUSPY_QUIET",  "GPUSPY_DISABLE",	     "GPUSPY_FRAMEWORKS",
 };
 
 static int unset_all(void **state)

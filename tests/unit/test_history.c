@@ -4,7 +4,8 @@
  * one sample a second with 1,000 call sites must leave a history.jsonl
  * within the bound libgpuspy(7) states, that gpuspy_read reads back with
  * every peak still in it; and the writer's cost per interval, printed,
- * grows with the sites, not with the samples taken.
+ * grows with the sites, not with the samples taken.  The frameworks'
+ * counters' series keep their peaks through the buckets too.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "fw_counters.h"
 #include "history.h"
 #include "load_history.h"
 
@@ -326,12 +328,99 @@ static void test_torch(void **state)
 	free(dir);
 }
 
+/*
+ * The frameworks' counters (fw_counters.h) through 20,000 samples: a
+ * spike of one sample survives the buckets as its counter's max, a
+ * counter keeps its last, the places and counters are read back as
+ * written, values out of range are refused, and at most 64 series are
+ * made (the 16 places of 6 counters of one framework: 102 offered).
+ */
+static void test_fw(void **state)
+{
+	char *dir = out_dir("history-fw"), *file = NULL;
+	struct rd_error err = { .msg = "" };
+	long long bad_place[] = { GS_FW_PLACES, 0, 1 }, bad_counter[] = { 0, GS_FWC_COUNT, 1 },
+		  bad_value[] = { 0, 0, -1 };
+	int64_t alloc_max = 0, alloc_last = -1, host_last = -1;
+	size_t nfw = 0;
+	struct history_stats st;
+	struct rd_history h;
+
+	(void)state;
+	history_reset();
+	fw_counters_reset();
+	history_setup(dir, 1764500000.0, 1.0);
+	assert_int_equal(fw_counters_put(GS_FW_COUNT, NULL, 0), -EINVAL);
+	assert_int_equal(fw_counters_put(GS_FW_CUPY, bad_place, 1), -EINVAL);
+	assert_int_equal(fw_counters_put(GS_FW_CUPY, bad_counter, 1), -EINVAL);
+	assert_int_equal(fw_counters_put(GS_FW_CUPY, bad_value, 1), -EINVAL);
+	for (unsigned i = 0; i < 20000; i++) {
+		long long a = i == 3000 ? SPIKE : (long long)i * 4096;
+		long long cupy[] = { 0,		 GS_FWC_ALLOCATED,   a,
+				     0,		 GS_FWC_RESERVED,    a + MiB,
+				     GS_FW_HOST, GS_FWC_FREE_BLOCKS, i % 7 };
+		long long many[GS_FW_DEVICES * GS_FWC_COUNT * 3];
+		unsigned n = 0;
+
+		for (int d = 0; d < GS_FW_DEVICES; d++)
+			for (int c = 0; c < GS_FWC_COUNT; c++) {
+				many[3 * n] = d;
+				many[3 * n + 1] = c;
+				many[3 * n + 2] = 1;
+				n++;
+			}
+		history_begin((double)i);
+		history_device(0, MiB);
+		if (i >= 10)
+			assert_int_equal(fw_counters_put(GS_FW_CUPY, cupy, 3), 0);
+		if (i >= 20)
+			assert_int_equal(fw_counters_put(GS_FW_JAX, many, n), 0);
+		history_end();
+	}
+	history_get_stats(&st);
+	assert_int_equal(st.off, 0);
+	assert_true(st.compactions > 0);
+	history_reset();
+	fw_counters_reset();
+
+	assert_true(asprintf(&file, "%s/history.jsonl", dir) > 0);
+	if (load_history_file(file, 0, &h, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t i = 0; i < h.nseries; i++)
+		nfw += h.series[i].kind == RD_HIST_FW;
+	for (size_t r = 0; r < h.nrows; r++) {
+		for (size_t k = 0; k < h.rows[r].count; k++) {
+			const struct rd_hist_value *v = &h.values[h.rows[r].first + k];
+			const struct rd_hist_series *s = &h.series[v->series];
+			int fw, place, c;
+
+			if (s->kind != RD_HIST_FW)
+				continue;
+			rd_hist_fw_split(s->key, &fw, &place, &c);
+			if (fw == GS_FW_CUPY && place == 0 && c == GS_FWC_ALLOCATED) {
+				if (v->max > alloc_max)
+					alloc_max = v->max;
+				alloc_last = v->last;
+			}
+			if (fw == GS_FW_CUPY && place == GS_FW_HOST)
+				host_last = v->last;
+		}
+	}
+	assert_int_equal(nfw, 64);
+	assert_int_equal(alloc_max, SPIKE);
+	assert_int_equal(alloc_last, 19999LL * 4096);
+	assert_int_equal(host_last, 19999 % 7);
+	rd_history_clear(&h);
+	free(file);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_day),   cmocka_unit_test(test_day_torch),
 		cmocka_unit_test(test_cost),  cmocka_unit_test(test_failure),
-		cmocka_unit_test(test_torch),
+		cmocka_unit_test(test_torch), cmocka_unit_test(test_fw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,10 @@ get_allocator_backend(), memory._record_memory_history() and
 memory._snapshot(), with blocks shaped as PyTorch 2.x returns them (state,
 size, frames innermost first: filename, name, line).  Tensors live in a
 pretend pool; their stacks are recorded only once history is on, as in
-PyTorch.  Loading it also loads a library named libc10_cuda.so (the path in
+PyTorch.  The counters that gpuspy's framework counters read
+(src/preload/fw_view.py: device_count(), memory_allocated(),
+memory_reserved(), max_memory_allocated(), max_memory_reserved()) agree
+with the snapshot's segments, as PyTorch's do.  Loading it also loads a library named libc10_cuda.so (the path in
 FAKE_C10_CUDA), which is how libgpuspy tells a PyTorch process."""
 import ctypes
 import os
@@ -24,6 +27,10 @@ class _Memory:
                                max_entries=sys.maxsize):
         self.history = (enabled, context, stacks)
 
+    def totals(self):
+        used = sum(size for size, _ in self.live.values())
+        return used, -(-used // SEGMENT) * SEGMENT + SEGMENT
+
     def _snapshot(self):
         blocks = [{"size": size, "requested_size": size, "state": "active_allocated",
                    "frames": frames} for size, frames in self.live.values()]
@@ -39,12 +46,28 @@ class _Cuda:
     def __init__(self):
         self.memory = _Memory()
         self.initialized = False
+        self.peak = [0, 0]
 
     def is_initialized(self):
         return self.initialized
 
     def get_allocator_backend(self):
         return os.environ.get("FAKE_TORCH_BACKEND", "native")
+
+    def device_count(self):
+        return 1
+
+    def memory_allocated(self, device=None):
+        return self.memory.totals()[0] if self.initialized else 0
+
+    def memory_reserved(self, device=None):
+        return self.memory.totals()[1] if self.initialized else 0
+
+    def max_memory_allocated(self, device=None):
+        return self.peak[0]
+
+    def max_memory_reserved(self, device=None):
+        return self.peak[1]
 
 
 cuda = _Cuda()
@@ -62,6 +85,7 @@ class Tensor:
                                "line": f.f_lineno})
                 f = f.f_back
         cuda.memory.live[id(self)] = (nbytes, frames)
+        cuda.peak = [max(a, b) for a, b in zip(cuda.peak, cuda.memory.totals())]
 
     def __del__(self):
         cuda.memory.live.pop(id(self), None)

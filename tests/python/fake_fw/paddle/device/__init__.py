@@ -1,0 +1,2 @@
+"""paddle.device: its cuda submodule."""
+from . import cuda  # noqa: F401

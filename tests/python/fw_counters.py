@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The frameworks' own counters (libgpuspy(7), "FRAMEWORK COUNTERS";
+docs/format.md, "fw" and "frameworks"), through the pretend PaddlePaddle,
+JAX, CuPy (fake_fw/) and PyTorch (fake_torch/): a program that imports
+them and runs under the library on the fake driver has, in its history as
+`gpuspy report --format csv` prints it, exactly the figures the
+frameworks' documented calls return, before and after it changes them;
+its snapshot and report carry the latest.  A JAX whose backends the
+program never initialised is never initialised by gpuspy; a framework
+not imported, or GPUSPY_FRAMEWORKS=0, adds nothing.  An adapter that
+raises gives one line on stderr and is off, the others go on, and the
+program's output and exit status are those of a run without gpuspy.
+Usage: fw_counters.py LIBGPUSPY LIBPYALLOC FAKE_DIR GPUSPY LIBC10_CUDA"""
+import csv
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+here = os.path.dirname(os.path.abspath(__file__))
+prog = os.path.join(here, "fw_prog.py")
+path = os.pathsep.join((os.path.join(here, "fake_fw"), os.path.join(here, "fake_torch")))
+sys.path[:0] = path.split(os.pathsep)
+import cupy  # noqa: E402  the pretend modules: their figures are the expected ones
+import jax._src.xla_bridge as xb  # noqa: E402
+import paddle.device.cuda as pcuda  # noqa: E402
+
+MIB = 1 << 20
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print(("ok   " if cond else "FAIL ") + what)
+    failures += not cond
+
+
+def run(names, seconds=0.6, preload=True, **extra):
+    out = tempfile.mkdtemp()
+    env = dict(os.environ, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
+               GPUSPY_INTERVAL="10ms", PYTHONPATH=path, FAKE_C10_CUDA=os.path.abspath(c10),
+               GPUSPY_QUIET="1")
+    env.update(extra)
+    for k in ("GPUSPY_FRAMEWORKS", "GPUSPY_TORCH", "FAKE_FW_RAISE"):
+        if k not in extra:
+            env.pop(k, None)
+    if preload:
+        env["LD_PRELOAD"] = lib
+    r = subprocess.run([sys.executable, prog, pyalloc, str(seconds)] + names, env=env,
+                       capture_output=True, text=True, timeout=120)
+    return out, r
+
+
+def csv_fw(out):
+    """fw:... rows of the CLI's CSV: {series: [last values in order]}."""
+    rep = subprocess.run([cli, "report", "--format", "csv", out], capture_output=True, text=True)
+    series = {}
+    for x in csv.DictReader(rep.stdout.splitlines()):
+        if x["series"].startswith("fw:"):
+            series.setdefault(x["series"], []).append(int(x["last"]))
+    return rep, series
+
+
+def doc_fw(out, name):
+    files = glob.glob(os.path.join(out, "*", name))
+    return json.load(open(files[0])).get("frameworks") if files else "no " + name
+
+
+# PaddlePaddle, JAX and CuPy together: every documented figure, per device
+out, r = run(["paddle", "jax", "cupy"])
+check(r.returncode == 0 and r.stdout == "done paddle jax cupy\n",
+      f"the program runs: {r.returncode} {r.stdout!r} {r.stderr[-300:]!r}")
+rep, fw = csv_fw(out)
+check(rep.returncode == 0 and rep.stderr == "", f"gpuspy report --format csv: {rep.stderr!r}")
+first = {}
+for d, (a, res, pa, pr) in pcuda.FIGURES.items():
+    first.update({f"fw:paddle:{d}:allocated": a, f"fw:paddle:{d}:reserved": res,
+                  f"fw:paddle:{d}:peak_allocated": pa, f"fw:paddle:{d}:peak_reserved": pr})
+for d, st in xb.STATS.items():
+    first.update({f"fw:jax:{d}:allocated": st["bytes_in_use"],
+                  f"fw:jax:{d}:peak_allocated": st["peak_bytes_in_use"],
+                  f"fw:jax:{d}:reserved": st.get("pool_bytes", st.get("bytes_reserved")),
+                  f"fw:jax:{d}:limit": st["bytes_limit"]})
+    if "peak_pool_bytes" in st:
+        first[f"fw:jax:{d}:peak_reserved"] = st["peak_pool_bytes"]
+first.update({"fw:cupy:0:allocated": cupy.POOL["used"], "fw:cupy:0:reserved": cupy.POOL["total"],
+              "fw:cupy:0:free_blocks": cupy.POOL["free_blocks"],
+              "fw:cupy:host:reserved": cupy.PINNED["total"],
+              "fw:cupy:host:free_blocks": cupy.PINNED["free_blocks"]})
+later = dict(first, **{"fw:paddle:0:allocated": 7 * MIB, "fw:cupy:0:allocated": 9 * MIB})
+check(set(fw) == set(first), f"one series per framework, place and counter: "
+      f"{sorted(set(fw) ^ set(first))} differ")
+check(all(fw[k][0] == v for k, v in first.items() if k in fw),
+      "the first sample of each: the framework's figure "
+      + str({k: (fw[k][0], v) for k, v in first.items() if k in fw and fw[k][0] != v}))
+check(all(fw[k][-1] == v for k, v in later.items() if k in fw),
+      "the last: the figures the program changed to "
+      + str({k: (fw[k][-1], v) for k, v in later.items() if k in fw and fw[k][-1] != v}))
+check(len(fw.get("fw:paddle:0:allocated", [])) >= 10,
+      f"... sampled every interval: {len(fw.get('fw:paddle:0:allocated', []))} samples")
+
+
+def flat(doc):
+    c = doc.get("counters", {}) if isinstance(doc, dict) else {}
+    return {f"fw:{f}:{p}:{k}": v for f, ps in c.items() for p, ks in ps.items()
+            for k, v in ks.items()}
+
+
+for name in ("snapshot.json", "report.json"):
+    doc = doc_fw(out, name)
+    check(isinstance(doc, dict) and flat(doc) == later,
+          f"{name} carries the latest figures: {doc if not isinstance(doc, dict) else ''}")
+# ... and the report's ledger of device 0 adds them up, beside what gpuspy
+# tracked (1 MiB through the fake runtime; no NVML on the fake driver)
+rep = subprocess.run([cli, "report", "--format", "json", out], capture_output=True, text=True)
+ledger = json.loads(rep.stdout)["processes"][0].get("ledger", []) if rep.returncode == 0 else []
+dev0 = next((x for x in ledger if x["device"] == 0), {})
+alloc0 = later["fw:paddle:0:allocated"] + later["fw:jax:0:allocated"] + later["fw:cupy:0:allocated"]
+res0 = later["fw:paddle:0:reserved"] + later["fw:jax:0:reserved"] + later["fw:cupy:0:reserved"]
+check(dev0.get("framework_allocated_bytes") == alloc0
+      and dev0.get("framework_reserved_bytes") == res0
+      and dev0.get("pool_slack_bytes") == res0 - alloc0 and dev0.get("tracked_bytes") == MIB
+      and dev0.get("untracked_bytes") == res0 - MIB and "nvml_process_bytes" not in dev0
+      and sorted(dev0.get("frameworks", {})) == ["cupy", "jax", "paddle"]
+      and [x["device"] for x in ledger] == [0, 1],
+      f"gpuspy report's ledger: the frameworks' figures summed per device: {dev0}")
+shutil.rmtree(out)
+
+# JAX imported, its backends never initialised: gpuspy initialises none
+out, r = run(["jax-lazy"])
+check(r.stdout == "jax backends 0\ndone jax-lazy\n",
+      f"JAX's backends stay uninitialised: {r.stdout!r} {r.stderr[-300:]!r}")
+rep, fw = csv_fw(out)
+check(rep.returncode == 0 and fw == {}, f"... and it has no figures: {sorted(fw)}")
+shutil.rmtree(out)
+
+# PyTorch: torch.cuda's counters of the pretend pool (a 3 MiB tensor in
+# 2 MiB segments, one spare: 6 MiB reserved)
+out, r = run(["torch"])
+rep, fw = csv_fw(out)
+want = {"fw:pytorch:0:allocated": 3 * MIB, "fw:pytorch:0:reserved": 6 * MIB,
+        "fw:pytorch:0:peak_allocated": 3 * MIB, "fw:pytorch:0:peak_reserved": 6 * MIB}
+check(r.stdout == "done torch\n" and {k: v[-1] for k, v in fw.items()} == want,
+      f"PyTorch's counters: {({k: v[-1] for k, v in fw.items()})} {r.stderr[-300:]!r}")
+shutil.rmtree(out)
+# ... also with the PyTorch view off: the counters are not the view
+out, r = run(["torch"], GPUSPY_TORCH="0")
+rep, fw = csv_fw(out)
+check({k: v[-1] for k, v in fw.items()} == want and not glob.glob(os.path.join(out, "*",
+                                                                                "torch.json")),
+      f"... with GPUSPY_TORCH=0 too, and no torch.json: {sorted(fw)}")
+shutil.rmtree(out)
+
+# nothing imported, or GPUSPY_FRAMEWORKS=0: nothing
+for names, extra, what in (([], {}, "no framework imported"),
+                           (["paddle", "cupy"], {"GPUSPY_FRAMEWORKS": "0"}, "GPUSPY_FRAMEWORKS=0")):
+    out, r = run(names, 0.3, **extra)
+    rep, fw = csv_fw(out)
+    hist = "".join(open(f).read() for f in glob.glob(os.path.join(out, "*", "history.jsonl")))
+    check(r.returncode == 0 and hist and '"fw"' not in hist and fw == {}
+          and doc_fw(out, "report.json") is None, f"{what}: no counters anywhere")
+    shutil.rmtree(out)
+
+# an adapter that raises: one line, that adapter off, the others on, and
+# the program as without gpuspy
+for bad, title, also in (("paddle", "PaddlePaddle", "cupy"), ("jax", "JAX", "paddle"),
+                         ("cupy", "CuPy", "jax")):
+    names = ["paddle", "jax", "cupy"]
+    plain = run(names, 0.3, preload=False, FAKE_FW_RAISE=bad)
+    out, r = run(names, 0.3, FAKE_FW_RAISE=bad, GPUSPY_QUIET="0")
+    lines = [x for x in r.stderr.splitlines() if "counters off" in x]
+    check(len(lines) == 1 and lines[0].startswith(f"gpuspy: {title} counters off: RuntimeError: "
+                                                  "pretend failure"),
+          f"{bad} raising: one line: {lines}")
+    check((r.returncode, r.stdout) == (plain[1].returncode, plain[1].stdout),
+          f"... the program's output and status unchanged: {r.returncode} {r.stdout!r}")
+    rep, fw = csv_fw(out)
+    check(rep.returncode == 0 and not any(k.startswith(f"fw:{bad}:") for k in fw)
+          and any(k.startswith(f"fw:{also}:") for k in fw),
+          f"... no {bad} figures, {also}'s still: {sorted({k.split(':')[1] for k in fw})}")
+    shutil.rmtree(plain[0])
+    shutil.rmtree(out)
+
+print(f"{failures} failed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,37 @@
+"""A program of the frameworks' counters test (fw_counters.py): imports the
+pretend frameworks named on its command line (fake_fw/, fake_torch/),
+allocates once through the fake CUDA runtime (pyalloc, by ctypes), which
+starts gpuspy's snapshot thread, lets the counters be read for a while,
+changes PaddlePaddle's and CuPy's figures halfway, and prints what it
+did.  "jax" calls jax.devices() (which initialises JAX's backends);
+"jax-lazy" imports JAX and never does.  "torch" allocates a tensor.
+Usage: fw_prog.py LIBPYALLOC SECONDS FRAMEWORK..."""
+import ctypes
+import sys
+import time
+
+pyalloc = ctypes.CDLL(sys.argv[1])
+pyalloc.pyalloc_leak.argtypes = [ctypes.c_size_t, ctypes.c_int]
+seconds = float(sys.argv[2])
+names = sys.argv[3:]
+mods = {}
+for name in names:
+    mods[name] = __import__(name.split("-")[0])
+if "jax" in names:
+    mods["jax"].devices()
+if "torch" in names:
+    kept = mods["torch"].empty(3 << 20)
+pyalloc.pyalloc_leak(1 << 20, 1)
+end = time.monotonic() + seconds
+half = False
+while time.monotonic() < end:
+    if not half and time.monotonic() > end - seconds / 2:
+        half = True
+        if "paddle" in mods:
+            mods["paddle"].device.cuda.FIGURES[0][0] = 7 << 20
+        if "cupy" in mods:
+            mods["cupy"].POOL["used"] = 9 << 20
+    time.sleep(0.005)
+if "jax-lazy" in names:
+    print("jax backends", len(sys.modules["jax._src.xla_bridge"]._backends))
+print("done", " ".join(names))

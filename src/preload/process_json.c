@@ -24,6 +24,7 @@
 #include "pystack.h"
 #include "sites.h"
 #include "state.h"
+#include "torch_probe.h"
 #include "unwind.h"
 #include "view.h"
 
@@ -326,10 +327,10 @@ int process_json_write(FILE *f, const struct gs_view *v)
 	}
 	fprintf(f,
 		"  \"vmm_address_space\": {\"reserved_bytes\": %lld, \"mapped_bytes\": %lld},\n"
-		"  \"untracked_frees\": %lld,\n  \"replaced\": %lld,\n",
+		"  \"untracked_frees\": %lld,\n  \"replaced\": %lld,\n  \"python_calls\": %llu,\n",
 		atomic_load(&gs_totals.vmm_reserved_bytes),
 		atomic_load(&gs_totals.vmm_mapped_bytes), atomic_load(&gs_totals.untracked_frees),
-		atomic_load(&gs_totals.replaced));
+		atomic_load(&gs_totals.replaced), torch_calls());
 	fputs("  \"doors\": {", f);
 	for (int d = 0; d < GS_DOOR_COUNT; d++)
 		fprintf(f, "%s\"%s\": %lld", d ? ", " : "", gs_door_names[d],

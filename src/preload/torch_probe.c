@@ -15,11 +15,13 @@
  * dlsym, so the library links nothing of Python.
  *
  * The same calls read the frameworks' own counters (fw_view.py, run in
- * the same namespace): in any Python process, since only the program's
- * sys.modules says which framework it imported; a process that imported
- * none costs one pending call and four dictionary lookups an interval.
+ * the same namespace), once one of the frameworks' native libraries is
+ * loaded (fw_libs): a Python process that imported none of them is never
+ * asked.  The program's sys.modules then says which one it imported.
  */
 #include <dlfcn.h>
+#include <link.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,12 +68,13 @@ static struct {
 } py;
 
 /* T_WAIT: start() is asked each interval; T_RUN: tick() is.  The
- * frameworks' counters (fw_state) are T_RUN from binding on. */
+ * frameworks' counters (fw_state) wait for a framework's library. */
 enum { T_UNBOUND, T_WAIT, T_RUN, T_DONE };
 static atomic_int state; /* written by both threads */
 static atomic_int fw_state;
-static atomic_bool queued; /* a call is pending: queue no other */
-static PyObject *globals;  /* torch_view.py's namespace, main thread only */
+static atomic_bool queued;  /* a call is pending: queue no other */
+static atomic_ullong calls; /* pending calls run, for the process files */
+static PyObject *globals;   /* torch_view.py's namespace, main thread only */
 static char dir[GS_PROCESS_PATH_SIZE];
 
 static bool bind(void)
@@ -218,6 +221,7 @@ static int probe_call(void *arg)
 	int ret;
 
 	atomic_store(&queued, false);
+	atomic_fetch_add(&calls, 1);
 	if ((ret = ns_make()) < 0)
 		return ret;
 	/* the view's start, or else its tick: a view just started has
@@ -229,6 +233,94 @@ static int probe_call(void *arg)
 	if (ret < 0)
 		return ret;
 	return fw_state == T_RUN ? run("fw_tick()\n", &fw_state) : 0;
+}
+
+/*
+ * The native libraries that importing a framework loads, as the frameworks
+ * lay them out: DIR (empty: anywhere) ends the path before the file name,
+ * which begins with BASE (a Python extension module's name goes on with
+ * its ABI tag, core.cpython-312-x86_64-linux-gnu.so).  Python extension
+ * modules are loaded by path, so names and not sonames are matched.
+ */
+static const struct fw_lib {
+	const char *dir, *base;
+} fw_libs[] = {
+	{ "", "libc10_cuda.so" },		    /* PyTorch's CUDA side */
+	{ "/paddle/base/", "libpaddle.so" },	    /* PaddlePaddle 2.6 on */
+	{ "/paddle/fluid/", "libpaddle.so" },	    /* 2.5 */
+	{ "/paddle/fluid/", "core_avx." },	    /* up to 2.4 */
+	{ "/paddle/fluid/", "core_noavx." },	    /* ditto, without AVX */
+	{ "/jaxlib/", "xla_extension." },	    /* jaxlib up to 0.5 */
+	{ "/jaxlib/", "_jax." },		    /* jaxlib 0.6 on */
+	{ "", "xla_cuda_plugin.so" },		    /* jax_plugins/xla_cuda12, 13 */
+	{ "/cupy/_core/", "core." },		    /* CuPy 9 on */
+	{ "/cupy_backends/cuda/api/", "runtime." }, /* CuPy 8 on */
+	{ "/cupy/core/", "core." },		    /* CuPy up to 8 */
+};
+
+static bool fw_lib_match(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t dir_len;
+
+	base = base ? base + 1 : path;
+	dir_len = (size_t)(base - path);
+	for (size_t i = 0; i < sizeof(fw_libs) / sizeof(fw_libs[0]); i++) {
+		const struct fw_lib *l = &fw_libs[i];
+		size_t n = strlen(l->dir);
+
+		if (strncmp(base, l->base, strlen(l->base)) != 0)
+			continue;
+		/* a path relative to the working directory may begin with
+		 * DIR less its slash */
+		if (n == 0 || (dir_len >= n && memcmp(base - n, l->dir, n) == 0) ||
+		    (dir_len == n - 1 && memcmp(path, l->dir + 1, n - 1) == 0))
+			return true;
+	}
+	return false;
+}
+
+struct fw_scan {
+	unsigned long long adds; /* objects ever loaded, when the scan began */
+	bool first, found;
+};
+
+/* Loads so far at the last scan that found nothing: snapshot thread only */
+static unsigned long long fw_adds_seen;
+
+static int fw_scan_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct fw_scan *s = arg;
+
+	if (s->first) {
+		s->first = false;
+		/* no object loaded since the last scan: nothing new to see */
+		if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds)) {
+			s->adds = info->dlpi_adds;
+			if (s->adds == fw_adds_seen)
+				return 1;
+		}
+	}
+	s->found = info->dlpi_name && fw_lib_match(info->dlpi_name);
+	return s->found;
+}
+
+/* Whether a framework's library is loaded: sticky once it is (a
+ * framework is not unloaded), and a walk of the loaded objects only when
+ * one was loaded since the last. */
+static bool fw_loaded(void)
+{
+	struct fw_scan s = { .first = true };
+
+	dl_iterate_phdr(fw_scan_one, &s);
+	if (!s.found)
+		fw_adds_seen = s.adds;
+	return s.found;
+}
+
+unsigned long long torch_calls(void)
+{
+	return atomic_load(&calls);
 }
 
 void torch_poll(void)
@@ -244,9 +336,11 @@ void torch_poll(void)
 			return;
 		}
 		files_process_dir(dir, sizeof(dir));
-		fw_state = gs_config.frameworks ? T_RUN : T_DONE;
+		fw_state = gs_config.frameworks ? T_WAIT : T_DONE;
 		state = gs_config.torch ? T_WAIT : T_DONE;
 	}
+	if (fw_state == T_WAIT && fw_loaded())
+		fw_state = T_RUN;
 	torch = state == T_RUN;
 	if (state == T_WAIT) {
 		/* PyTorch's CUDA library, loaded: else nothing to ask */

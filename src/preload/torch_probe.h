@@ -10,6 +10,8 @@ void torch_poll(void);
 /* fork(): a child has no view of its own (CUDA does not survive a fork);
  * the parent's namespace, copied into it, checks its pid as well. */
 void torch_forget(void);
+/* How many pending calls ran in the program's main thread, any thread. */
+unsigned long long torch_calls(void);
 /* Whether the view waits to start and wants asking again soon: *SOON
  * (CLOCK_MONOTONIC) is when. */
 struct timespec;

@@ -8,10 +8,18 @@ them and runs under the library on the fake driver has, in its history as
 frameworks' documented calls return, before and after it changes them;
 its snapshot and report carry the latest.  A JAX whose backends the
 program never initialised is never initialised by gpuspy; a framework
-not imported, or GPUSPY_FRAMEWORKS=0, adds nothing.  An adapter that
-raises gives one line on stderr and is off, the others go on, and the
-program's output and exit status are those of a run without gpuspy.
-Usage: fw_counters.py LIBGPUSPY LIBPYALLOC FAKE_DIR GPUSPY LIBC10_CUDA"""
+not imported, or GPUSPY_FRAMEWORKS=0, adds nothing.  A framework is
+asked only once its native library is loaded (each pretend framework
+loads one of the real one's file name and layout): a Python program that
+imports none runs no Python call of gpuspy's at all (report.json's
+python_calls), nor does one whose pretend frameworks load no library; a
+framework imported late, after the first allocation, is asked from then
+on.  The metrics endpoint (GPUSPY_PROMETHEUS) serves each framework's
+pool per device with exactly its figures.  An adapter that raises gives
+one line on stderr and is off, the others go on, and the program's
+output and exit status are those of a run without gpuspy.
+Usage: fw_counters.py LIBGPUSPY LIBPYALLOC FAKE_DIR GPUSPY LIBC10_CUDA
+       LIBPADDLE XLA_EXTENSION CUPY_CORE"""
 import csv
 import glob
 import json
@@ -24,6 +32,12 @@ import tempfile
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 here = os.path.dirname(os.path.abspath(__file__))
+# the frameworks' native libraries, laid out as in site-packages
+native = tempfile.mkdtemp()
+for built, rel in zip(sys.argv[6:9], ("paddle/base", "jaxlib", "cupy/_core")):
+    os.makedirs(os.path.join(native, rel))
+    shutil.copy(built, os.path.join(native, rel))
+os.environ["FAKE_FW_NATIVE"] = native
 prog = os.path.join(here, "fw_prog.py")
 path = os.pathsep.join((os.path.join(here, "fake_fw"), os.path.join(here, "fake_torch")))
 sys.path[:0] = path.split(os.pathsep)
@@ -47,7 +61,8 @@ def run(names, seconds=0.6, preload=True, **extra):
                GPUSPY_INTERVAL="10ms", PYTHONPATH=path, FAKE_C10_CUDA=os.path.abspath(c10),
                GPUSPY_QUIET="1")
     env.update(extra)
-    for k in ("GPUSPY_FRAMEWORKS", "GPUSPY_TORCH", "FAKE_FW_RAISE"):
+    for k in ("GPUSPY_FRAMEWORKS", "GPUSPY_TORCH", "FAKE_FW_RAISE", "FAKE_FW_NO_NATIVE",
+              "GPUSPY_PROMETHEUS"):
         if k not in extra:
             env.pop(k, None)
     if preload:
@@ -157,15 +172,44 @@ check({k: v[-1] for k, v in fw.items()} == want and not glob.glob(os.path.join(o
       f"... with GPUSPY_TORCH=0 too, and no torch.json: {sorted(fw)}")
 shutil.rmtree(out)
 
-# nothing imported, or GPUSPY_FRAMEWORKS=0: nothing
+
+
+def python_calls(out):
+    files = glob.glob(os.path.join(out, "*", "report.json"))
+    return json.load(open(files[0])).get("python_calls") if files else "no report.json"
+
+
+# nothing imported, or GPUSPY_FRAMEWORKS=0, or frameworks without their
+# native libraries: nothing, and no Python call of gpuspy's but for
+# GPUSPY_FRAMEWORKS=0 (where PyTorch's gate is the view's)
 for names, extra, what in (([], {}, "no framework imported"),
-                           (["paddle", "cupy"], {"GPUSPY_FRAMEWORKS": "0"}, "GPUSPY_FRAMEWORKS=0")):
+                           (["paddle", "cupy"], {"GPUSPY_FRAMEWORKS": "0"}, "GPUSPY_FRAMEWORKS=0"),
+                           (["paddle", "jax", "cupy"], {"FAKE_FW_NO_NATIVE": "1"},
+                            "frameworks whose native libraries are not loaded")):
     out, r = run(names, 0.3, **extra)
     rep, fw = csv_fw(out)
     hist = "".join(open(f).read() for f in glob.glob(os.path.join(out, "*", "history.jsonl")))
     check(r.returncode == 0 and hist and '"fw"' not in hist and fw == {}
           and doc_fw(out, "report.json") is None, f"{what}: no counters anywhere")
+    calls = python_calls(out)
+    check(calls == 0, f"... and no Python call of gpuspy's in the program: {calls}")
     shutil.rmtree(out)
+# ... while the same program with its frameworks' libraries has one an
+# interval or so (10 ms for 0.3 s)
+out, r = run(["paddle", "jax", "cupy"], 0.3)
+calls = python_calls(out)
+check(isinstance(calls, int) and calls >= 10, f"with them: {calls} Python calls")
+shutil.rmtree(out)
+
+# imported late, after the first allocation: counted from then on
+out, r = run(["late", "paddle", "cupy"], 0.9)
+rep, fw = csv_fw(out)
+check(r.stdout == "done paddle cupy\n" and fw.get("fw:paddle:1:reserved", [None])[-1]
+      == pcuda.FIGURES[1][1] and fw.get("fw:cupy:0:reserved", [None])[-1] == cupy.POOL["total"]
+      and len(fw.get("fw:paddle:1:reserved", [])) >= 10,
+      f"frameworks imported late: counted from then on: "
+      f"{ {k: v[-1] for k, v in fw.items()} } {r.stderr[-300:]!r}")
+shutil.rmtree(out)
 
 # an adapter that raises: one line, that adapter off, the others on, and
 # the program as without gpuspy
@@ -187,5 +231,6 @@ for bad, title, also in (("paddle", "PaddlePaddle", "cupy"), ("jax", "JAX", "pad
     shutil.rmtree(plain[0])
     shutil.rmtree(out)
 
+shutil.rmtree(native)
 print(f"{failures} failed")
 sys.exit(1 if failures else 0)

@@ -5,7 +5,9 @@ starts gpuspy's snapshot thread, lets the counters be read for a while,
 changes PaddlePaddle's and CuPy's figures halfway, and prints what it
 did.  "jax" calls jax.devices() (which initialises JAX's backends);
 "jax-lazy" imports JAX and never does.  "torch" allocates a tensor.
-Usage: fw_prog.py LIBPYALLOC SECONDS FRAMEWORK..."""
+With "late" first, the frameworks are imported only after the allocation
+and a third of SECONDS.
+Usage: fw_prog.py LIBPYALLOC SECONDS [late] FRAMEWORK..."""
 import ctypes
 import sys
 import time
@@ -14,6 +16,11 @@ pyalloc = ctypes.CDLL(sys.argv[1])
 pyalloc.pyalloc_leak.argtypes = [ctypes.c_size_t, ctypes.c_int]
 seconds = float(sys.argv[2])
 names = sys.argv[3:]
+late = names[:1] == ["late"]
+if late:
+    names = names[1:]
+    pyalloc.pyalloc_leak(1 << 20, 1)
+    time.sleep(seconds / 3)
 mods = {}
 for name in names:
     mods[name] = __import__(name.split("-")[0])
@@ -21,7 +28,8 @@ if "jax" in names:
     mods["jax"].devices()
 if "torch" in names:
     kept = mods["torch"].empty(3 << 20)
-pyalloc.pyalloc_leak(1 << 20, 1)
+if not late:
+    pyalloc.pyalloc_leak(1 << 20, 1)
 end = time.monotonic() + seconds
 half = False
 while time.monotonic() < end:

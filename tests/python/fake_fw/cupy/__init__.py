@@ -4,6 +4,16 @@ total_bytes(), n_free_blocks(), of the current device),
 get_default_pinned_memory_pool() (n_free_blocks(), total_bytes()) and
 cupy.cuda.runtime.getDevice().  The figures are POOL and PINNED;
 FAKE_FW_RAISE=cupy makes used_bytes() raise."""
+import ctypes as _ctypes
+import os as _os
+
+# importing CuPy loads its extension modules, cupy/_core/core.cpython-*.so:
+# FAKE_FW_NATIVE is a directory laid out so
+# (tests/python/fw_counters.py), unless FAKE_FW_NO_NATIVE is set
+if not _os.environ.get("FAKE_FW_NO_NATIVE"):
+    _ctypes.CDLL(_os.path.join(_os.environ["FAKE_FW_NATIVE"], "cupy", "_core",
+                               "core.cpython-fake.so"))
+
 import os
 
 from . import cuda  # noqa: F401

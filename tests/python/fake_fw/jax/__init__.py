@@ -7,6 +7,15 @@ local_hardware_id and memory_stats().  The "cuda" backend has two GPUs
 with the figures of jax._src.xla_bridge.STATS, the "cpu" one a CPU device
 whose memory_stats() raises (it must never be asked).  FAKE_FW_RAISE=jax
 makes the GPUs' memory_stats() raise."""
+import ctypes as _ctypes
+import os as _os
+
+# importing JAX loads jaxlib's extension, jaxlib/xla_extension.so:
+# FAKE_FW_NATIVE is a directory laid out so
+# (tests/python/fw_counters.py), unless FAKE_FW_NO_NATIVE is set
+if not _os.environ.get("FAKE_FW_NO_NATIVE"):
+    _ctypes.CDLL(_os.path.join(_os.environ["FAKE_FW_NATIVE"], "jaxlib", "xla_extension.so"))
+
 from ._src import xla_bridge
 
 

@@ -29,6 +29,7 @@
 #include "env.h"
 #include "events.h"
 #include "files.h"
+#include "fw_counters.h"
 #include "history.h"
 #include "http.h"
 #include "locks.h"
@@ -278,6 +279,50 @@ static void rank_sites(struct prom_process *p, struct ranked *top, unsigned *n)
 	}
 }
 
+/* Each framework's pool per device: its own counters (fw_counters.h)
+ * where it has them, PyTorch's else from the PyTorch view (its counters
+ * off, GPUSPY_FRAMEWORKS=0).  CuPy's pinned host pool has no device and
+ * is left out.  Snapshot thread only: LATEST is static for its size. */
+static size_t pools_fill(struct prom_pool *out, size_t max)
+{
+	static struct fw_latest latest;
+	long long view[GS_FW_DEVICES][3];
+	unsigned nview;
+	size_t n = 0;
+
+	gs_lock(&gs_events_lock);
+	fw_counters_copy(&latest);
+	gs_unlock(&gs_events_lock);
+	for (unsigned f = 0; f < GS_FW_COUNT; f++)
+		for (unsigned d = 0; d < GS_FW_DEVICES && n < max; d++) {
+			const bool *has = latest.has[f][d];
+			const long long *v = latest.v[f][d];
+
+			if (!has[GS_FWC_RESERVED] && !has[GS_FWC_ALLOCATED])
+				continue;
+			out[n++] = (struct prom_pool){
+				.device = (int)d,
+				.framework = names_fw[f],
+				.has_reserved = has[GS_FWC_RESERVED],
+				.has_allocated = has[GS_FWC_ALLOCATED],
+				.reserved = (uint64_t)v[GS_FWC_RESERVED],
+				.allocated = (uint64_t)v[GS_FWC_ALLOCATED],
+			};
+		}
+	nview = history_torch_pool(view, GS_FW_DEVICES);
+	for (unsigned i = 0; i < nview && n < max; i++) {
+		unsigned d = (unsigned)view[i][0];
+
+		if (d < GS_FW_DEVICES && (latest.has[GS_FW_PYTORCH][d][GS_FWC_RESERVED] ||
+					  latest.has[GS_FW_PYTORCH][d][GS_FWC_ALLOCATED]))
+			continue;
+		out[n++] = (struct prom_pool){
+			(int)d, "pytorch", true, true, (uint64_t)view[i][1], (uint64_t)view[i][2]
+		};
+	}
+	return n;
+}
+
 void endpoint_publish(void)
 {
 	static struct ranked top[PROM_TOP_MAX];
@@ -285,8 +330,7 @@ void endpoint_publish(void)
 	struct prom_device devices[GS_MAX_DEVICES];
 	long long used[GS_MAX_DEVICES], dused[GS_MAX_DEVICES], dtotal[GS_MAX_DEVICES];
 	struct prom_nvml nv[GS_MAX_DEVICES];
-	long long pool[16][3];
-	struct prom_pool pools[16];
+	struct prom_pool pools[GS_FW_COUNT * GS_FW_DEVICES + GS_FW_DEVICES];
 	struct prom_process p = { 0 }, *procs[] = { &p };
 	struct prom_buf b = { 0 };
 	unsigned n, nu, nd;
@@ -343,13 +387,8 @@ void endpoint_publish(void)
 			p.nnvml++;
 	}
 	p.nvml = nv;
-	n = history_torch_pool(pool, 16);
-	for (unsigned i = 0; i < n; i++)
-		pools[i] =
-			(struct prom_pool){ (int)pool[i][0],	  "pytorch",	       true, true,
-					    (uint64_t)pool[i][1], (uint64_t)pool[i][2] };
 	p.pools = pools;
-	p.npools = n;
+	p.npools = pools_fill(pools, sizeof(pools) / sizeof(pools[0]));
 
 	rank_sites(&p, top, &n);
 	for (unsigned i = 0; i < n; i++) {

@@ -24,10 +24,13 @@ import csv
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
@@ -210,6 +213,63 @@ check(r.stdout == "done paddle cupy\n" and fw.get("fw:paddle:1:reserved", [None]
       f"frameworks imported late: counted from then on: "
       f"{ {k: v[-1] for k, v in fw.items()} } {r.stderr[-300:]!r}")
 shutil.rmtree(out)
+
+# the metrics endpoint: each framework's pool per device, exactly its
+# figures (CuPy's pinned pool has no device: left out)
+series = re.compile(r'^gpuspy_pool_(reserved|allocated)_bytes\{([^}]*)\} (\S+)$', re.M)
+
+
+def scrape_pools(names, want, **extra):
+    """The pool series of /metrics, once they are WANT or 20 s passed."""
+    out = tempfile.mkdtemp()
+    env = dict(os.environ, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
+               GPUSPY_INTERVAL="10ms", PYTHONPATH=path, GPUSPY_QUIET="1", LD_PRELOAD=lib,
+               GPUSPY_PROMETHEUS="127.0.0.1:0", FAKE_C10_CUDA=os.path.abspath(c10))
+    for k in ("GPUSPY_FRAMEWORKS", "GPUSPY_TORCH", "FAKE_FW_RAISE", "FAKE_FW_NO_NATIVE"):
+        env.pop(k, None)
+    env.update(extra)
+    p = subprocess.Popen([sys.executable, prog, pyalloc, "0", "hold"] + names, env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    ready = p.stdout.readline()
+    pools, end = {}, time.monotonic() + 20
+    while ready == "ready\n" and pools != want and time.monotonic() < end:
+        time.sleep(0.05)
+        addr = glob.glob(os.path.join(out, "*", "prometheus"))
+        try:
+            a = open(addr[0]).read().strip() if addr else ""
+            if not a:
+                continue
+            page = urllib.request.urlopen(f"http://{a}/metrics", timeout=5).read().decode()
+        except OSError:
+            continue
+        pools = {}
+        for kind, labels, value in series.findall(page):
+            lab = dict(re.findall(r'(\w+)="([^"]*)"', labels))
+            pools[(kind, lab.get("device"), lab.get("framework"))] = int(float(value))
+    p.stdin.write("\n")
+    p.stdin.close()
+    p.wait(timeout=60)
+    shutil.rmtree(out)
+    return pools, f"{sorted(set(pools.items()) ^ set(want.items()))} differ " \
+        f"{p.stderr.read()[-300:]!r}"
+
+
+want = {}
+for d, (a, res, _, _) in pcuda.FIGURES.items():
+    want[("reserved", str(d), "paddle")], want[("allocated", str(d), "paddle")] = res, a
+for d, st in xb.STATS.items():
+    want[("reserved", str(d), "jax")] = st.get("pool_bytes", st.get("bytes_reserved"))
+    want[("allocated", str(d), "jax")] = st["bytes_in_use"]
+want[("reserved", "0", "cupy")] = cupy.POOL["total"]
+want[("allocated", "0", "cupy")] = cupy.POOL["used"]
+pools, why = scrape_pools(["paddle", "jax", "cupy"], want)
+check(pools == want, f"/metrics: the pools of PaddlePaddle, JAX and CuPy per device: {why}")
+# PyTorch's from its counters, and from the PyTorch view with them off
+want = {("reserved", "0", "pytorch"): 6 * MIB, ("allocated", "0", "pytorch"): 3 * MIB}
+for extra in ({"GPUSPY_TORCH": "0"}, {"GPUSPY_FRAMEWORKS": "0"}):
+    pools, why = scrape_pools(["torch"], want, **extra)
+    check(pools == want, f"/metrics: PyTorch's pool with {extra}: {why}")
 
 # an adapter that raises: one line, that adapter off, the others on, and
 # the program as without gpuspy

@@ -6,9 +6,12 @@ changes PaddlePaddle's and CuPy's figures halfway, and prints what it
 did.  "jax" calls jax.devices() (which initialises JAX's backends);
 "jax-lazy" imports JAX and never does.  "torch" allocates a tensor.
 With "late" first, the frameworks are imported only after the allocation
-and a third of SECONDS.
-Usage: fw_prog.py LIBPYALLOC SECONDS [late] FRAMEWORK..."""
+and a third of SECONDS; with "hold" first, it prints "ready" after the
+allocation and waits for a line on its standard input instead of
+SECONDS, changing nothing.
+Usage: fw_prog.py LIBPYALLOC SECONDS [late|hold] FRAMEWORK..."""
 import ctypes
+import select
 import sys
 import time
 
@@ -16,9 +19,10 @@ pyalloc = ctypes.CDLL(sys.argv[1])
 pyalloc.pyalloc_leak.argtypes = [ctypes.c_size_t, ctypes.c_int]
 seconds = float(sys.argv[2])
 names = sys.argv[3:]
-late = names[:1] == ["late"]
-if late:
+late, hold = names[:1] == ["late"], names[:1] == ["hold"]
+if late or hold:
     names = names[1:]
+if late:
     pyalloc.pyalloc_leak(1 << 20, 1)
     time.sleep(seconds / 3)
 mods = {}
@@ -30,6 +34,12 @@ if "torch" in names:
     kept = mods["torch"].empty(3 << 20)
 if not late:
     pyalloc.pyalloc_leak(1 << 20, 1)
+if hold:
+    print("ready", flush=True)
+    # between waits, so that gpuspy's pending calls run (never inside one)
+    while not select.select([sys.stdin], [], [], 0.005)[0]:
+        pass
+    seconds = 0
 end = time.monotonic() + seconds
 half = False
 while time.monotonic() < end:

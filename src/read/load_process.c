@@ -568,16 +568,18 @@ static int load_graph(const struct vctx *v, json_t *root, struct rd_process *p)
 	json_array_foreach(devs, i, dj)
 	{
 		struct rd_graph_device *d = &g->devices[i];
+		/* its own context: validate_element points it at `where` */
+		struct vctx el = sub;
 		char where[48];
 
-		if ((r = validate_element(&sub, dj, where, sizeof(where), "graph.devices[%zu]",
-					  i)) < 0)
+		if ((r = validate_element(&el, dj, where, sizeof(where), "graph.devices[%zu]", i)) <
+		    0)
 			return r;
-		if ((r = validate_int(&sub, dj, "device", true, 0, INT32_MAX, &d->device)) < 0 ||
-		    (r = validate_count(&sub, dj, "used_current", &d->used_current)) < 0 ||
-		    (r = validate_count(&sub, dj, "used_high", &d->used_high)) < 0 ||
-		    (r = validate_count(&sub, dj, "reserved_current", &d->reserved_current)) < 0 ||
-		    (r = validate_count(&sub, dj, "reserved_high", &d->reserved_high)) < 0)
+		if ((r = validate_int(&el, dj, "device", true, 0, INT32_MAX, &d->device)) < 0 ||
+		    (r = validate_count(&el, dj, "used_current", &d->used_current)) < 0 ||
+		    (r = validate_count(&el, dj, "used_high", &d->used_high)) < 0 ||
+		    (r = validate_count(&el, dj, "reserved_current", &d->reserved_current)) < 0 ||
+		    (r = validate_count(&el, dj, "reserved_high", &d->reserved_high)) < 0)
 			return r;
 		g->ndevices = i + 1;
 	}

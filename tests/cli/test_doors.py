@@ -4,7 +4,8 @@
 view shows GPU memory that no door of gpuspy saw: NVML's figure for the
 process beyond what gpuspy tracked, the graph pool's slack and 1 GiB per
 GPU for the CUDA context and libraries; or the driver's graph memory
-beyond the graph memory gpuspy counted.
+beyond the graph memory gpuspy counted.  And the text and JSON reports
+show the graph memory and the calls per door.
 
     test_doors.py GPUSPY FIXTURES
 
@@ -102,9 +103,22 @@ def main():
               p.returncode == 0 and len(w) == 1 and w[0].endswith(want), repr(p.stderr))
 
         doc = graph(base, 512 * MiB, 512 * MiB, 512 * MiB)
+        doc["calls"] = {"runtime": 7, "driver": 0, "getproc": 7, "graph": 5}
         p = report(gpuspy, doc, tmp, "graph-seen")
         check("graph memory gpuspy saw: no warning", p.returncode == 0 and not warnings(p),
               p.stderr)
+        lines = p.stdout.splitlines()
+        for want in ["    CUDA graphs: 1 memory node (1.0 GiB), 0 B still reserved by graphs; "
+                     "1 launch; live 512.0 MiB in 1, peak 1.0 GiB; 0 trims",
+                     "    GPU 0 graph pool (driver): used 512.0 MiB (high 1.0 GiB), "
+                     "reserved 512.0 MiB (high 1.0 GiB)",
+                     "    calls per door: runtime 7, driver 0, getproc 7, graph 5"]:
+            check("the text report says %r" % want.strip(), want in lines, p.stdout[:3000])
+        p = report(gpuspy, doc, tmp, "graph-json", fmt="json")
+        proc = json.loads(p.stdout)["processes"][0]
+        check("--format json carries graph and calls",
+              proc.get("graph") == doc["graph"] and proc.get("calls") == doc["calls"],
+              repr((proc.get("graph"), proc.get("calls"))))
     print("%d failed" % failed)
     return 1 if failed else 0
 

@@ -134,13 +134,24 @@ void graph_instantiated(const void *graph, const void *exec, unsigned long long 
 	atomic_store(&any, true);
 	gs_lock(&gs_graph_lock);
 	g = find(graph);
+	e = find(exec);
+	if (e) {
+		/* A record under a handle the driver gave out again: its
+		 * destroy was not seen.  The new executable graph's nodes are
+		 * its graph's, none of the old ones. */
+		HASH_DEL(graphs, e);
+		if (e->is_exec && e->n)
+			atomic_fetch_sub(&mem_execs, 1);
+		free(e->nodes);
+		free(e);
+	}
 	if (g && g->n) {
 		e = get(exec, true);
-		if (e && !e->n && (e->nodes = malloc(g->n * sizeof(*e->nodes)))) {
+		if (e && (e->nodes = malloc(g->n * sizeof(*e->nodes)))) {
 			memcpy(e->nodes, g->nodes, g->n * sizeof(*e->nodes));
 			e->n = e->cap = g->n;
 			atomic_fetch_add(&mem_execs, 1);
-		} else if (!e || !e->n) {
+		} else {
 			lost();
 		}
 	}
@@ -194,7 +205,7 @@ void graph_destroyed(const void *handle)
 	g = find(handle);
 	if (g) {
 		HASH_DEL(graphs, g);
-		if (g->is_exec)
+		if (g->is_exec && g->n)
 			atomic_fetch_sub(&mem_execs, 1);
 		free(g->nodes);
 		free(g);

@@ -78,6 +78,8 @@ static json_t *graph_json(const struct rd_graph *g)
 		json_object_set_new(dj, "used_high", json_integer(d->used_high));
 		json_object_set_new(dj, "reserved_current", json_integer(d->reserved_current));
 		json_object_set_new(dj, "reserved_high", json_integer(d->reserved_high));
+		if (d->as_of >= 0)
+			json_object_set_new(dj, "as_of", json_real(d->as_of));
 		json_array_append_new(devs, dj);
 	}
 	json_object_set_new(o, "devices", devs);

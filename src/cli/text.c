@@ -724,11 +724,15 @@ static void print_graph(FILE *out, const struct rd_process *p)
 
 		fprintf(out,
 			"    GPU %" PRId64 " graph pool (driver): used %s (high %s), reserved %s "
-			"(high %s)\n",
+			"(high %s)",
 			dv->device, util_human_size(dv->used_current, a, sizeof(a)),
 			util_human_size(dv->used_high, b, sizeof(b)),
 			util_human_size(dv->reserved_current, c, sizeof(c)),
 			util_human_size(dv->reserved_high, d, sizeof(d)));
+		/* at exit the driver may be gone: then these are its last words */
+		if (dv->as_of >= 0 && p->end_time >= 0 && p->end_time - dv->as_of >= 0.05)
+			fprintf(out, ", as read %.1f s before the report", p->end_time - dv->as_of);
+		putc('\n', out);
 	}
 }
 

@@ -266,6 +266,7 @@ enum { cudaGraphInstantiateFlagAutoFreeOnLaunch = 1 };
 enum { cudaMemAllocationTypePinned = 1 };
 enum { cudaMemLocationTypeDevice = 1 };
 enum { CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900 };
+enum { CUDA_ERROR_DEINITIALIZED = 4 };
 #endif /* GPUSPY_HAVE_CUDA_H */
 
 /*

@@ -41,6 +41,34 @@ static atomic_int mem_execs; /* executable graphs with memory nodes */
 static atomic_bool any;	     /* a graph call was seen: write "graph" */
 static atomic_llong nodes_made, node_bytes, launches, trims;
 static atomic_llong resident_bytes, resident_allocs, resident_peak;
+/*
+ * The driver's graph-memory figures as last read, per device of
+ * driver_info() (gs_graph_lock): the report at exit is written after the
+ * runtime's exit handlers, when the driver may no longer answer; it then
+ * carries these, with the time they were read.  Read again at every
+ * snapshot, trim and graph destroy.
+ */
+static struct {
+	bool valid;
+	double time;
+	unsigned long long v[4];
+} last[GS_INFO_DEVICES];
+
+/* Lock held. */
+static void refresh(void)
+{
+	const struct gs_cuda_info *ci = driver_info();
+
+	for (unsigned i = 0; i < ci->ndevices && i < GS_INFO_DEVICES; i++) {
+		unsigned long long v[4];
+
+		if (!driver_graph_mem(ci->devices[i].ordinal, v))
+			continue;
+		memcpy(last[i].v, v, sizeof(v));
+		last[i].time = gs_now();
+		last[i].valid = true;
+	}
+}
 
 static struct graph *find(const void *h)
 {
@@ -202,6 +230,7 @@ void graph_destroyed(const void *handle)
 
 	atomic_store(&any, true);
 	gs_lock(&gs_graph_lock);
+	refresh();
 	g = find(handle);
 	if (g) {
 		HASH_DEL(graphs, g);
@@ -217,6 +246,9 @@ void graph_trimmed(void)
 {
 	atomic_store(&any, true);
 	atomic_fetch_add(&trims, 1);
+	gs_lock(&gs_graph_lock);
+	refresh();
+	gs_unlock(&gs_graph_lock);
 }
 
 bool graph_capturing(const void *stream, bool per_thread, const void **graph)
@@ -278,22 +310,25 @@ static long long reserved_bytes(void)
 	return sum;
 }
 
-/* The driver's own figures, per device, where it answers. */
+/* Lock held.  The driver's own figures, per device: read now, or as last
+ * read when the driver no longer answers ("as_of": when that was). */
 static void write_devices(FILE *f)
 {
 	const struct gs_cuda_info *ci = driver_info();
 	bool first = true;
 
+	refresh();
 	fputs(", \"devices\": [", f);
-	for (unsigned i = 0; i < ci->ndevices; i++) {
-		unsigned long long v[4];
+	for (unsigned i = 0; i < ci->ndevices && i < GS_INFO_DEVICES; i++) {
+		const unsigned long long *v = last[i].v;
 
-		if (!driver_graph_mem(ci->devices[i].ordinal, v))
+		if (!last[i].valid)
 			continue;
 		fprintf(f,
 			"%s{\"device\": %d, \"used_current\": %llu, \"used_high\": %llu, "
-			"\"reserved_current\": %llu, \"reserved_high\": %llu}",
-			first ? "" : ", ", ci->devices[i].ordinal, v[0], v[1], v[2], v[3]);
+			"\"reserved_current\": %llu, \"reserved_high\": %llu, \"as_of\": %.3f}",
+			first ? "" : ", ", ci->devices[i].ordinal, v[0], v[1], v[2], v[3],
+			last[i].time);
 		first = false;
 	}
 	fputc(']', f);
@@ -307,7 +342,6 @@ void graph_write(FILE *f)
 		return;
 	gs_lock(&gs_graph_lock);
 	reserved = reserved_bytes();
-	gs_unlock(&gs_graph_lock);
 	/* The live figures before the peak, and the peak raised to them: a
 	 * launch on another thread may be between its two additions. */
 	live = atomic_load(&resident_bytes);
@@ -322,5 +356,6 @@ void graph_write(FILE *f)
 		atomic_load(&nodes_made), atomic_load(&node_bytes), reserved,
 		atomic_load(&launches), live, allocs, peak, atomic_load(&trims));
 	write_devices(f);
+	gs_unlock(&gs_graph_lock);
 	fputc('}', f);
 }

@@ -581,6 +581,9 @@ static int load_graph(const struct vctx *v, json_t *root, struct rd_process *p)
 		    (r = validate_count(&el, dj, "reserved_current", &d->reserved_current)) < 0 ||
 		    (r = validate_count(&el, dj, "reserved_high", &d->reserved_high)) < 0)
 			return r;
+		d->as_of = -1;
+		if ((r = validate_time(&el, dj, "as_of", false, &d->as_of)) < 0)
+			return r;
 		g->ndevices = i + 1;
 	}
 	g->present = true;

@@ -156,6 +156,7 @@ struct rd_count {
 struct rd_graph_device {
 	int64_t device;
 	int64_t used_current, used_high, reserved_current, reserved_high;
+	double as_of; /* when the driver said so; -1 when not said */
 };
 struct rd_graph {
 	bool present;

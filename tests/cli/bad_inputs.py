@@ -55,7 +55,7 @@ FOLDED = {"kind": "device", "sites": 3, "growing": 1, "live_bytes": 2 * 2**20,
 # a valid "graph" of the fixture (docs/format.md, "CUDA graph memory"): its
 # live memory is part of the fixture's device memory (3 MiB in 2)
 GDEV = {"device": 0, "used_current": 2 * 2**20, "used_high": 4 * 2**20,
-        "reserved_current": 2 * 2**20, "reserved_high": 4 * 2**20}
+        "reserved_current": 2 * 2**20, "reserved_high": 4 * 2**20, "as_of": 1764510040.5}
 GRAPH = {"alloc_nodes": 3, "alloc_node_bytes": 6 * 2**20, "reserved_bytes": 2 * 2**20,
          "launches": 5, "live_bytes": 2 * 2**20, "live_allocations": 1,
          "peak_bytes": 4 * 2**20, "trims": 1, "devices": [GDEV]}
@@ -187,6 +187,10 @@ def mutations(valid_doc, valid_text):
          mut("graph", dict(GRAPH, devices=[dict(GDEV, reserved_current=2**20)]))),
         ("graph device reserved high missing",
          mut("graph", dict(GRAPH, devices=[dict(GDEV, reserved_high=DELETE)]))),
+        ("graph device as_of a string",
+         mut("graph", dict(GRAPH, devices=[dict(GDEV, as_of="now")]))),
+        ("graph device as_of negative",
+         mut("graph", dict(GRAPH, devices=[dict(GDEV, as_of=-5)]))),
         ("graph device used a float",
          mut("graph", dict(GRAPH, devices=[dict(GDEV, used_current=0.5)]))),
         ("snapshot an array", mut("snapshot", [1])),

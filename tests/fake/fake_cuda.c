@@ -21,6 +21,10 @@
  *                             CUDA_ERROR_OUT_OF_MEMORY; 1-based, counting every
  *                             call above plus pinned host allocations, failed
  *                             ones included, once its arguments were accepted
+ *   GPUSPY_FAKE_EXIT_TEARDOWN=1  once the process's exit handlers ran, the
+ *                             graph-memory attributes are refused with
+ *                             CUDA_ERROR_DEINITIALIZED, as a driver that the
+ *                             runtime's exit handler shut down
  * A failed allocation leaves its out-pointer untouched, as the driver does.
  *
  * CUDA graphs, as far as their memory goes: a memory-alloc node gets its
@@ -35,6 +39,7 @@
  * until cuDeviceGraphMemTrim, as the driver's does.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +93,7 @@ static struct {
 	size_t mem_total;
 	size_t oom_size;	    /* 0: off */
 	unsigned long long oom_nth; /* 0: off */
+	bool exit_teardown;
 } cfg;
 
 /* Everything below is protected by `lock`. */
@@ -129,6 +135,7 @@ static uintptr_t next_node = 1;
 static struct {
 	unsigned long long used, used_high, reserved, reserved_high;
 } graph_mem[FAKE_MAX_DEVICES];
+static atomic_bool torn_down; /* GPUSPY_FAKE_EXIT_TEARDOWN: exit handlers ran */
 
 /* The current context is per thread, as in the real driver. */
 static __thread struct fake_ctx *cur_ctx;
@@ -157,6 +164,7 @@ static void config_read(void)
 	cfg.mem_total = env_number("GPUSPY_FAKE_MEM_TOTAL", 80ull << 30);
 	cfg.oom_size = env_number("GPUSPY_FAKE_OOM_SIZE", 0);
 	cfg.oom_nth = env_number("GPUSPY_FAKE_OOM_NTH", 0);
+	cfg.exit_teardown = env_number("GPUSPY_FAKE_EXIT_TEARDOWN", 0) != 0;
 	for (int i = 0; i < FAKE_MAX_DEVICES; i++) {
 		ctxs[i].dev = i;
 		pools[i].dev = i;
@@ -341,11 +349,24 @@ static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion, cuuint
 
 /* ---- initialization, devices, contexts ---- */
 
+static void teardown(void)
+{
+	atomic_store(&torn_down, true);
+}
+
+static void config_read_once(void)
+{
+	config_read();
+	/* registered by the first cuInit, as the runtime registers its own */
+	if (cfg.exit_teardown)
+		atexit(teardown);
+}
+
 CUresult cuInit(unsigned int Flags)
 {
 	if (Flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	pthread_once(&config_once, config_read);
+	pthread_once(&config_once, config_read_once);
 	pthread_mutex_lock(&lock);
 	initialized = true;
 	pthread_mutex_unlock(&lock);
@@ -1379,6 +1400,8 @@ CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr
 
 	if (r)
 		return r;
+	if (atomic_load(&torn_down))
+		return CUDA_ERROR_DEINITIALIZED;
 	if (!dev_valid(device))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (!value)

@@ -46,7 +46,7 @@ static atomic_llong resident_bytes, resident_allocs, resident_peak;
  * driver_info() (gs_graph_lock): the report at exit is written after the
  * runtime's exit handlers, when the driver may no longer answer; it then
  * carries these, with the time they were read.  Read again at every
- * snapshot, trim and graph destroy.
+ * snapshot, trim and destroy of a graph with memory nodes.
  */
 static struct {
 	bool valid;
@@ -230,9 +230,11 @@ void graph_destroyed(const void *handle)
 
 	atomic_store(&any, true);
 	gs_lock(&gs_graph_lock);
-	refresh();
 	g = find(handle);
 	if (g) {
+		/* only graphs with memory nodes: a program may make and drop
+		 * small graphs at every step */
+		refresh();
 		HASH_DEL(graphs, g);
 		if (g->is_exec && g->n)
 			atomic_fetch_sub(&mem_execs, 1);

@@ -775,6 +775,42 @@ static void print_ledger(FILE *out, const struct rd_process *p)
 	free(l);
 }
 
+/* Graph memory: what gpuspy counted (device memory, at the sites that made
+ * the nodes) beside the graph pool as the driver gave it. */
+static void print_graph(FILE *out, const struct rd_process *p)
+{
+	const struct rd_graph *g = &p->graph;
+	char a[32], b[32], c[32], d[32];
+
+	if (!g->present)
+		return;
+	fprintf(out,
+		"    CUDA graphs: %" PRId64
+		" memory node%s (%s), %s still reserved by graphs; %" PRId64
+		" launch%s; live %s in %" PRId64 ", peak %s; %" PRId64 " trim%s\n",
+		g->alloc_nodes, g->alloc_nodes == 1 ? "" : "s",
+		util_human_size(g->alloc_node_bytes, a, sizeof(a)),
+		util_human_size(g->reserved_bytes, b, sizeof(b)), g->launches,
+		g->launches == 1 ? "" : "es", util_human_size(g->live_bytes, c, sizeof(c)),
+		g->live_allocations, util_human_size(g->peak_bytes, d, sizeof(d)), g->trims,
+		g->trims == 1 ? "" : "s");
+	for (size_t i = 0; i < g->ndevices; i++) {
+		const struct rd_graph_device *dv = &g->devices[i];
+
+		fprintf(out,
+			"    GPU %" PRId64 " graph pool (driver): used %s (high %s), reserved %s "
+			"(high %s)",
+			dv->device, util_human_size(dv->used_current, a, sizeof(a)),
+			util_human_size(dv->used_high, b, sizeof(b)),
+			util_human_size(dv->reserved_current, c, sizeof(c)),
+			util_human_size(dv->reserved_high, d, sizeof(d)));
+		/* at exit the driver may be gone: then these are its last words */
+		if (dv->as_of >= 0 && p->end_time >= 0 && p->end_time - dv->as_of >= 0.05)
+			fprintf(out, ", as read %.1f s before the report", p->end_time - dv->as_of);
+		putc('\n', out);
+	}
+}
+
 static void print_process(FILE *out, const struct rd_process *p)
 {
 	char a[32], b[32];
@@ -854,6 +890,16 @@ static void print_process(FILE *out, const struct rd_process *p)
 		putc('\n', out);
 	}
 	print_ledger(out, p);
+	print_graph(out, p);
+	if (p->ncalls) {
+		fputs("    calls per door:", out);
+		for (size_t i = 0; i < p->ncalls; i++) {
+			fprintf(out, "%s ", i ? "," : "");
+			cli_put_clean(out, p->calls[i].name);
+			fprintf(out, " %" PRId64, p->calls[i].value);
+		}
+		putc('\n', out);
+	}
 	if (p->python.present) {
 		fputs("    Python ", out);
 		cli_put_clean(out, p->python.version);

@@ -175,7 +175,14 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 	fprintf(f, "Pinned host:     %s in %lld %s still live\n", c,
 		v->kind[GS_KIND_PINNED].live_allocs,
 		summary_allocs(v->kind[GS_KIND_PINNED].live_allocs));
-	fprintf(f, "Untracked frees: %lld\n\n", atomic_load(&gs_totals.untracked_frees));
+	fprintf(f, "Untracked frees: %lld\n", atomic_load(&gs_totals.untracked_frees));
+	/* Which doors fired: a door that saw nothing is one gpuspy was not
+	 * used through, or one that missed the program's calls. */
+	fputs("Calls per door: ", f);
+	for (int i = 0; i < GS_CALL_COUNT; i++)
+		fprintf(f, "%s%s %lld", i ? ", " : "", gs_call_names[i],
+			calls_total((enum gs_call)i));
+	fputs("\n\n", f);
 	if (torch_top.n) {
 		/* the Python lines that hold the pool's blocks, which the
 		 * CUDA sites below name only as the pool's segments */

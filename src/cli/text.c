@@ -750,11 +750,10 @@ static void print_ledger(FILE *out, const struct rd_process *p)
 			print_ledger_line(out, " ", "tracked by gpuspy", d->tracked,
 					  "live allocations gpuspy saw");
 		}
-		/* GRAPH POOL: known once the snapshots carry the graph-memory
-		 * attributes (src/read/ledger.c) */
+		/* the graph pool's unused part, where "graph" says (ledger.c) */
 		if (d->graph_pool >= 0)
 			print_ledger_line(out, "+", "graph pool", d->graph_pool,
-					  "CUDA graph memory nodes' pool");
+					  "CUDA graph pool, reserved and unused");
 		if (d->nvml >= 0) {
 			print_ledger_line(
 				out, "+", "CUDA context and libraries", d->context,

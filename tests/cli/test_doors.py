@@ -93,6 +93,17 @@ def main():
         p = report(gpuspy, doc, tmp, "slack")
         check("3.4 GiB by NVML with a 1 GiB graph pool: no warning",
               p.returncode == 0 and not warnings(p), p.stderr)
+        # the ledger names the pool's unused part on its own line, out of
+        # the context's remainder
+        p = report(gpuspy, doc, tmp, "slack-json", fmt="json")
+        led = json.loads(p.stdout)["processes"][0].get("ledger") or [{}]
+        dev0 = [d for d in led if d.get("device") == 0] or [{}]
+        check("the ledger's graph pool: reserved 1 GiB less used 0",
+              dev0[0].get("graph_pool_bytes") == GiB, repr(led))
+        p = report(gpuspy, graph(nvml(base, int(3.4 * GiB)), 0, 256 * MiB, GiB), tmp, "slack-txt")
+        check("the text ledger's graph pool: 768 MiB unused",
+              any(x.split()[:4] == ["+", "graph", "pool", "768.0"] for x in p.stdout.splitlines()),
+              p.stdout[:3000])
 
         doc = graph(base, 0, 512 * MiB, 512 * MiB)
         p = report(gpuspy, doc, tmp, "graph")

@@ -79,7 +79,10 @@ extern "C" __attribute__((noinline)) void graph_free_node(size_t size, int launc
 	void *p;
 
 	CHECK(cudaGraphCreate(&g, 0));
-	cudaGraphNode_t k = kernel_node(g, alloc_node(g, size, &p), p, size);
+	// the node's address is known once alloc_node() returned: not in the
+	// same call's arguments, whose order C++ leaves open
+	cudaGraphNode_t an = alloc_node(g, size, &p);
+	cudaGraphNode_t k = kernel_node(g, an, p, size);
 	CHECK(cudaGraphAddMemFreeNode(&f, g, &k, 1, p));
 	CHECK(cudaGraphInstantiate(&e, g, 0));
 	for (int i = 0; i < launches; i++)
@@ -99,8 +102,11 @@ extern "C" __attribute__((noinline)) void graph_cudafree(size_t size, int n, int
 	void *p[8];
 
 	CHECK(cudaGraphCreate(&g, 0));
-	for (int i = 0; i < n; i++)
-		kernel_node(g, alloc_node(g, size, &p[i]), p[i], size);
+	for (int i = 0; i < n; i++) {
+		cudaGraphNode_t an = alloc_node(g, size, &p[i]);
+
+		kernel_node(g, an, p[i], size);
+	}
 	CHECK(cudaGraphInstantiate(&e, g, 0));
 	for (int l = 0; l < launches; l++) {
 		CHECK(cudaGraphLaunch(e, s));

@@ -7,11 +7,17 @@
  * Each scrape of /metrics is answered from a page that this thread
  * prepares: the server's thread (http.h) only copies it.  A scrape that
  * finds the page older than REFRESH_S wakes this thread, which reads the
- * run directory again as 'gpuspy report' does (a running process from the
- * snapshot.json its gpuspy thread rewrites every GPUSPY_INTERVAL, with its
- * torch.json), and waits for the new page at most WAIT_S.  So the run
- * directory is read at most once a REFRESH_S however many clients ask,
- * and never when nobody does.
+ * run directory again as 'gpuspy report' does, and waits for the new page
+ * at most WAIT_S.  So the run directory is read at most once a REFRESH_S
+ * however many clients ask, and never when nobody does.
+ *
+ * A running process is read from the snapshot.json its gpuspy thread
+ * rewrites (with torch.json) at an interval when something was allocated
+ * or freed since the last one, and from its history.jsonl, which gets a
+ * line every interval: the snapshot's counters and sites are exact until
+ * the next allocation or free, and the history's last line is the moment
+ * they are from, and what changes without one (NVML's view of the
+ * process, the PyTorch pool).
  *
  * The page is written by the one formatter of src/common/prom.h, the same
  * families as the process's own endpoint (GPUSPY_PROMETHEUS), each series
@@ -37,6 +43,7 @@
 #include "discover.h"
 #include "env.h"
 #include "http.h"
+#include "load_history.h"
 #include "merge.h"
 #include "print.h"
 #include "prom.h"
@@ -48,8 +55,9 @@
 #define REFRESH_S		1.0 /* a page younger than this is served as it is */
 #define WAIT_S			2.0 /* a scrape waits this long for a fresh page */
 /* A process that has not written its report at exit is served while its
- * last snapshot is younger than STALE_INTERVALS of its GPUSPY_INTERVAL,
- * and at least STALE_MIN_S: one that was killed drops out then. */
+ * last sample (history.jsonl) is younger than STALE_INTERVALS of its
+ * GPUSPY_INTERVAL, and at least STALE_MIN_S: one that was killed drops out
+ * then. */
 #define STALE_INTERVALS 5
 #define STALE_MIN_S	30.0
 /* processes on one page at most: a run directory is untrusted input */
@@ -82,6 +90,9 @@ struct said {
 struct served {
 	struct rd_process_list list; /* that one process */
 	struct rd_report rep;
+	struct rd_history hist;
+	const struct rd_hist_row *last; /* its last sample or bucket, or NULL */
+	double time;			/* when the figures are from; -1: unknown */
 	const struct rd_process *p;
 	char rank[48];
 	char *command;
@@ -194,19 +205,37 @@ static void said_sweep(struct exporter *x)
 	x->nsaid = k;
 }
 
-/* Whether P is a process that is still writing: not read from its report
- * at exit, not known to have been killed, and its last snapshot recent.
- * Its pid cannot tell: an exporter in another container does not see it. */
-static bool still_writing(const struct rd_process *p, double now)
+/* Whether the process of S is still writing: not read from its report at
+ * exit, not known to have been killed, and alive on this host or its last
+ * sample recent.  Its pid alone cannot tell: an exporter in another
+ * container does not see it. */
+static bool still_writing(const struct served *s, double now)
 {
-	double interval = p->snapshot.periodic ? (double)p->snapshot.interval_us / 1e6 : 0;
+	const struct rd_process *p = s->p;
+	double interval = p->snapshot.periodic ? (double)p->snapshot.interval_us / 1e6 :
+			  s->hist.present      ? s->hist.interval_s :
+						 0;
 	double stale = interval * STALE_INTERVALS;
 
 	if (!rd_state_not_exited(p->state) || p->state == RD_STATE_KILLED)
 		return false;
 	if (stale < STALE_MIN_S)
 		stale = STALE_MIN_S;
-	return p->end_time < 0 || now - p->end_time <= stale;
+	return p->state == RD_STATE_RUNNING || s->time < 0 || now - s->time <= stale;
+}
+
+/* The last sample or bucket of S's history, and the moment S's figures
+ * are from: that line's, or the snapshot's when it is later. */
+static void last_sample(struct served *s)
+{
+	const struct rd_history *h = &s->hist;
+
+	s->time = s->p->end_time;
+	for (size_t i = h->present ? h->nrows : 0; i-- > 0 && !s->last;)
+		if (h->rows[i].type != RD_HIST_EVENT)
+			s->last = &h->rows[i];
+	if (s->last && h->start + s->last->t1 > s->time)
+		s->time = h->start + s->last->t1;
 }
 
 static void served_free(struct served *s)
@@ -222,6 +251,7 @@ static void served_free(struct served *s)
 	free(s->nvml);
 	free(s->devices);
 	free(s->command);
+	rd_history_clear(&s->hist);
 	merge_clear(&s->rep);
 	rd_process_list_clear(&s->list);
 	free(s);
@@ -278,6 +308,63 @@ static uint64_t u64(int64_t v)
 	return v > 0 ? (uint64_t)v : 0;
 }
 
+static struct prom_nvml *nvml_of(struct served *s, int64_t index)
+{
+	struct prom_process *pp = &s->pp;
+
+	for (size_t i = 0; i < pp->nnvml; i++)
+		if (s->nvml[i].index == index)
+			return &s->nvml[i];
+	s->nvml[pp->nnvml] = (struct prom_nvml){ .index = (int)index };
+	return &s->nvml[pp->nnvml++];
+}
+
+static struct prom_pool *pool_of(struct served *s, int64_t device)
+{
+	struct prom_process *pp = &s->pp;
+
+	for (size_t i = 0; i < pp->npools; i++)
+		if (s->pools[i].device == device)
+			return &s->pools[i];
+	s->pools[pp->npools] = (struct prom_pool){ .device = (int)device, .framework = "pytorch" };
+	return &s->pools[pp->npools++];
+}
+
+/* What changes without an allocation or a free, from the history's last
+ * line: what NVML says the process uses, the PyTorch pool.  The arrays
+ * have room for one entry per series. */
+static void apply_history(struct served *s)
+{
+	const struct rd_hist_row *row = s->last;
+
+	for (size_t i = 0; row && i < row->count; i++) {
+		const struct rd_hist_value *v = &s->hist.values[row->first + i];
+		const struct rd_hist_series *se = &s->hist.series[v->series];
+		struct prom_nvml *nv;
+		struct prom_pool *pl;
+
+		switch (se->kind) {
+		case RD_HIST_OUTSIDE:
+			nv = nvml_of(s, se->key);
+			nv->has_used = true;
+			nv->used = u64(v->last);
+			break;
+		case RD_HIST_POOL_RESERVED:
+			pl = pool_of(s, se->key);
+			pl->has_reserved = true;
+			pl->reserved = u64(v->last);
+			break;
+		case RD_HIST_POOL_ALLOCATED:
+			pl = pool_of(s, se->key);
+			pl->has_allocated = true;
+			pl->allocated = u64(v->last);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
 /* S's prom_process from its process and its report (the process's sites
  * merged by key and symbolized, as 'gpuspy report' names them). */
 static int fill(struct served *s)
@@ -326,12 +413,13 @@ static int fill(struct served *s)
 		growing += p->sites[i].growing;
 	pp->has_growing = true;
 	pp->growing_sites = u64(growing);
-	pp->has_sample_time = p->end_time >= 0;
-	pp->sample_time = p->end_time;
+	pp->has_sample_time = s->time >= 0;
+	pp->sample_time = s->time;
 
+	/* the history's NVML and pool series may add entries */
 	s->devices = calloc(p->ndevices + 1, sizeof(*s->devices));
-	s->nvml = calloc(p->outside.ngpus + 1, sizeof(*s->nvml));
-	s->pools = calloc(p->torch.ndevices + 1, sizeof(*s->pools));
+	s->nvml = calloc(p->outside.ngpus + s->hist.nseries + 1, sizeof(*s->nvml));
+	s->pools = calloc(p->torch.ndevices + s->hist.nseries + 1, sizeof(*s->pools));
 	s->sites = calloc(r->nsites + 1, sizeof(*s->sites));
 	s->keys = calloc(r->nsites + 1, sizeof(*s->keys));
 	s->names = calloc(r->nsites + 1, sizeof(*s->names));
@@ -360,10 +448,11 @@ static int fill(struct served *s)
 	}
 	pp->nvml = s->nvml;
 	pp->nnvml = n;
+	n = 0;
 	for (size_t i = 0; p->torch.present && i < p->torch.ndevices; i++) {
 		const struct rd_torch_device *d = &p->torch.devices[i];
 
-		s->pools[i] = (struct prom_pool){
+		s->pools[n++] = (struct prom_pool){
 			.device = (int)d->device,
 			.framework = "pytorch",
 			.has_reserved = true,
@@ -373,7 +462,8 @@ static int fill(struct served *s)
 		};
 	}
 	pp->pools = s->pools;
-	pp->npools = p->torch.present ? p->torch.ndevices : 0;
+	pp->npools = n;
+	apply_history(s);
 
 	n = 0;
 	for (size_t i = 0; i < r->nsites; i++) {
@@ -463,10 +553,19 @@ static int load_served(struct exporter *x, const char *path, double now, struct 
 	if (!s)
 		return -ENOMEM;
 	r = discover_process_dir(&s->list, path, &err);
-	if (r > 0 && !still_writing(s->list.items[0], now))
-		r = 0;
 	if (r > 0) {
 		s->p = s->list.items[0];
+		/* a process that exited has no history to read */
+		if (rd_state_not_exited(s->p->state))
+			r = load_history(s->p, &s->hist, &err);
+		r = r < 0 ? r : 1;
+	}
+	if (r > 0) {
+		last_sample(s);
+		if (!still_writing(s, now))
+			r = 0;
+	}
+	if (r > 0) {
 		r = merge_build(&s->rep, &s->list, x->sym, &err);
 		r = r < 0 ? r : 1;
 	}
@@ -570,6 +669,7 @@ static int refresh(struct exporter *x, struct prom_buf *b)
 					   "not there (yet): serving no process until it is" :
 					   strerror(-r));
 			nnames = 0;
+			r = 0;
 		} else if (x->dir_msg) {
 			free(x->dir_msg);
 			x->dir_msg = NULL;
@@ -710,6 +810,7 @@ int cmd_exporter(int argc, char **argv)
 	socklen_t sl;
 	bool explicit;
 	char err[256], *run = NULL, *dir;
+	const char *top_env;
 	int c, e, status = EXIT_OK;
 
 	opterr = 0;
@@ -742,6 +843,13 @@ int cmd_exporter(int argc, char **argv)
 	if (e != EXIT_OK)
 		return e;
 	x.dir = run;
+	/* as many sites by name as the processes serve themselves */
+	top_env = getenv("GPUSPY_PROMETHEUS_TOP");
+	if (top_env && *top_env && env_uint(top_env, PROM_TOP_MAX, &x.top) < 0)
+		fprintf(stderr,
+			"gpuspy exporter: GPUSPY_PROMETHEUS_TOP=%.40s is not a number from 0 to %d: "
+			"%d sites\n",
+			top_env, PROM_TOP_MAX, PROM_TOP_DEFAULT);
 
 	e = symbolizer_new(&x.sym);
 	if (e < 0) {

@@ -32,7 +32,7 @@ _gpuspy()
 		local j
 		for ((j = i + 1; j < COMP_CWORD; j++)); do
 			case ${COMP_WORDS[j]} in
-			-o | --output) ((j++)) ;;
+			-o | --output | --prometheus) ((j++)) ;;
 			--) ((j++)); break ;;
 			-*) ;;
 			*) break ;;
@@ -47,9 +47,13 @@ _gpuspy()
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return 0
 			;;
+		--prometheus)
+			COMPREPLY=()
+			return 0
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W '--output --help' -- "$cur"))
+			COMPREPLY=($(compgen -W '--output --prometheus --help' -- "$cur"))
 		else
 			COMPREPLY=($(compgen -c -- "$cur"))
 		fi

@@ -34,6 +34,7 @@
 #include "cli.h"
 #include "discover.h"
 #include "env.h"
+#include "http.h"
 #include "names.h"
 #include "rundir.h"
 #include "util.h"
@@ -43,7 +44,7 @@
 #define EXIT_RUN_FAILED 125
 
 static const char usage[] =
-	"Usage: gpuspy run [-o DIR] [--] CMD [ARGS...]\n"
+	"Usage: gpuspy run [-o DIR] [--prometheus ADDR] [--] CMD [ARGS...]\n"
 	"\n"
 	"Run CMD with libgpuspy.so preloaded; every process of it that allocates\n"
 	"CUDA memory writes a report under the run directory at exit.\n"
@@ -51,6 +52,10 @@ static const char usage[] =
 	"  -o, --output DIR   run directory (default: $GPUSPY_OUTPUT_DIR, else a new\n"
 	"                     ./gpuspy-out/<time>-<command>-<pid>, and\n"
 	"                     ./gpuspy-out/latest points at it)\n"
+	"      --prometheus ADDR\n"
+	"                     serve each process's metrics at http://ADDR/metrics\n"
+	"                     (GPUSPY_PROMETHEUS): PORT (loopback), IPV4:PORT or\n"
+	"                     [IPV6]:PORT; port 0: the kernel picks\n"
 	"  -h, --help         show this help\n";
 
 static volatile sig_atomic_t child_pid;
@@ -530,10 +535,11 @@ int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "prometheus", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *outopt = NULL, *env_out;
+	const char *outopt = NULL, *env_out, *prom = NULL;
 	char *lib = NULL, *outdir = NULL;
 	char id[GS_RUN_ID_SIZE];
 	struct rundir_choice run = { 0 };
@@ -552,6 +558,18 @@ int cmd_run(int argc, char **argv)
 				return usage_error("empty output directory", NULL);
 			outopt = optarg;
 			break;
+		case 'P': {
+			struct sockaddr_storage ss;
+			socklen_t len;
+			bool host;
+
+			if (http_parse_addr(optarg, &ss, &len, &host) < 0)
+				return usage_error(
+					"--prometheus: not PORT, IPV4:PORT or [IPV6]:PORT:",
+					optarg);
+			prom = optarg;
+			break;
+		}
 		case 'h':
 			fputs(usage, stdout);
 			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
@@ -563,6 +581,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("no command given", NULL);
+	/* the library reads it in every process of the command */
+	if (prom && setenv("GPUSPY_PROMETHEUS", prom, 1) < 0) {
+		cli_error(NULL, "cannot set the environment: %s", strerror(errno));
+		return EXIT_RUN_FAILED;
+	}
 
 	lib = find_library();
 	if (!lib)

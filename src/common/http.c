@@ -150,7 +150,7 @@ bool http_is_loopback(const struct sockaddr_storage *ss)
 	return false;
 }
 
-static void http_format(const struct sockaddr_storage *ss, char *out, size_t n, int *port)
+void http_format_addr(const struct sockaddr_storage *ss, char *out, size_t n, int *port)
 {
 	char host[INET6_ADDRSTRLEN];
 
@@ -330,7 +330,7 @@ int http_start(const struct http_opts *o, struct http_server **out, char *err, s
 		http_err(err, errlen, "%s: getsockname: %s", o->addr, strerror(-rc));
 		goto fail_fd;
 	}
-	http_format(&ss, s->bound, sizeof(s->bound), &s->port);
+	http_format_addr(&ss, s->bound, sizeof(s->bound), &s->port);
 
 	/* The server's thread inherits this mask: the program's signals are
 	 * never delivered there, in the middle of libmicrohttpd. */

@@ -72,6 +72,10 @@ struct http_server;
  */
 int http_parse_addr(const char *addr, struct sockaddr_storage *ss, socklen_t *len, bool *explicit);
 
+/* SS as http_parse_addr() reads it ("127.0.0.1:9464", "[::1]:9464") into
+ * OUT (HTTP_ADDR_MAX); its port in *PORT. */
+void http_format_addr(const struct sockaddr_storage *ss, char *out, size_t n, int *port);
+
 /* Whether SS is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x). */
 bool http_is_loopback(const struct sockaddr_storage *ss);
 

@@ -22,6 +22,7 @@
 #define GS_FILE_TORCH	    "torch.json"    /* the PyTorch view, gpuspy-torch/1 */
 #define GS_FILE_REQUEST	    ".request"	    /* the label `gpuspy snapshot` leaves */
 #define GS_FILE_HISTORY	    "history.jsonl" /* live bytes over time, appended */
+#define GS_FILE_PROMETHEUS  "prometheus"    /* the metrics endpoint's address */
 /* In the run directory itself: how the command of `gpuspy run` ended. */
 #define GS_FILE_RUN "run.json" /* gpuspy-run/1 */
 /* Numbered files: "snapshot-N.json" (on demand), "oom-N.json" (post-mortems).

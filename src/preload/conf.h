@@ -22,9 +22,12 @@ struct gs_config {
 	bool nvml;			/* GPUSPY_NVML: the outside view in snapshots */
 	bool torch;	    /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch_probe.c) */
 	const char *unwind; /* GPUSPY_UNWIND: backtrace, libunwind or fp; NULL: the default */
-	const char *libunwind; /* GPUSPY_LIBUNWIND: where to dlopen it from */
-	bool quiet;	       /* no summary on stderr */
-	bool disabled;	       /* GPUSPY_DISABLE: pass every call straight through */
+	const char *libunwind;	   /* GPUSPY_LIBUNWIND: where to dlopen it from */
+	const char *prometheus;	   /* GPUSPY_PROMETHEUS: the endpoint's address, NULL: none */
+	unsigned prometheus_top;   /* GPUSPY_PROMETHEUS_TOP: sites named in the metrics */
+	const char *libmicrohttpd; /* GPUSPY_LIBMICROHTTPD: where to dlopen it from */
+	bool quiet;		   /* no summary on stderr */
+	bool disabled;		   /* GPUSPY_DISABLE: pass every call straight through */
 };
 extern struct gs_config gs_config;
 /* Reads every GPUSPY_*, from gs_init: before the first allocation is

@@ -19,6 +19,7 @@
 #include "core.h"
 #include "env.h"
 #include "log.h"
+#include "prom.h"
 #include "pystack.h"
 #include "rundir.h"
 
@@ -28,6 +29,7 @@
 		.output_dir = GS_OUTPUT_DIR_DEFAULT, .depth = 16, .py_depth = 32,                  \
 		.interval_us = GS_INTERVAL_DEFAULT_US, .signal = GS_SIGNAL_DEFAULT, .nvml = true,  \
 		.torch = true, .max_sites = GS_MAX_SITES_DEFAULT,                                  \
+		.prometheus_top = PROM_TOP_DEFAULT,                                                \
 	}
 
 static const struct gs_config config_defaults = CONFIG_DEFAULTS;
@@ -250,6 +252,13 @@ void config_load(void)
 	gs_config.libunwind = config_getenv("GPUSPY_LIBUNWIND");
 	if (gs_config.libunwind && !*gs_config.libunwind)
 		gs_config.libunwind = NULL;
+	gs_config.prometheus = config_getenv("GPUSPY_PROMETHEUS");
+	if (gs_config.prometheus && !*gs_config.prometheus)
+		gs_config.prometheus = NULL;
+	load_uint("GPUSPY_PROMETHEUS_TOP", PROM_TOP_MAX, &gs_config.prometheus_top);
+	gs_config.libmicrohttpd = config_getenv("GPUSPY_LIBMICROHTTPD");
+	if (gs_config.libmicrohttpd && !*gs_config.libmicrohttpd)
+		gs_config.libmicrohttpd = NULL;
 	load_bool("GPUSPY_NVML", &gs_config.nvml);
 	load_bool("GPUSPY_TORCH", &gs_config.torch);
 	load_bool("GPUSPY_QUIET", &gs_config.quiet);

@@ -49,6 +49,16 @@ static unsigned n_marks; /* ever made */
 #define LABELLED_FILES 64
 static unsigned n_labelled;
 
+unsigned events_oom_count(void)
+{
+	unsigned n;
+
+	gs_lock(&gs_events_lock);
+	n = n_ooms + oom_dropped;
+	gs_unlock(&gs_events_lock);
+	return n;
+}
+
 /* With gs_events_lock held: the moment, with the events so far. */
 static int take(struct gs_view *v, const struct gs_oom *event)
 {

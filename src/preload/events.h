@@ -13,6 +13,9 @@ struct gs_mark;
 void events_exit(void);
 /* An allocation failed for lack of memory: oom-N.json, now. */
 void events_oom(struct gs_oom *e);
+/* Out-of-memory events so far, those without a file of their own included;
+ * takes gs_events_lock. */
+unsigned events_oom_count(void);
 /* The snapshot thread's periodic snapshot.json: 0, or -errno when it was
  * not written (to be tried again at the next interval). */
 int events_periodic(unsigned long long samples);

@@ -879,6 +879,23 @@ int history_torch(const long long *pool, unsigned npool, const long long *lines,
 	return 0;
 }
 
+unsigned history_torch_pool(long long (*out)[3], unsigned max)
+{
+	unsigned n = 0;
+
+	gs_lock(&gs_events_lock);
+	for (unsigned d = 0; d < MAX_POOL && n < max; d++) {
+		if (!h.tv.seen || !h.tv.pool_has[d])
+			continue;
+		out[n][0] = d;
+		out[n][1] = h.tv.pool[d][0];
+		out[n][2] = h.tv.pool[d][1];
+		n++;
+	}
+	gs_unlock(&gs_events_lock);
+	return n;
+}
+
 void history_end(void)
 {
 	struct out o;

@@ -59,6 +59,9 @@ void history_end(void);
 int history_torch_line(unsigned id, const char *frames);
 int history_torch(const long long *pool, unsigned npool, const long long *lines, unsigned nlines,
 		  long long other);
+/* The PyTorch pool of the view's latest sample: up to MAX (device,
+ * reserved, allocated) triples into OUT; how many.  Takes gs_events_lock. */
+unsigned history_torch_pool(long long (*out)[3], unsigned max);
 /* history_event() at T seconds since the start. */
 void history_event_at(double t, enum history_event what, const char *label, unsigned n);
 /* At exit, when the report needs the descriptor: the file is closed,

@@ -25,6 +25,7 @@
 #include "conf.h"
 #include "core.h"
 #include "driver.h"
+#include "endpoint.h"
 #include "events.h"
 #include "files.h"
 #include "history.h"
@@ -60,6 +61,7 @@ double gs_now(void)
 static void fork_child(void)
 {
 	writer_forget();
+	endpoint_forget();
 	torch_forget();
 	/* CUDA is unusable in a child forked after it was initialised, and
 	 * the table describes the parent's memory: the child goes silent
@@ -325,6 +327,7 @@ __attribute__((constructor)) static void gpuspy_ctor(void)
 __attribute__((destructor)) static void gpuspy_dtor(void)
 {
 	writer_stop();
+	endpoint_stop();
 	if (atomic_load(&gs_state.active) && !atomic_load(&gs_state.silent)) {
 		/* The history's last sample is the state at exit: the writer
 		 * thread, joined above, no longer touches it. */

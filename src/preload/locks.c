@@ -20,12 +20,17 @@
  *   unwind    the module registry; nothing nests under it
  *   sites     shards, taken one at a time, in index order by fork only
  *   table     shards, likewise
+ *   metrics   the page the endpoint serves (endpoint.c): swapped by the
+ *             snapshot thread, copied by the server's thread; nothing
+ *             nests under it
  *
  * Not locks, and so not here: lifecycle.c's pthread_once (run by the
  * constructor, before the program has threads), nvml.c's (run under the
  * events lock, which prepare takes, so never copied half done) and the
  * writer's semaphore (a wake-up count; the child has no writer thread,
- * and writer_start() initialises it again).
+ * and writer_start() initialises it again); libmicrohttpd's own locks,
+ * held by the server's thread (src/common/http.c): a forked child never
+ * calls it again (endpoint_forget).
  */
 #include "locks.h"
 
@@ -45,6 +50,7 @@ struct gs_mutex gs_site_locks[GS_SITE_SHARDS] = {
 struct gs_mutex gs_table_locks[GS_TABLE_SHARDS] = {
 	[0 ... GS_TABLE_SHARDS - 1] = GS_MUTEX_INIT,
 };
+struct gs_mutex gs_metrics_lock = GS_MUTEX_INIT;
 
 static const struct gs_lock_group list[] = {
 	{ "activate", &gs_activate_lock, 1 },
@@ -54,6 +60,7 @@ static const struct gs_lock_group list[] = {
 	{ "unwind", &gs_unwind_lock, 1 },
 	{ "sites", gs_site_locks, GS_SITE_SHARDS },
 	{ "table", gs_table_locks, GS_TABLE_SHARDS },
+	{ "metrics", &gs_metrics_lock, 1 },
 };
 
 #define N_GROUPS (sizeof(list) / sizeof(list[0]))

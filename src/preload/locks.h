@@ -29,6 +29,7 @@ extern struct gs_mutex gs_vmm_lock;			/* vmm.c */
 extern struct gs_mutex gs_unwind_lock;			/* unwind.c */
 extern struct gs_mutex gs_site_locks[GS_SITE_SHARDS];	/* sites.c */
 extern struct gs_mutex gs_table_locks[GS_TABLE_SHARDS]; /* table.c */
+extern struct gs_mutex gs_metrics_lock;			/* endpoint.c */
 
 static inline void gs_lock(struct gs_mutex *l)
 {

@@ -120,3 +120,22 @@ unsigned nvml_process_used(long long *used, unsigned max)
 	}
 	return n;
 }
+
+unsigned nvml_device_memory(long long *used, long long *total, unsigned max)
+{
+	unsigned n = 0;
+
+	pthread_once(&once, load);
+	for (unsigned i = 0; i < n_gpus && i < max; i++) {
+		struct nvml_memory m;
+
+		used[i] = total[i] = -1;
+		if (memory_info(gpus[i], &m) == 0 && m.used <= (unsigned long long)INT64_MAX &&
+		    m.total <= (unsigned long long)INT64_MAX) {
+			used[i] = (long long)m.used;
+			total[i] = (long long)m.total;
+		}
+		n = i + 1;
+	}
+	return n;
+}

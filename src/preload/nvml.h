@@ -11,4 +11,9 @@ void nvml_write(FILE *f);
  * snapshot thread only. */
 unsigned nvml_process_used(long long *used, unsigned max);
 
+/* Each GPU's used and total memory by NVML index into USED and TOTAL
+ * (-1: NVML did not answer); how many GPUs, 0 without NVML.  For the
+ * snapshot thread only. */
+unsigned nvml_device_memory(long long *used, long long *total, unsigned max);
+
 #endif /* GPUSPY_NVML_H */

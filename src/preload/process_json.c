@@ -14,6 +14,7 @@
 #include "core.h"
 #include "counters.h"
 #include "driver.h"
+#include "endpoint.h"
 #include "json_out.h"
 #include "locks.h"
 #include "names.h"
@@ -222,6 +223,12 @@ int process_json_write(FILE *f, const struct gs_view *v)
 	if (gs_state.run.id[0]) {
 		fputs("  \"run\": ", f);
 		json_str(f, gs_state.run.id);
+		fputs(",\n", f);
+	}
+	/* where its metrics are served (GPUSPY_PROMETHEUS), port 0 resolved */
+	if (endpoint_address()) {
+		fputs("  \"prometheus\": ", f);
+		json_str(f, endpoint_address());
 		fputs(",\n", f);
 	}
 	fputs("  \"exe\": ", f);

@@ -379,6 +379,55 @@ static const struct gs_frame *user_frame(const struct gs_site *s)
 	return unnamed ? unnamed : useful_frame(s);
 }
 
+void summary_where(char *buf, size_t len, const struct gs_site *s)
+{
+	gs_lock(&gs_events_lock);
+	where_text(buf, len, s);
+	gs_unlock(&gs_events_lock);
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (const unsigned char *k = (const unsigned char *)(s ? s : "?"); *k; k++)
+		h = (h ^ *k) * 1099511628211ULL;
+	return h;
+}
+
+void summary_site_key(char *buf, size_t len, const struct gs_site *s)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a, 64 bits */
+	char off[32];
+
+	h = fnv(h, s->api < GS_API_COUNT ? gs_api_names[s->api] : "?");
+	h = fnv(h, "|");
+	for (unsigned i = 0; i < s->pydepth; i++) {
+		h = fnv(h, s->py[i].file ? basename_of(s->py[i].file) : "?");
+		h = fnv(h, "!");
+		h = fnv(h, s->py[i].function);
+		h = fnv(h, ";");
+	}
+	gs_lock(&gs_events_lock);
+	for (unsigned i = 0; i < s->depth; i++) {
+		const struct gs_frame *fr = &s->frames[i];
+
+		if (frame_noise(fr))
+			continue;
+		h = fnv(h, fr->module >= 0 ?
+				   basename_of(unwind_module((unsigned)fr->module)->path) :
+				   "?");
+		if (fr->symbol) {
+			h = fnv(h, "!");
+			h = fnv(h, fr->symbol);
+		} else if (fr->module >= 0) {
+			snprintf(off, sizeof(off), "+0x%llx", (unsigned long long)fr->offset);
+			h = fnv(h, off);
+		}
+		h = fnv(h, ";");
+	}
+	gs_unlock(&gs_events_lock);
+	snprintf(buf, len, "%016llx", (unsigned long long)h);
+}
+
 /*
  * Named once while the job runs, when a site is first seen growing: how
  * fast (MiB per minute), since when (seconds since the process started),

@@ -32,6 +32,14 @@ void summary_growth(const struct gs_site *s, double since, double rate_bps, int 
  * allocated at WHERE ("function (file:line)").  The exit summary names
  * them first: the Python line, where the CUDA sites name the pool.  0, or
  * -EINVAL. */
+/* S's user line as the summaries name it, "step (train.py:41)", into BUF;
+ * and a 16-hex digest of its frames (api, then each frame that is not
+ * noise: Python file basename and function, native module basename and
+ * dynamic symbol or offset), for the metrics' site label.  Take
+ * gs_events_lock (the demangler's state). */
+void summary_where(char *buf, size_t len, const struct gs_site *s);
+void summary_site_key(char *buf, size_t len, const struct gs_site *s);
+
 int summary_torch_top(unsigned i, const char *where, long long live, long long blocks);
 
 #endif /* GPUSPY_SUMMARY_H */

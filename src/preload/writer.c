@@ -32,6 +32,7 @@
 #include "conf.h"
 #include "core.h"
 #include "counters.h"
+#include "endpoint.h"
 #include "events.h"
 #include "history.h"
 #include "log.h"
@@ -266,8 +267,10 @@ static void *writer_main(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	/* PyTorch allocates its first block once CUDA is initialized: the
 	 * sooner its view starts, the fewer blocks it misses */
-	if (atomic_load(&gs_state.tracking))
+	if (atomic_load(&gs_state.tracking)) {
 		torch_poll();
+		endpoint_start();
+	}
 	while (!atomic_load(&stop)) {
 		bool periodic = gs_config.interval_us > 0;
 		int r;
@@ -305,6 +308,7 @@ static void *writer_main(void *arg)
 		if (atomic_load(&gs_state.tracking)) {
 			tick();
 			torch_poll();
+			endpoint_publish();
 		}
 	}
 	return NULL;
@@ -315,7 +319,13 @@ void writer_start(void)
 	sigset_t all, old;
 	int err;
 
-	if ((gs_config.interval_us == 0 && gs_config.signal <= 0) || running)
+	if (running)
+		return;
+	/* the page is made after each sample: without samples, none */
+	if (gs_config.interval_us == 0 && gs_config.prometheus)
+		gs_warn("GPUSPY_PROMETHEUS needs periodic samples, and GPUSPY_INTERVAL=0 has none; "
+			"no metrics endpoint");
+	if (gs_config.interval_us == 0 && gs_config.signal <= 0)
 		return;
 	atomic_store(&stop, false);
 	sem_init(&wake, 0, 0);

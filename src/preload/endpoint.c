@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Prometheus endpoint (GPUSPY_PROMETHEUS, libgpuspy(7), PROMETHEUS):
+ * /metrics in the text format of src/common/prom.c, served by
+ * src/common/http.c from a thread of its own.
+ *
+ * A scrape never costs the program or the snapshots anything but a copy:
+ * the snapshot thread, which has every figure at hand after its sample,
+ * builds the page once per interval and swaps it in under gs_metrics_lock;
+ * the server's thread only copies the latest page under the same lock.
+ * A client, however slow or hostile, meets the server's limits and never
+ * a gpuspy lock held for longer than a memcpy.
+ *
+ * Started by the snapshot thread, so at the first allocation: a launcher
+ * that never touches CUDA (torchrun, a shell) never takes the port.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "config.h"
+#include "counters.h"
+#include "endpoint.h"
+#include "env.h"
+#include "events.h"
+#include "files.h"
+#include "history.h"
+#include "http.h"
+#include "locks.h"
+#include "log.h"
+#include "names.h"
+#include "nvml.h"
+#include "peak.h"
+#include "prom.h"
+#include "real.h"
+#include "site_walk.h"
+#include "sites.h"
+#include "state.h"
+#include "summary.h"
+
+/* The snapshot thread's (and the exit's, once it is joined). */
+static struct http_server *server;
+static struct site_walk walk;
+static bool device_seen[GS_MAX_DEVICES];
+/* set once before `served`, read by any thread after it; the exit report
+ * still names the address, though the server stopped just before */
+static char bound[HTTP_ADDR_MAX];
+static atomic_bool served;
+
+/* Under gs_metrics_lock. */
+static char *page;
+static size_t page_len;
+
+/* A site's labels, made the first time it ranks among the top. */
+struct site_labels {
+	char key[17];
+	char *name;
+};
+static struct site_labels **labels; /* by site id */
+static unsigned n_labels;
+
+/* What gpuspy_info says, read once at start. */
+static char host[GS_HOST_SIZE], rank[24], command[256];
+
+const char *endpoint_address(void)
+{
+	return atomic_load_explicit(&served, memory_order_acquire) ? bound : NULL;
+}
+
+/* In the server's thread: a copy of the latest page, nothing else. */
+static void handler(void *ctx, const char *path, struct http_reply *r)
+{
+	(void)ctx;
+	if (strcmp(path, "/metrics") != 0)
+		return;
+	gs_lock(&gs_metrics_lock);
+	if (page) {
+		r->body = malloc(page_len ? page_len : 1);
+		if (r->body) {
+			memcpy(r->body, page, page_len);
+			r->len = page_len;
+		}
+	}
+	gs_unlock(&gs_metrics_lock);
+	r->status = r->body ? 200 : 503;
+	r->type = r->body ? PROM_CONTENT_TYPE : NULL;
+}
+
+static void read_identity(void)
+{
+	const char *r = getenv("RANK");
+	unsigned v;
+	size_t n = 0;
+	ssize_t k;
+	int fd;
+
+	names_host(host, sizeof(host));
+	/* as the reader takes a report's rank: RANK, else LOCAL_RANK */
+	if (!r || env_uint(r, 1u << 30, &v) < 0)
+		r = getenv("LOCAL_RANK");
+	if (r && env_uint(r, 1u << 30, &v) == 0)
+		snprintf(rank, sizeof(rank), "%u", v);
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		k = read(fd, command, sizeof(command) - 1);
+		close(fd);
+		n = k > 0 ? (size_t)k : 0;
+	}
+	command[n] = '\0';
+	while (n > 0 && command[n - 1] == '\0')
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (command[i] == '\0')
+			command[i] = ' ';
+}
+
+static int write_address(FILE *f, const struct gs_view *v)
+{
+	(void)v;
+	return fprintf(f, "%s\n", bound) < 0 ? -EIO : 0;
+}
+
+/*
+ * The address asked for, with the rule for several ranks on one node:
+ * when LOCAL_RANK is set, the port is the one given plus LOCAL_RANK
+ * (port 0 stays 0: the kernel picks each rank's).  0, or -EINVAL with one
+ * line said.
+ */
+static int choose_address(struct sockaddr_storage *ss, char *addr, size_t n)
+{
+	const char *lr = getenv("LOCAL_RANK");
+	socklen_t len;
+	unsigned off;
+	bool explicit;
+	int port;
+
+	if (http_parse_addr(gs_config.prometheus, ss, &len, &explicit) < 0) {
+		gs_warn("GPUSPY_PROMETHEUS=%.64s is not PORT, IPV4:PORT or [IPV6]:PORT; no metrics "
+			"endpoint",
+			gs_config.prometheus);
+		return -EINVAL;
+	}
+	http_format_addr(ss, addr, n, &port);
+	if (port && lr && env_uint(lr, 65535, &off) == 0 && off) {
+		if (port + (int)off > 65535) {
+			gs_warn("GPUSPY_PROMETHEUS=%.64s with LOCAL_RANK=%u is past port 65535; no "
+				"metrics endpoint",
+				gs_config.prometheus, off);
+			return -EINVAL;
+		}
+		port += (int)off;
+		if (ss->ss_family == AF_INET6)
+			((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+		else
+			((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+		http_format_addr(ss, addr, n, &port);
+	}
+	return 0;
+}
+
+void endpoint_start(void)
+{
+	struct http_opts o = {
+		.handler = handler,
+		.lib = gs_config.libmicrohttpd,
+		.sym = real_dlsym,
+	};
+	struct sockaddr_storage ss;
+	char addr[HTTP_ADDR_MAX], err[256], dir[GS_PROCESS_PATH_SIZE];
+	int rc;
+
+	if (!gs_config.prometheus || server || gs_config.interval_us == 0)
+		return;
+	if (choose_address(&ss, addr, sizeof(addr)) < 0)
+		return;
+	o.addr = addr;
+	read_identity();
+	/* the first page before the first client can ask */
+	endpoint_publish();
+	rc = http_start(&o, &server, err, sizeof(err));
+	if (rc < 0) {
+		gs_warn("GPUSPY_PROMETHEUS: %s; no metrics endpoint", err);
+		return;
+	}
+	snprintf(bound, sizeof(bound), "%s", http_bound(server));
+	atomic_store_explicit(&served, true, memory_order_release);
+	if (!http_is_loopback(&ss))
+		gs_warn("metrics served on %s, beyond this machine (GPUSPY_PROMETHEUS=%.64s)",
+			bound, gs_config.prometheus);
+	/* port 0 and the LOCAL_RANK offset: where a scraper finds it */
+	if (files_process_dir(dir, sizeof(dir)) == 0) {
+		rc = files_write(dir, GS_FILE_PROMETHEUS, write_address, NULL);
+		if (rc < 0)
+			gs_warn("cannot write %s/" GS_FILE_PROMETHEUS ": %s", dir, strerror(-rc));
+	}
+}
+
+static struct site_labels *site_labels(const struct gs_site *s)
+{
+	struct site_labels *l;
+
+	if (s->id >= n_labels) {
+		unsigned n = s->id + 64;
+		struct site_labels **p = realloc(labels, n * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		memset(p + n_labels, 0, (n - n_labels) * sizeof(*p));
+		labels = p;
+		n_labels = n;
+	}
+	if (labels[s->id])
+		return labels[s->id];
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	char where[512];
+
+	summary_where(where, sizeof(where), s);
+	l->name = strdup(where);
+	summary_site_key(l->key, sizeof(l->key), s);
+	if (!l->name) {
+		free(l);
+		return NULL;
+	}
+	labels[s->id] = l;
+	return l;
+}
+
+struct ranked {
+	long long live;
+	const struct gs_site *s;
+};
+
+/*
+ * The TOP sites by live bytes in TOP_[0..*N), most first, the others
+ * summed into P's folded figures: one pass, an insertion into a list of
+ * at most PROM_TOP_MAX, so O(sites) for the usual program.
+ */
+static void rank_sites(struct prom_process *p, struct ranked *top, unsigned *n)
+{
+	unsigned want = gs_config.prometheus_top;
+
+	*n = 0;
+	site_walk_refresh(&walk); /* a failed refresh ranks the sites known so far */
+	for (unsigned i = 0; i < walk.n; i++) {
+		const struct gs_site *s = site_walk_at(&walk, i);
+		struct ranked r;
+		unsigned j;
+
+		if (!s)
+			continue;
+		if (atomic_load_explicit(&s->growing, memory_order_relaxed))
+			p->growing_sites++;
+		r.live = counters_live_bytes(&s->c);
+		r.s = s;
+		if (r.live <= 0)
+			continue;
+		if (*n == want && (!want || top[want - 1].live >= r.live)) {
+			p->folded_live[s->kind] += (uint64_t)r.live;
+			p->folded_sites++;
+			continue;
+		}
+		if (*n == want) { /* the smallest leaves the list */
+			p->folded_live[top[want - 1].s->kind] += (uint64_t)top[want - 1].live;
+			p->folded_sites++;
+			(*n)--;
+		}
+		for (j = *n; j > 0 && top[j - 1].live < r.live; j--)
+			top[j] = top[j - 1];
+		top[j] = r;
+		(*n)++;
+	}
+}
+
+void endpoint_publish(void)
+{
+	static struct ranked top[PROM_TOP_MAX];
+	static struct prom_site sites[PROM_TOP_MAX];
+	struct prom_device devices[GS_MAX_DEVICES];
+	long long used[GS_MAX_DEVICES], dused[GS_MAX_DEVICES], dtotal[GS_MAX_DEVICES];
+	struct prom_nvml nv[GS_MAX_DEVICES];
+	long long pool[16][3];
+	struct prom_pool pools[16];
+	struct prom_process p = { 0 }, *procs[] = { &p };
+	struct prom_buf b = { 0 };
+	unsigned n, nu, nd;
+	char *old;
+
+	if (!gs_config.prometheus || !atomic_load(&gs_state.tracking))
+		return;
+	p.pid = getpid();
+	p.host = host;
+	p.rank = rank;
+	p.command = command;
+	p.version = GPUSPY_VERSION;
+	for (int k = 0; k < GS_KIND_COUNT; k++) {
+		struct gs_count_snap c;
+
+		counters_read(&gs_totals.kind[k], &c);
+		p.kinds[k] = (struct prom_kind_counts){
+			.has = true,
+			.live = (uint64_t)(c.live_bytes > 0 ? c.live_bytes : 0),
+			.peak = (uint64_t)c.peak_bytes,
+			.allocs = (uint64_t)c.allocs,
+			.frees = (uint64_t)c.frees,
+			.alloc_bytes = (uint64_t)c.alloc_bytes,
+			.freed_bytes = (uint64_t)c.freed_bytes,
+		};
+	}
+	p.has_gpu_peak = p.has_oom = p.has_growing = p.has_sample_time = true;
+	p.gpu_peak = (uint64_t)atomic_load(&gs_totals.gpu_peak_bytes);
+	p.oom_events = events_oom_count();
+	p.sample_time = gs_now();
+	/* a device once used stays listed, at 0 when all is freed */
+	for (int d = 0; d < GS_MAX_DEVICES; d++) {
+		long long live = totals_device_live(gs_device_index(d));
+
+		if (totals_device_allocs(gs_device_index(d)) > 0)
+			device_seen[d] = true;
+		if (device_seen[d])
+			devices[p.ndevices++] =
+				(struct prom_device){ d, (uint64_t)(live > 0 ? live : 0) };
+	}
+	p.devices = devices;
+	nu = nvml_process_used(used, GS_MAX_DEVICES);
+	nd = nvml_device_memory(dused, dtotal, GS_MAX_DEVICES);
+	for (unsigned i = 0; i < (nu > nd ? nu : nd); i++) {
+		struct prom_nvml *v = &nv[p.nnvml];
+
+		*v = (struct prom_nvml){ .index = (int)i };
+		v->has_used = i < nu && used[i] >= 0;
+		v->used = v->has_used ? (uint64_t)used[i] : 0;
+		v->has_device_used = v->has_device_total = i < nd && dused[i] >= 0;
+		v->device_used = v->has_device_used ? (uint64_t)dused[i] : 0;
+		v->device_total = v->has_device_total ? (uint64_t)dtotal[i] : 0;
+		if (v->has_used || v->has_device_used)
+			p.nnvml++;
+	}
+	p.nvml = nv;
+	n = history_torch_pool(pool, 16);
+	for (unsigned i = 0; i < n; i++)
+		pools[i] =
+			(struct prom_pool){ (int)pool[i][0],	  "pytorch",	       true, true,
+					    (uint64_t)pool[i][1], (uint64_t)pool[i][2] };
+	p.pools = pools;
+	p.npools = n;
+
+	rank_sites(&p, top, &n);
+	for (unsigned i = 0; i < n; i++) {
+		const struct site_labels *l = site_labels(top[i].s);
+
+		if (!l) { /* out of memory: summed, not named */
+			p.folded_live[top[i].s->kind] += (uint64_t)top[i].live;
+			p.folded_sites++;
+			continue;
+		}
+		sites[p.nsites++] =
+			(struct prom_site){ l->key, l->name, top[i].s->kind, (uint64_t)top[i].live,
+					    atomic_load_explicit(&top[i].s->growing,
+								 memory_order_relaxed) };
+	}
+	p.sites = sites;
+
+	if (prom_write(&b, procs, 1, gs_config.prometheus_top) < 0) {
+		prom_buf_free(&b); /* the last page stays */
+		return;
+	}
+	gs_lock(&gs_metrics_lock);
+	old = page;
+	page = b.p;
+	page_len = b.len;
+	gs_unlock(&gs_metrics_lock);
+	free(old);
+}
+
+void endpoint_stop(void)
+{
+	if (!server)
+		return;
+	http_stop(server);
+	server = NULL;
+}
+
+void endpoint_forget(void)
+{
+	http_abandon(server);
+	server = NULL;
+	atomic_store(&served, false); /* the parent's, not this child's */
+	/* single-threaded here: the page is ours to drop */
+	free(page);
+	page = NULL;
+	page_len = 0;
+}

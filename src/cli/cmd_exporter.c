@@ -392,7 +392,8 @@ static int fill(struct served *s)
 		const struct rd_counters *c = &p->kinds[k];
 		struct prom_kind_counts *pk = &pp->kinds[k];
 
-		pk->has = c->allocations > 0 || c->live_bytes > 0;
+		/* every kind, as the process serves them: 0 is a value */
+		pk->has = true;
 		pk->live = u64(c->live_bytes);
 		pk->peak = u64(c->peak_bytes);
 		pk->allocs = u64(c->allocations);

@@ -49,9 +49,10 @@
 #include "prom.h"
 #include "util.h"
 
-/* The in-process endpoint's default is 9464: an exporter on the same node
- * must not take it. */
-#define EXPORTER_LISTEN_DEFAULT "127.0.0.1:9465"
+/* The in-process endpoint's default is 9464, and the ranks of a node take
+ * the ports above it (9464 + LOCAL_RANK): an exporter beside them takes the
+ * one below. */
+#define EXPORTER_LISTEN_DEFAULT "127.0.0.1:9463"
 #define REFRESH_S		1.0 /* a page younger than this is served as it is */
 #define WAIT_S			2.0 /* a scrape waits this long for a fresh page */
 /* A process that has not written its report at exit is served while its
@@ -880,8 +881,6 @@ int cmd_exporter(int argc, char **argv)
 		status = EXIT_FAILURE_OTHER;
 		goto out;
 	}
-	/* the first page before the first client, so that it is there */
-	publish(&x);
 	ho.addr = listen;
 	e = http_start(&ho, &srv, err, sizeof(err));
 	if (e < 0) {
@@ -895,6 +894,8 @@ int cmd_exporter(int argc, char **argv)
 	if (!http_is_loopback(&ss))
 		fputs(" (not a loopback address: other hosts can read it)", stderr);
 	fputc('\n', stderr);
+	/* the first page at once: a scrape before it waits for it */
+	publish(&x);
 
 	while (!quit_signal) {
 		struct pollfd pfd = { .fd = x.wake[0], .events = POLLIN };

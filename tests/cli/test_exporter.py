@@ -15,18 +15,23 @@ HTTP:
  - the rate limit: scrapes within a second get one reading, a burst of
    requests no more readings than seconds;
  - SIGINT and SIGTERM end it with 0; a non-loopback address is said; bad
-   usage is status 2 with one line.
+   usage is status 2 with one line;
+ - its server: 404, 405, garbage; a slow client and 200 connections at
+   once do not keep another client from its page.
 
     test_exporter.py GPUSPY LIBGPUSPY FAKE_DIR LEAKER
 """
 import json
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 import promtest
 from promtest import Exporter, parse, series
@@ -333,6 +338,62 @@ def not_yet(tmp):
     check(x.stop() == 0, "SIGTERM: status 0")
 
 
+def raw(url, data, timeout=10):
+    """The status of the answer to DATA sent as it is, 0 for a closed socket."""
+    host, port = urllib.parse.urlparse(url).netloc.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as c:
+        c.sendall(data)
+        try:
+            head = c.recv(64).decode(errors="replace")
+        except (ConnectionResetError, socket.timeout):
+            return 0
+    m = re.match(r"HTTP/1\.[01] (\d{3})", head)
+    return int(m.group(1)) if m else 0
+
+
+def requests(tmp):
+    """What the server of the exporter answers: 404 and 405 as usual, 400
+    or a closed socket for garbage; a slow client and 200 connections at
+    once do not keep the others from their page."""
+    empty = os.path.join(tmp, "empty")
+    x = Exporter(gpuspy, empty)
+    check(x.get("/nope")[0] == 404, "GET /nope: 404")
+    check(raw(x.url, b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n") == 405,
+          "POST /metrics: 405")
+    check(raw(x.url, b"\x00\x01garbage\r\n\r\n") in (0, 400), "garbage: 400 or closed")
+    host, port = urllib.parse.urlparse(x.url).netloc.rsplit(":", 1)
+    slow = socket.create_connection((host, int(port)))
+    slow.sendall(b"GET /metrics HTTP/1.1\r\nHost:")
+    t0 = time.monotonic()
+    status = x.get()[0]
+    check(status == 200 and time.monotonic() - t0 < 5,
+          "a slow client holding its socket: another gets its page", status)
+    slow.close()
+    # each sends its request at once, all are open together (connections
+    # that send nothing wait for the server's timeout, 5 s, in its limit)
+    socks = []
+    for _ in range(200):
+        try:
+            c = socket.create_connection((host, int(port)), timeout=10)
+            socks.append(c)
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        except OSError:
+            pass
+    answered = closed = 0
+    for c in socks:
+        try:
+            head = c.recv(16)
+            answered += head.startswith(b"HTTP/1.1 200")
+            closed += head == b""
+        except OSError:
+            closed += 1
+        c.close()
+    check(answered + closed == len(socks) and answered > 0,
+          f"200 connections at once: {answered} answered, {closed} closed", len(socks))
+    check(x.get()[0] == 200, "after them: served")
+    check(x.stop() == 0, "SIGTERM: status 0")
+
+
 def addresses(tmp):
     empty = os.path.join(tmp, "empty")
     os.makedirs(empty)
@@ -358,6 +419,7 @@ def main():
         usage()
         latest_outside(tmp)
         addresses(tmp)
+        requests(tmp)
         not_yet(tmp)
         main_case(tmp)
     finally:

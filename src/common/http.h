@@ -25,7 +25,7 @@
 #define HTTP_LIB_PACKAGE       "libmicrohttpd12"
 #define HTTP_DEFAULT_CONN      32
 #define HTTP_DEFAULT_TIMEOUT_S 5
-#define HTTP_DEFAULT_MEMORY    (32u * 1024)
+#define HTTP_DEFAULT_MEMORY    ((size_t)32 * 1024)
 
 /* "[::1]:65535" and the like, with the terminating NUL */
 #define HTTP_ADDR_MAX 64

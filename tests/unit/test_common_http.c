@@ -137,7 +137,7 @@ static void test_cloexec(void **state)
 	struct http_opts o = { .addr = "0", .handler = handler, .ctx = &calls };
 	struct http_server *s;
 	char err[256];
-	int fd, found = 0;
+	int fd, port, found = 0;
 
 	assert_int_equal(http_start(&o, &s, err, sizeof(err)), 0);
 	for (fd = 3; fd < 1024; fd++) {
@@ -151,6 +151,44 @@ static void test_cloexec(void **state)
 		}
 	}
 	assert_int_equal(found, 1);
+	port = http_port(s);
+	http_stop(s);
+	/* libmicrohttpd closed the socket it was given */
+	for (fd = 3; fd < 1024; fd++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+
+		assert_false(getsockname(fd, (struct sockaddr *)&ss, &len) == 0 &&
+			     ss.ss_family == AF_INET &&
+			     ntohs(((struct sockaddr_in *)&ss)->sin_port) == port);
+	}
+}
+
+/* [::1]: served on IPv6 loopback, where the machine has it. */
+static void test_ipv6(void **state)
+{
+	int calls = 0;
+	struct http_opts o = { .addr = "[::1]:0", .handler = handler, .ctx = &calls };
+	struct http_server *s;
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	char err[256], buf[4096];
+	ssize_t n;
+	int fd, rc = http_start(&o, &s, err, sizeof(err));
+
+	if (rc == -EADDRNOTAVAIL || rc == -EAFNOSUPPORT)
+		skip();
+	assert_int_equal(rc, 0);
+	assert_true(strncmp(http_bound(s), "[::1]:", 6) == 0);
+	a.sin6_port = htons((uint16_t)http_port(s));
+	fd = socket(AF_INET6, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	assert_int_equal(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+	n = read(fd, buf, sizeof(buf) - 1);
+	assert_true(n > 12);
+	buf[n] = 0;
+	assert_true(strncmp(buf, "HTTP/1.0 200", 12) == 0 || strncmp(buf, "HTTP/1.1 200", 12) == 0);
+	close(fd);
 	http_stop(s);
 }
 
@@ -175,9 +213,8 @@ static void test_no_library(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),
-		cmocka_unit_test(test_serve),
-		cmocka_unit_test(test_cloexec),
+		cmocka_unit_test(test_parse),	   cmocka_unit_test(test_serve),
+		cmocka_unit_test(test_cloexec),	   cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_no_library),
 	};
 

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""A real Prometheus server (Debian's prometheus), started on loopback with
+a scrape configuration for a program on the fake driver that serves its
+metrics (GPUSPY_PROMETHEUS, tests/integration/growth.c halted halfway):
+Prometheus' HTTP API finds the target up, and the leaking site's series
+with its live bytes (20 steps of 1 MiB).
+Usage: prometheus_server.py LIBGPUSPY FAKE_DIR GROWTH PROMETHEUS"""
+import glob, json, os, shutil, signal, socket, subprocess, sys, tempfile, time
+import urllib.parse, urllib.request
+
+lib, fake, growth, prometheus = sys.argv[1:5]
+lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+env = {k: v for k, v in os.environ.items()
+       if not k.startswith("GPUSPY_") and k not in ("RANK", "LOCAL_RANK")}
+env.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def query(port, q):
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            j = json.load(r)
+    except OSError:
+        return None
+    return j["data"]["result"] if j.get("status") == "success" else None
+
+
+work = tempfile.mkdtemp()
+out = os.path.join(work, "run")
+prog = subprocess.Popen([growth, "40", "30", "hang"], stdout=subprocess.PIPE, text=True,
+                        env=dict(env, LD_LIBRARY_PATH=fake, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out,
+                                 GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1",
+                                 GPUSPY_PROMETHEUS="127.0.0.1:0"))
+server = None
+try:
+    check(prog.stdout.readline().startswith("growth: halfway"), "the program ran halfway")
+    addr = None
+    for _ in range(100):
+        f = glob.glob(os.path.join(out, "*", "prometheus"))
+        if f and open(f[0]).read().endswith("\n"):
+            addr = open(f[0]).read().strip()
+            break
+        time.sleep(0.05)
+    check(addr is not None, f"the endpoint's address ({addr})")
+    port = free_port()
+    cfg = os.path.join(work, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                "scrape_configs:\n  - job_name: gpuspy\n"
+                f"    static_configs:\n      - targets: ['{addr}']\n")
+    # the server's own environment: nothing of gpuspy's
+    server = subprocess.Popen([prometheus, "--config.file=" + cfg,
+                               "--storage.tsdb.path=" + os.path.join(work, "tsdb"),
+                               "--web.listen-address=127.0.0.1:%d" % port],
+                              env={k: v for k, v in os.environ.items()
+                                   if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")},
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "log"), "w"))
+    leak, up = None, None
+    end = time.time() + 60
+    while time.time() < end and not (leak and up):
+        up = query(port, 'up{job="gpuspy"} == 1')
+        leak = query(port, 'gpuspy_site_live_bytes{name=~"leak_step.*"}')
+        time.sleep(0.5)
+    check(bool(up), f"Prometheus scraped the target: up == 1 ({up})")
+    check(leak is not None and len(leak) == 1 and float(leak[0]["value"][1]) == 20 << 20,
+          f"the leaking site's series: 20 MiB ({leak})")
+    tracked = query(port, "gpuspy_tracked_bytes")
+    check(tracked is not None and len(tracked) == 1 and tracked[0]["metric"].get("device") == "0",
+          f"gpuspy_tracked_bytes by device ({tracked})")
+finally:
+    for p in (server, prog):
+        if p:
+            p.kill()
+            p.wait()
+if failures:
+    print(open(os.path.join(work, "log")).read()[-2000:] if os.path.exists(os.path.join(work, "log")) else "")
+shutil.rmtree(work, ignore_errors=True)
+print(f"{len(failures)} failed" if failures else "all passed")
+sys.exit(1 if failures else 0)

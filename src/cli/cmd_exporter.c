@@ -162,7 +162,7 @@ static void say(struct exporter *x, const char *path, const char *msg)
 	for (size_t i = 0; i < x->nsaid && !s; i++)
 		if (strcmp(x->said[i].path, path) == 0)
 			s = &x->said[i];
-	if (s && strcmp(s->msg, msg) == 0) {
+	if (s && s->msg && strcmp(s->msg, msg) == 0) {
 		s->seen = true;
 		return;
 	}
@@ -575,8 +575,10 @@ static int load_served(struct exporter *x, const char *path, double now, struct 
 		served_free(s);
 		return r;
 	}
+	if (r < 0 && !err.msg[0])
+		rd_error_set(&err, path, "%s", strerror(-r));
 	if (r < 0)
-		say(x, path, err.msg[0] ? err.msg : strerror(-r));
+		say(x, path, err.msg);
 	if (r <= 0) {
 		served_free(s);
 		return 0;

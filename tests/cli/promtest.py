@@ -24,13 +24,17 @@ def clean_env(fake):
     return env
 
 
+def preload(lib):
+    """LD_PRELOAD for LIB: a sanitizer's runtime must come first
+    (scripts/sanitize)."""
+    return ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+
+
 def start_leaker(lib, fake, prog, out, kib=1024, steps=3, **extra):
     """tests/cli/leaker.c under libgpuspy: STEPS allocations of KIB KiB
     from keep_output(), then it waits to be killed; returns once it has
     printed 'leaked' and written its first snapshot."""
-    # a sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize)
-    preload = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-    env = dict(clean_env(fake), LD_PRELOAD=preload, GPUSPY_OUTPUT_DIR=out,
+    env = dict(clean_env(fake), LD_PRELOAD=preload(lib), GPUSPY_OUTPUT_DIR=out,
                GPUSPY_INTERVAL="100ms")
     env.update(extra)
     p = subprocess.Popen([prog, str(steps), "1", str(kib), "hang"], env=env,

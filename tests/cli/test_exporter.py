@@ -120,7 +120,7 @@ def main_case(tmp):
             procs[name] = promtest.start_leaker(lib, fake, prog, run_dir, kib=kib, **extra)
         # a process that exited: its report.json is not served
         r = subprocess.run([prog, "2", "1", "64"], capture_output=True, timeout=30,
-                           env=dict(promtest.clean_env(fake), LD_PRELOAD=lib,
+                           env=dict(promtest.clean_env(fake), LD_PRELOAD=promtest.preload(lib),
                                     GPUSPY_OUTPUT_DIR=run_dir, GPUSPY_INTERVAL="100ms"))
         check(r.returncode == 0, "a leaker that exits ran")
         exited = [d for d in os.listdir(run_dir)

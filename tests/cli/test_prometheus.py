@@ -69,7 +69,7 @@ def api(base, path, **params):
 
 def start_job(run_dir):
     env = dict(promtest.clean_env(fake), LD_LIBRARY_PATH=fake + ":" + fake_nvml,
-               LD_PRELOAD=":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib))),
+               LD_PRELOAD=promtest.preload(lib),
                GPUSPY_OUTPUT_DIR=run_dir, GPUSPY_INTERVAL="200ms",
                GPUSPY_PROMETHEUS="127.0.0.1:0", PYTHONPATH=fake_torch, FAKE_C10_CUDA=c10,
                RANK="0")

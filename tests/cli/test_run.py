@@ -245,6 +245,19 @@ def main():
         check(p.returncode == 0 and err == "gpuspy: run directory %s \u2014 see: gpuspy report %s\n"
               % (out, out), "the run directory is shown", repr(err))
 
+        # --prometheus ADDR: checked, and handed to every process as
+        # GPUSPY_PROMETHEUS (over one in the environment)
+        p = run([gpuspy, "run", "--prometheus", "[::1]:0", "--", "sh", "-c",
+                 'echo "$GPUSPY_PROMETHEUS"'], cwd=tmp, GPUSPY_LIBRARY=fake,
+                GPUSPY_PROMETHEUS="9999")
+        check(p.returncode == 0 and p.stdout == b"[::1]:0\n", "--prometheus sets GPUSPY_PROMETHEUS",
+              repr((p.returncode, p.stdout, p.stderr)))
+        for bad in ("localhost:9464", ":9464", "70000", ""):
+            p = run([gpuspy, "run", "--prometheus", bad, "--", "true"], cwd=tmp,
+                    GPUSPY_LIBRARY=fake)
+            check(p.returncode == 2 and p.stderr.count(b"\n") == 1 and b"--prometheus" in p.stderr,
+                  "--prometheus %r: one line, status 2" % bad, repr((p.returncode, p.stderr)))
+
         # --help and --version
         p = run([gpuspy, "run", "--help"])
         check(p.returncode == 0 and b"Usage: gpuspy run" in p.stdout, "run --help")

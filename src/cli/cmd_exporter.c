@@ -21,7 +21,7 @@
  *
  * The page is written by the one formatter of src/common/prom.h, the same
  * families as the process's own endpoint (GPUSPY_PROMETHEUS), each series
- * with the labels host and rank of its process (label_rank()).  A
+ * with the labels host and rank of its process (label_ranks()).  A
  * process's report that cannot be read is left out with one line on
  * stderr, said again only when what is wrong changes.
  */

@@ -189,6 +189,14 @@ def main_case(tmp):
             print("skip promtool check metrics: no promtool")
         check(x.drain() == [], "nothing said on stderr", x.said)
 
+        # a process directory named itself: that one process
+        one = Exporter(gpuspy, a_dir)
+        status, _, page = one.get() if one.url else (0, "", "")
+        info = series(parse(page), "gpuspy_info") if status == 200 else []
+        check([s[1]["pid"] for s in info] == [str(procs["a"].pid)],
+              "a process directory as RUN_DIR: that process", info)
+        one.stop()
+
         hostile(x, run_dir, procs, samples)
         rate_limit(x)
         vanish(x, run_dir, tmp)

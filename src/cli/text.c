@@ -141,6 +141,11 @@ static void put_short_frame(FILE *out, const struct rd_report_frame *f)
 	}
 }
 
+void text_print_short_frame(FILE *out, const struct rd_report_frame *f)
+{
+	put_short_frame(out, f);
+}
+
 static void print_folded(FILE *out, size_t *folded)
 {
 	if (*folded)

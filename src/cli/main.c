@@ -39,10 +39,9 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } commands[] = {
-	{ "run", cmd_run },	      { "report", cmd_report }, { "merge", cmd_merge },
-	{ "snapshot", cmd_snapshot }, { "top", cmd_top },	{ "diff", cmd_diff },
-	{ "export", cmd_export },
-	{ "exporter", cmd_exporter },
+	{ "run", cmd_run },	      { "report", cmd_report },	    { "merge", cmd_merge },
+	{ "snapshot", cmd_snapshot }, { "top", cmd_top },	    { "diff", cmd_diff },
+	{ "export", cmd_export },     { "exporter", cmd_exporter },
 };
 
 int main(int argc, char **argv)

@@ -414,9 +414,10 @@ void summary_where(char *buf, size_t len, const struct gs_site *s)
  */
 static int headline_frame(const struct gs_site *s, bool *py)
 {
+	*py = true;
 	for (unsigned i = 0; i < s->pydepth; i++)
 		if (sitename_user_file(s->py[i].file))
-			return *py = true, (int)i;
+			return (int)i;
 	*py = false;
 	for (int pass = 0; pass < 2; pass++)
 		for (unsigned i = 0; i < s->depth; i++)

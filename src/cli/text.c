@@ -19,6 +19,7 @@
 #include "ledger.h"
 #include "merge.h"
 #include "print.h"
+#include "sitename.h"
 #include "trend.h"
 #include "util.h"
 
@@ -118,27 +119,31 @@ void text_print_frame(FILE *out, const struct rd_report_frame *f)
 	print_frame(out, f);
 }
 
-/* A frame in a list's row: "function (file-basename:line)", the module
- * when there is no file; no newline. */
+/* A frame in a list's row, as libgpuspy's /metrics names a site too
+ * (sitename_short); no newline. */
 static void put_short_frame(FILE *out, const struct rd_report_frame *f)
 {
-	if (!f->function) {
-		if (f->module)
-			cli_put_clean(out, f->module);
-		fprintf(out, "%s0x%" PRIx64, f->module ? "+" : "", f->offset);
-		return;
+	const struct sitename_frame sf = {
+		.function = f->function,
+		.file = f->file,
+		.line = f->line,
+		.lines = f->lines,
+		.nlines = f->nlines,
+		.module = f->module,
+		.offset = f->offset,
+	};
+	char small[512], *buf = small;
+	size_t n = sitename_short(small, sizeof(small), &sf);
+
+	/* a long C++ name: once more into a buffer of its size */
+	if (n >= sizeof(small)) {
+		buf = malloc(n + 1);
+		if (buf)
+			sitename_short(buf, n + 1, &sf);
 	}
-	cli_put_clean(out, f->function);
-	if (f->file) {
-		fputs(" (", out);
-		cli_put_clean(out, util_basename(f->file));
-		put_lines(out, f);
-		putc(')', out);
-	} else if (f->module) {
-		fputs(" (", out);
-		cli_put_clean(out, f->module);
-		putc(')', out);
-	}
+	fputs(buf ? buf : small, out);
+	if (buf != small)
+		free(buf);
 }
 
 void text_print_short_frame(FILE *out, const struct rd_report_frame *f)

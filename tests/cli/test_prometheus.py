@@ -208,24 +208,35 @@ def main():
         check(rep is not None and rep[1] == LEAK_MIB * MiB,
               f"gpuspy report: leak_buffers leaked {LEAK_MIB} MiB", rep)
         res = query(base, "gpuspy_site_live_bytes", {"inproc", "exporter"})
-        by_job = {}
+        # the report's headline as its lists print it: what both pages
+        # must name the site, to the letter
+        want = rep and f"leak_buffers ({os.path.basename(rep[2] or '?')}:{rep[3]})"
+        by_job, names = {}, {}
         for r in res:
             m = r["metric"]
-            name = m.get("name", "")
-            # the process names the site from its own frames, the
-            # exporter as the report does: the function and the line
-            if name.startswith("leak_buffers (") and name.endswith(f"prom_job.py:{leak_line})"):
+            if m.get("site") != "other":
+                names.setdefault(m["job"], set()).add((m.get("name"), m.get("kind")))
+            if m.get("name") == want:
                 by_job.setdefault(m["job"], []).append((m, float(r["value"][1])))
         for j in ("inproc", "exporter"):
             got = by_job.get(j, [])
             check(len(got) == 1 and rep is not None and got[0][1] == rep[1],
-                  f"{j}: the leaking site's series, {LEAK_MIB} MiB as gpuspy report says",
-                  (got, rep, res))
+                  f"{j}: the leaking site's series, named {want!r}, {LEAK_MIB} MiB as "
+                  "gpuspy report says", (got, rep, res))
+        check(names.get("inproc") and names.get("inproc") == names.get("exporter"),
+              "the name labels of the sites: the same from the process and the exporter",
+              names)
         if rep and by_job.get("exporter"):
             m = by_job["exporter"][0][0]
             check(m.get("site") == rep[0] and m.get("host") == os.uname().nodename
                   and m.get("rank") == "0",
                   "exporter: site is the report's key, host and rank labels", m)
+        if by_job.get("inproc"):
+            # the process's own digest (libgpuspy(7), PROMETHEUS): of the
+            # same form, stable for the site, not the report's key
+            site = by_job["inproc"][0][0].get("site", "")
+            check(re.fullmatch(r"[0-9a-f]{16}", site) is not None,
+                  "inproc: site is a 16-hex digest", site)
         tracked = query(base, "gpuspy_tracked_bytes", {"inproc", "exporter"})
         vals = {r["metric"]["job"]: float(r["value"][1]) for r in tracked}
         check(vals.get("inproc") == vals.get("exporter") == LEAK_MIB * MiB,

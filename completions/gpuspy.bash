@@ -21,7 +21,7 @@ _gpuspy()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W '--help --version --lib' -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W 'run report merge snapshot top diff export' -- "$cur"))
+			COMPREPLY=($(compgen -W 'run report merge snapshot top diff export exporter' -- "$cur"))
 		fi
 		return 0
 	fi
@@ -100,6 +100,17 @@ _gpuspy()
 			COMPREPLY=($(compgen -W '--interval --top --count --help' -- "$cur"))
 			return 0
 		fi
+		;;
+	exporter)
+		case $prev in
+		-l | --listen) return 0 ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '--listen --help' -- "$cur"))
+			return 0
+		fi
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return 0
 		;;
 	diff)
 		case $prev in

@@ -27,6 +27,7 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
 /* gpuspy --lib: the library 'gpuspy run' would preload, on stdout. */
 int run_print_library(void);
 

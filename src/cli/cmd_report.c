@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "doors.h"
 #include "names.h"
 #include "growth_view.h"
 #include "load_history.h"
@@ -195,6 +196,50 @@ static int gate_verdict(const struct leak_gate *g, int status)
 	return status;
 }
 
+/*
+ * One line on stderr per process whose outside views show memory no door
+ * saw: NVML's figure for it beyond what gpuspy tracked plus the graph
+ * pool's slack and an allowance for the CUDA context and libraries, or
+ * the driver's graph memory beyond the graph memory gpuspy saw.  Stderr,
+ * so that JSON on stdout stays a document.
+ */
+static void warn_missed_doors(const struct rd_process_list *list)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+
+	for (size_t i = 0; i < list->n; i++) {
+		const struct rd_process *p = list->items[i];
+		struct rd_doors_gap g;
+
+		rd_doors_gap(p, &g);
+		if (g.nvml_gap) {
+			fputs("gpuspy report: warning: ", stderr);
+			cli_put_clean(stderr, p->path);
+			fprintf(stderr,
+				": NVML says the process holds %s on %d GPU%s, gpuspy tracked %s "
+				"(allowed beside it: %s for the CUDA context and libraries, %s of "
+				"graph pool): %s seen through no door gpuspy hooks\n",
+				util_human_size(g.nvml_bytes, a, sizeof(a)), g.ngpus,
+				g.ngpus == 1 ? "" : "s",
+				util_human_size(g.tracked_bytes, b, sizeof(b)),
+				util_human_size(g.allowance, c, sizeof(c)),
+				util_human_size(g.pool_slack, d, sizeof(d)),
+				util_human_size(g.nvml_bytes - g.tracked_bytes - g.pool_slack -
+							g.allowance,
+						e, sizeof(e)));
+		}
+		if (g.graph_gap) {
+			fputs("gpuspy report: warning: ", stderr);
+			cli_put_clean(stderr, p->path);
+			fprintf(stderr,
+				": the driver says CUDA graphs use %s, gpuspy saw %s of graph "
+				"memory: graph memory made through a door gpuspy does not hook\n",
+				util_human_size(g.graph_driver_bytes, a, sizeof(a)),
+				util_human_size(g.graph_tracked_bytes, b, sizeof(b)));
+		}
+	}
+}
+
 /* Every process's history.jsonl loaded before anything is printed: one
  * bad file is one line and exit status 2, nothing on stdout. */
 static int report_csv(struct cli_loaded *l)
@@ -260,6 +305,7 @@ int cmd_report(int argc, char **argv)
 		return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 	}
 	l.rep.growth = &growth;
+	warn_missed_doors(&l.list);
 	if (l.json)
 		e = json_print_report(&l.rep, &l.list, stdout, l.top);
 	else

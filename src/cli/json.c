@@ -58,6 +58,35 @@ static json_t *counts_json(const char *k1, int64_t v1, const char *k2, int64_t v
 	return o;
 }
 
+static json_t *graph_json(const struct rd_graph *g)
+{
+	json_t *o = json_object(), *devs = json_array();
+
+	json_object_set_new(o, "alloc_nodes", json_integer(g->alloc_nodes));
+	json_object_set_new(o, "alloc_node_bytes", json_integer(g->alloc_node_bytes));
+	json_object_set_new(o, "reserved_bytes", json_integer(g->reserved_bytes));
+	json_object_set_new(o, "launches", json_integer(g->launches));
+	json_object_set_new(o, "live_bytes", json_integer(g->live_bytes));
+	json_object_set_new(o, "live_allocations", json_integer(g->live_allocations));
+	json_object_set_new(o, "peak_bytes", json_integer(g->peak_bytes));
+	json_object_set_new(o, "trims", json_integer(g->trims));
+	for (size_t i = 0; i < g->ndevices; i++) {
+		const struct rd_graph_device *d = &g->devices[i];
+		json_t *dj = json_object();
+
+		json_object_set_new(dj, "device", json_integer(d->device));
+		json_object_set_new(dj, "used_current", json_integer(d->used_current));
+		json_object_set_new(dj, "used_high", json_integer(d->used_high));
+		json_object_set_new(dj, "reserved_current", json_integer(d->reserved_current));
+		json_object_set_new(dj, "reserved_high", json_integer(d->reserved_high));
+		if (d->as_of >= 0)
+			json_object_set_new(dj, "as_of", json_real(d->as_of));
+		json_array_append_new(devs, dj);
+	}
+	json_object_set_new(o, "devices", devs);
+	return o;
+}
+
 /* A call site's key as reports print it: its digest (merge_key_digest). */
 static json_t *key_json(const char *key)
 {
@@ -313,6 +342,16 @@ static json_t *process_json(const struct rd_process *p)
 		json_object_set_new(o, "outside", gpus);
 	}
 	ledger_json(o, p);
+	if (p->ncalls) {
+		json_t *calls = json_object();
+
+		for (size_t i = 0; i < p->ncalls; i++)
+			json_object_set_new(calls, p->calls[i].name,
+					    json_integer(p->calls[i].value));
+		json_object_set_new(o, "calls", calls);
+	}
+	if (p->graph.present)
+		json_object_set_new(o, "graph", graph_json(&p->graph));
 	if (p->python.present) {
 		json_t *py = json_object();
 

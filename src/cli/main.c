@@ -25,6 +25,7 @@ static const char usage[] =
 	"  diff [--format text|json] [--fail-on-growth SIZE] [--threshold SIZE]\n"
 	"       [--at LABEL] [--top N] [OLD [NEW]] | --old PATH... --new PATH...\n"
 	"                                    compare two runs call site by call site\n"
+	"  exporter [--listen ADDR] RUN_DIR  serve a run's metrics to Prometheus\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help      show this help\n"
@@ -38,9 +39,9 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } commands[] = {
-	{ "run", cmd_run },	      { "report", cmd_report }, { "merge", cmd_merge },
-	{ "snapshot", cmd_snapshot }, { "top", cmd_top },	{ "diff", cmd_diff },
-	{ "export", cmd_export },
+	{ "run", cmd_run },	      { "report", cmd_report },	    { "merge", cmd_merge },
+	{ "snapshot", cmd_snapshot }, { "top", cmd_top },	    { "diff", cmd_diff },
+	{ "export", cmd_export },     { "exporter", cmd_exporter },
 };
 
 int main(int argc, char **argv)

@@ -121,6 +121,9 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 /* "function (module) file:line" and a newline, as the text report prints
  * a frame. */
 void text_print_frame(FILE *out, const struct rd_report_frame *f);
+/* The frame as a list's row names a site, "function (file:line)" (the module
+ * when there is no file), without a newline: the user's line. */
+void text_print_short_frame(FILE *out, const struct rd_report_frame *f);
 
 /* "min A, median B, max C", then "; outlier: NAME (V)" when there is one
  * (V: its value in VALUES, indexed like R->procs); no newline. */

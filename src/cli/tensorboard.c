@@ -100,37 +100,21 @@ static int tb_record(struct tb_events *out, const pb_event *ev)
 	return 0;
 }
 
-/* A tag is a protobuf string, UTF-8 (the report's strings are, jansson
- * checks): one cut to fit BUF ends before the character it cut. */
-static void tb_cut_utf8(char *buf, size_t size)
-{
-	size_t n = strlen(buf);
-
-	if (n + 1 < size)
-		return;
-	while (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0x80)
-		n--;
-	if (n > 0 && ((unsigned char)buf[n - 1] & 0x80))
-		n--;
-	buf[n] = '\0';
-}
-
 /* A site's headline frame as the lists of the text report and top name
  * it: "step (train.py:41)", "leak (app)" without a file, "app+0x1a2b"
  * without a function; a site merged from several lines of its function
- * lists them, "step (train.py:41,57)". */
-static void tb_site_name(const struct rd_report_site *s, char *buf, size_t size)
+ * lists them, "step (train.py:41,57)".  Whole (the tag is cut later),
+ * NULL on -ENOMEM. */
+static char *tb_site_name(const struct rd_report_site *s)
 {
 	ssize_t at = merge_site_headline(s);
 	const struct rd_report_frame *f = at >= 0 ? &s->frames[at] : NULL;
-	FILE *out = fmemopen(buf, size, "w");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
 
-	if (!out) {
-		snprintf(buf, size, "?");
-		return;
-	}
-	/* a headline too long for BUF is cut: fmemopen stops at its end */
-	setvbuf(out, NULL, _IONBF, 0);
+	if (!out)
+		return NULL;
 	if (!f) {
 		fprintf(out, "%s (no frames)", s->api ? s->api : "?");
 	} else if (!f->function) {
@@ -148,18 +132,37 @@ static void tb_site_name(const struct rd_report_site *s, char *buf, size_t size)
 	} else {
 		fputs(f->function, out);
 	}
-	fclose(out);
-	buf[size - 1] = '\0';
-	tb_cut_utf8(buf, size);
+	if (fclose(out) != 0) {
+		free(buf);
+		return NULL;
+	}
 	util_sanitize(buf);
+	return buf;
 }
 
-/* One merged site's series of a process, summed over the history series
- * that went into it, ranked by its peak. */
+/* NAME cut to at most TB_TAG_MAX - 1 bytes into BUF (of TB_TAG_MAX): a tag
+ * is a protobuf string, UTF-8 (the report's strings are, jansson checks),
+ * so a cut ends before the character it would split. */
+static void tb_cut(const char *name, char *buf)
+{
+	size_t n = strlen(name);
+
+	if (n > TB_TAG_MAX - 1) {
+		n = TB_TAG_MAX - 1;
+		while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+}
+
+/* The sites of one headline in a process, summed over every history
+ * series whose site has it, ranked by its peak. */
 struct tb_group {
-	const struct rd_report_site *site;
+	char *name; /* the headline, whole */
 	int64_t peak;
 	size_t tag;
+	size_t was; /* its index before the groups were sorted */
 };
 
 struct tb_build {
@@ -207,48 +210,83 @@ static int cmp_group(const void *pa, const void *pb)
 
 	if (a->peak != b->peak)
 		return a->peak < b->peak ? 1 : -1;
-	return (a->site->number > b->site->number) - (a->site->number < b->site->number);
+	/* bytes, as the unsigned chars of UTF-8: the order of code points */
+	return strcmp(a->name, b->name);
 }
 
-/* Each series of H to its tag: the devices, NVML, the pool, the TOP sites
- * of highest peak (0: all), the other sites together. */
+/* Group G's tag: "sites/HEADLINE" cut; a headline whose tag another of
+ * higher peak took (the two differ only past the cut), or that would be
+ * the rest's ("other"), gets " #2", " #3"... the first one free. */
+static int tb_group_tag(struct tb_build *b, struct tb_group *g)
+{
+	char tag[TB_TAG_MAX + 32], name[TB_TAG_MAX];
+
+	tb_cut(g->name, name);
+	for (unsigned n = 1;; n++) {
+		size_t before = b->ntags;
+		int e;
+
+		if (n == 1)
+			snprintf(tag, sizeof(tag), "sites/%s", name);
+		else
+			snprintf(tag, sizeof(tag), "sites/%s #%u", name, n);
+		if (strcmp(tag, "sites/other") == 0)
+			continue;
+		e = tb_add_tag(b, tag, &g->tag);
+		if (e || b->ntags > before)
+			return e;
+	}
+}
+
+/* Each series of H to its tag: the devices, NVML, the pool, the TOP
+ * headlines of highest peak (0: all), the other sites together. */
 static int tb_tags(struct tb_build *b, const struct rd_report *r, size_t p,
 		   const struct rd_history *h, size_t top)
 {
-	/* per history series: its merged site (NULL: none), then its group */
-	const struct rd_report_site **site_of = calloc(h->nseries + 1, sizeof(*site_of));
+	/* per history series: its group, SIZE_MAX for none */
 	size_t *group_of = calloc(h->nseries + 1, sizeof(*group_of));
+	size_t *moved = calloc(h->nseries + 1, sizeof(*moved));
 	int64_t *sum = calloc(h->nseries + 1, sizeof(*sum));
-	char tag[TB_TAG_MAX + 32], name[TB_TAG_MAX];
+	char tag[TB_TAG_MAX + 32];
 	size_t other = SIZE_MAX;
 	int e = 0;
 
 	b->tags = calloc(h->nseries + 2, sizeof(*b->tags));
 	b->tag_of = calloc(h->nseries + 1, sizeof(*b->tag_of));
 	b->groups = calloc(h->nseries + 1, sizeof(*b->groups));
-	if (!site_of || !group_of || !sum || !b->tags || !b->tag_of || !b->groups) {
+	if (!group_of || !moved || !sum || !b->tags || !b->tag_of || !b->groups) {
 		e = -ENOMEM;
 		goto out;
 	}
-	for (size_t k = 0; k < h->nseries; k++) {
+	for (size_t k = 0; k < h->nseries && e == 0; k++) {
 		const struct rd_hist_series *s = &h->series[k];
 		const struct rd_report_site *site;
+		char *name;
 		size_t g;
 
 		b->tag_of[k] = group_of[k] = SIZE_MAX;
 		if (s->kind != RD_HIST_SITE)
 			continue;
-		site = site_of[k] = tb_merged_site(r, p, s->key);
+		site = tb_merged_site(r, p, s->key);
 		if (!site)
 			continue;
-		for (g = 0; g < b->ngroups && b->groups[g].site != site; g++)
+		name = tb_site_name(site);
+		if (!name) {
+			e = -ENOMEM;
+			break;
+		}
+		/* sites that differ only below their headline (a framework's
+		 * frames under one line of the user's) are one curve */
+		for (g = 0; g < b->ngroups && strcmp(b->groups[g].name, name) != 0; g++)
 			;
 		if (g == b->ngroups)
-			b->groups[b->ngroups++] = (struct tb_group){ .site = site };
+			b->groups[b->ngroups++] = (struct tb_group){ .name = name, .was = g };
+		else
+			free(name);
 		group_of[k] = g;
 	}
 	/* each group's peak: the highest of its summed values over the rows */
-	for (size_t i = 0; i < h->nrows; i++) {
+	for (size_t i = 0; i < h->nrows && e == 0; i++) {
 		const struct rd_hist_row *row = &h->rows[i];
 
 		if (row->type == RD_HIST_EVENT)
@@ -264,29 +302,18 @@ static int tb_tags(struct tb_build *b, const struct rd_report *r, size_t p,
 			if (sum[g] > b->groups[g].peak)
 				b->groups[g].peak = sum[g];
 	}
+	if (e)
+		goto out;
 	qsort(b->groups, b->ngroups, sizeof(*b->groups), cmp_group);
+	for (size_t g = 0; g < b->ngroups; g++)
+		moved[b->groups[g].was] = g;
 	for (size_t k = 0; k < h->nseries; k++)
-		for (size_t g = 0; site_of[k] && g < b->ngroups; g++)
-			if (b->groups[g].site == site_of[k])
-				group_of[k] = g;
+		if (group_of[k] != SIZE_MAX)
+			group_of[k] = moved[group_of[k]];
 	for (size_t g = 0; g < b->ngroups && e == 0; g++) {
 		b->groups[g].tag = SIZE_MAX;
-		if (top && g >= top)
-			continue;
-		tb_site_name(b->groups[g].site, name, sizeof(name));
-		/* two sites of one headline (called through one helper) stay
-		 * two curves; a function named "other" is not the rest */
-		for (unsigned n = strcmp(name, "other") == 0 ? 2 : 1; e == 0; n++) {
-			size_t before = b->ntags;
-
-			if (n == 1)
-				snprintf(tag, sizeof(tag), "sites/%s", name);
-			else
-				snprintf(tag, sizeof(tag), "sites/%s #%u", name, n);
-			e = tb_add_tag(b, tag, &b->groups[g].tag);
-			if (e || b->ntags > before)
-				break;
-		}
+		if (!top || g < top)
+			e = tb_group_tag(b, &b->groups[g]);
 	}
 	for (size_t k = 0; k < h->nseries && e == 0; k++) {
 		const struct rd_hist_series *s = &h->series[k];
@@ -331,8 +358,8 @@ static int tb_tags(struct tb_build *b, const struct rd_report *r, size_t p,
 		e = tb_add_tag(b, tag, &b->tag_of[k]);
 	}
 out:
-	free(site_of);
 	free(group_of);
+	free(moved);
 	free(sum);
 	return e;
 }
@@ -343,6 +370,8 @@ static void tb_build_free(struct tb_build *b)
 		free(b->tags[i]);
 	free(b->tags);
 	free(b->tag_of);
+	for (size_t g = 0; b->groups && g < b->ngroups; g++)
+		free(b->groups[g].name);
 	free(b->groups);
 }
 

@@ -19,6 +19,7 @@
 #include "ledger.h"
 #include "merge.h"
 #include "print.h"
+#include "sitename.h"
 #include "trend.h"
 #include "util.h"
 
@@ -118,27 +119,36 @@ void text_print_frame(FILE *out, const struct rd_report_frame *f)
 	print_frame(out, f);
 }
 
-/* A frame in a list's row: "function (file-basename:line)", the module
- * when there is no file; no newline. */
+/* A frame in a list's row, as libgpuspy's /metrics names a site too
+ * (sitename_short); no newline. */
 static void put_short_frame(FILE *out, const struct rd_report_frame *f)
 {
-	if (!f->function) {
-		if (f->module)
-			cli_put_clean(out, f->module);
-		fprintf(out, "%s0x%" PRIx64, f->module ? "+" : "", f->offset);
-		return;
+	const struct sitename_frame sf = {
+		.function = f->function,
+		.file = f->file,
+		.line = f->line,
+		.lines = f->lines,
+		.nlines = f->nlines,
+		.module = f->module,
+		.offset = f->offset,
+	};
+	char small[512], *buf = small;
+	size_t n = sitename_short(small, sizeof(small), &sf);
+
+	/* a long C++ name: once more into a buffer of its size */
+	if (n >= sizeof(small)) {
+		buf = malloc(n + 1);
+		if (buf)
+			sitename_short(buf, n + 1, &sf);
 	}
-	cli_put_clean(out, f->function);
-	if (f->file) {
-		fputs(" (", out);
-		cli_put_clean(out, util_basename(f->file));
-		put_lines(out, f);
-		putc(')', out);
-	} else if (f->module) {
-		fputs(" (", out);
-		cli_put_clean(out, f->module);
-		putc(')', out);
-	}
+	fputs(buf ? buf : small, out);
+	if (buf != small)
+		free(buf);
+}
+
+void text_print_short_frame(FILE *out, const struct rd_report_frame *f)
+{
+	put_short_frame(out, f);
 }
 
 static void print_folded(FILE *out, size_t *folded)
@@ -750,11 +760,10 @@ static void print_ledger(FILE *out, const struct rd_process *p)
 			print_ledger_line(out, " ", "tracked by gpuspy", d->tracked,
 					  "live allocations gpuspy saw");
 		}
-		/* GRAPH POOL: known once the snapshots carry the graph-memory
-		 * attributes (src/read/ledger.c) */
+		/* the graph pool's unused part, where "graph" says (ledger.c) */
 		if (d->graph_pool >= 0)
 			print_ledger_line(out, "+", "graph pool", d->graph_pool,
-					  "CUDA graph memory nodes' pool");
+					  "CUDA graph pool, reserved and unused");
 		if (d->nvml >= 0) {
 			print_ledger_line(
 				out, "+", "CUDA context and libraries", d->context,
@@ -773,6 +782,42 @@ static void print_ledger(FILE *out, const struct rd_process *p)
 				"reserved by the frameworks, seen by no door of gpuspy's");
 	}
 	free(l);
+}
+
+/* Graph memory: what gpuspy counted (device memory, at the sites that made
+ * the nodes) beside the graph pool as the driver gave it. */
+static void print_graph(FILE *out, const struct rd_process *p)
+{
+	const struct rd_graph *g = &p->graph;
+	char a[32], b[32], c[32], d[32];
+
+	if (!g->present)
+		return;
+	fprintf(out,
+		"    CUDA graphs: %" PRId64
+		" memory node%s (%s), %s still reserved by graphs; %" PRId64
+		" launch%s; live %s in %" PRId64 ", peak %s; %" PRId64 " trim%s\n",
+		g->alloc_nodes, g->alloc_nodes == 1 ? "" : "s",
+		util_human_size(g->alloc_node_bytes, a, sizeof(a)),
+		util_human_size(g->reserved_bytes, b, sizeof(b)), g->launches,
+		g->launches == 1 ? "" : "es", util_human_size(g->live_bytes, c, sizeof(c)),
+		g->live_allocations, util_human_size(g->peak_bytes, d, sizeof(d)), g->trims,
+		g->trims == 1 ? "" : "s");
+	for (size_t i = 0; i < g->ndevices; i++) {
+		const struct rd_graph_device *dv = &g->devices[i];
+
+		fprintf(out,
+			"    GPU %" PRId64 " graph pool (driver): used %s (high %s), reserved %s "
+			"(high %s)",
+			dv->device, util_human_size(dv->used_current, a, sizeof(a)),
+			util_human_size(dv->used_high, b, sizeof(b)),
+			util_human_size(dv->reserved_current, c, sizeof(c)),
+			util_human_size(dv->reserved_high, d, sizeof(d)));
+		/* at exit the driver may be gone: then these are its last words */
+		if (dv->as_of >= 0 && p->end_time >= 0 && p->end_time - dv->as_of >= 0.05)
+			fprintf(out, ", as read %.1f s before the report", p->end_time - dv->as_of);
+		putc('\n', out);
+	}
 }
 
 static void print_process(FILE *out, const struct rd_process *p)
@@ -854,6 +899,16 @@ static void print_process(FILE *out, const struct rd_process *p)
 		putc('\n', out);
 	}
 	print_ledger(out, p);
+	print_graph(out, p);
+	if (p->ncalls) {
+		fputs("    calls per door:", out);
+		for (size_t i = 0; i < p->ncalls; i++) {
+			fprintf(out, "%s ", i ? "," : "");
+			cli_put_clean(out, p->calls[i].name);
+			fprintf(out, " %" PRId64, p->calls[i].value);
+		}
+		putc('\n', out);
+	}
 	if (p->python.present) {
 		fputs("    Python ", out);
 		cli_put_clean(out, p->python.version);

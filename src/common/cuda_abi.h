@@ -152,6 +152,121 @@ enum cudaGetDriverEntryPointFlags {
 	cudaEnablePerThreadDefaultStream = 0x2,
 };
 
+/* CUDA graphs: memory nodes, instantiation, launch, stream capture. */
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphEdgeData_st CUgraphEdgeData;
+#define CU_STREAM_LEGACY	       ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD	       ((CUstream)0x2)
+
+typedef struct CUmemPoolProps_st {
+	CUmemAllocationType allocType;
+	CUmemAllocationHandleType handleTypes;
+	CUmemLocation location;
+	void *win32SecurityAttributes;
+	size_t maxSize;
+	unsigned short usage;
+	unsigned char reserved[54];
+} CUmemPoolProps;
+
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+	CUmemPoolProps poolProps;
+	const struct CUmemAccessDesc_st *accessDescs;
+	size_t accessDescCount;
+	size_t bytesize;
+	CUdeviceptr dptr;
+} CUDA_MEM_ALLOC_NODE_PARAMS;
+
+typedef enum CUgraphInstantiateResult_enum {
+	CUDA_GRAPH_INSTANTIATE_SUCCESS = 0,
+	CUDA_GRAPH_INSTANTIATE_ERROR = 1,
+} CUgraphInstantiateResult;
+
+typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+	cuuint64_t flags;
+	CUstream hUploadStream;
+	CUgraphNode hErrNode_out;
+	CUgraphInstantiateResult result_out;
+} CUDA_GRAPH_INSTANTIATE_PARAMS;
+
+enum { CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1 };
+
+typedef enum CUgraphMem_attribute_enum {
+	CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT,
+	CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
+	CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
+	CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH,
+} CUgraphMem_attribute;
+
+typedef enum CUstreamCaptureStatus_enum {
+	CU_STREAM_CAPTURE_STATUS_NONE = 0,
+	CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+	CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2,
+} CUstreamCaptureStatus;
+
+typedef enum CUstreamCaptureMode_enum {
+	CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+	CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+	CU_STREAM_CAPTURE_MODE_RELAXED = 2,
+} CUstreamCaptureMode;
+
+typedef struct CUgraph_st *cudaGraph_t;
+typedef struct CUgraphNode_st *cudaGraphNode_t;
+typedef struct CUgraphExec_st *cudaGraphExec_t;
+
+struct cudaMemPoolProps {
+	int allocType;
+	int handleTypes;
+	struct {
+		int type;
+		int id;
+	} location;
+	void *win32SecurityAttributes;
+	size_t maxSize;
+	unsigned short usage;
+	unsigned char reserved[54];
+};
+
+struct cudaMemAllocNodeParams {
+	struct cudaMemPoolProps poolProps;
+	const void *accessDescs;
+	size_t accessDescCount;
+	size_t bytesize;
+	void *dptr;
+};
+
+typedef struct cudaGraphInstantiateParams_st {
+	unsigned long long flags;
+	cudaStream_t uploadStream;
+	cudaGraphNode_t errNode_out;
+	int result_out;
+} cudaGraphInstantiateParams;
+
+enum cudaGraphMemAttributeType {
+	cudaGraphMemAttrUsedMemCurrent = 0x0,
+	cudaGraphMemAttrUsedMemHigh = 0x1,
+	cudaGraphMemAttrReservedMemCurrent = 0x2,
+	cudaGraphMemAttrReservedMemHigh = 0x3,
+};
+
+enum cudaStreamCaptureStatus {
+	cudaStreamCaptureStatusNone = 0,
+	cudaStreamCaptureStatusActive = 1,
+	cudaStreamCaptureStatusInvalidated = 2,
+};
+
+enum cudaStreamCaptureMode {
+	cudaStreamCaptureModeGlobal = 0,
+	cudaStreamCaptureModeThreadLocal = 1,
+	cudaStreamCaptureModeRelaxed = 2,
+};
+
+enum { cudaGraphInstantiateFlagAutoFreeOnLaunch = 1 };
+enum { cudaMemAllocationTypePinned = 1 };
+enum { cudaMemLocationTypeDevice = 1 };
+enum { CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900 };
+enum { CUDA_ERROR_DEINITIALIZED = 4 };
 #endif /* GPUSPY_HAVE_CUDA_H */
 
 /*
@@ -168,6 +283,12 @@ cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStrea
 cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
 					 cudaStream_t stream);
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
+CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
+					   CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
+cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+						cudaGraphInstantiateParams *instantiateParams);
 
 #ifndef GPUSPY_HAVE_CUDA_H
 CUresult cuInit(unsigned int Flags);
@@ -199,6 +320,44 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
 		  unsigned long long flags);
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
+CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags);
+CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				const CUgraphNode *dependencies, size_t numDependencies,
+				CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams);
+CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			       const CUgraphNode *dependencies, size_t numDependencies,
+			       CUdeviceptr dptr);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+				     unsigned long long flags);
+CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+				      CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec);
+CUresult cuGraphDestroy(CUgraph hGraph);
+CUresult cuDeviceGraphMemTrim(CUdevice device);
+CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value);
+CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+				   cuuint64_t *id_out, CUgraph *graph_out,
+				   const CUgraphNode **dependencies_out,
+				   const CUgraphEdgeData **edgeData_out,
+				   size_t *numDependencies_out);
+
+cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+				     const cudaGraphNode_t *pDependencies, size_t numDependencies,
+				     struct cudaMemAllocNodeParams *nodeParams);
+cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+				    const cudaGraphNode_t *pDependencies, size_t numDependencies,
+				    void *dptr);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+				 unsigned long long flags);
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+					  unsigned long long flags);
+cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+					   cudaGraphInstantiateParams *instantiateParams);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaDeviceGraphMemTrim(int device);
 
 cudaError_t cudaMalloc(void **devPtr, size_t size);
 cudaError_t cudaFree(void *devPtr);
@@ -228,6 +387,10 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
 CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
 				       CUmemAllocationGranularity_flags option);
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags);
+CUresult cuStreamDestroy_v2(CUstream hStream);
+CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode);
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph);
 
 cudaError_t cudaGetDeviceCount(int *count);
 cudaError_t cudaSetDevice(int device);
@@ -235,6 +398,13 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device);
 const char *cudaGetErrorString(cudaError_t error);
+cudaError_t cudaStreamCreate(cudaStream_t *pStream);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph);
+cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags);
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr,
+					   void *value);
 cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
 					     unsigned int cudaVersion, unsigned long long flags,
 					     enum cudaDriverEntryPointQueryResult *driverStatus);

@@ -78,7 +78,11 @@ enum gs_door {
 	X(cuMemAllocPitch_v2)                                                                      \
 	X(cuMemCreate)                                                                             \
 	X(cuMemHostAlloc)                                                                          \
-	X(cuMemAllocHost_v2)
+	X(cuMemAllocHost_v2)                                                                       \
+	X(cudaGraphAddMemAllocNode)                                                                \
+	X(cuGraphAddMemAllocNode)                                                                  \
+	X(cudaMallocAsync_captured)                                                                \
+	X(cuMemAllocAsync_captured)
 
 enum gs_api {
 #define GS_API_ENUM(n) GS_API_##n,
@@ -89,6 +93,30 @@ enum gs_api {
 
 extern const char *const gs_api_names[GS_API_COUNT];
 extern const char *const gs_door_names[GS_DOOR_COUNT];
+
+/*
+ * Calls counted per door, whatever they did (the report's "calls"): the
+ * first four are the doors themselves and count every call that came in
+ * through them, a runtime call's nested driver call too; the lookups count
+ * calls of cuGetProcAddress and cuGetProcAddress_v2; the last three are
+ * families, counted once per call of the program (the outermost hook).
+ */
+enum gs_call {
+	GS_CALL_RUNTIME,
+	GS_CALL_DRIVER,
+	GS_CALL_DLSYM,
+	GS_CALL_GETPROC,
+	GS_CALL_LOOKUP_V1,
+	GS_CALL_LOOKUP_V2,
+	GS_CALL_PER_THREAD,
+	GS_CALL_VMM,
+	GS_CALL_GRAPH,
+	GS_CALL_COUNT,
+};
+extern const char *const gs_call_names[GS_CALL_COUNT];
+/* record.c: one call seen (striped, lock-free, any time, even before activation). */
+void calls_note(enum gs_call c);
+long long calls_total(enum gs_call c);
 
 /* Raise *peak to v; lock-free, so concurrent peaks never go backwards. */
 static inline void gs_max(atomic_llong *peak, long long v)

@@ -82,6 +82,52 @@ bool driver_mem_info(long long *free_bytes, long long *total_bytes)
 	return true;
 }
 
+bool driver_capture_graph(const void *stream, bool per_thread, const void **graph)
+{
+	CUresult (*info)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+			 const CUgraphNode **, const CUgraphEdgeData **, size_t *) =
+		REAL(cuStreamGetCaptureInfo_v3);
+	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUstream s = (CUstream)stream;
+	CUgraph g = NULL;
+
+	/* The legacy default stream is never captured. */
+	if (!info || (!s && !per_thread) || s == CU_STREAM_LEGACY)
+		return false;
+	if (!s)
+		s = CU_STREAM_PER_THREAD;
+	if (info(s, &status, NULL, &g, NULL, NULL, NULL) != CUDA_SUCCESS ||
+	    status != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g)
+		return false;
+	*graph = g;
+	return true;
+}
+
+bool driver_graph_mem(int ordinal, unsigned long long v[4])
+{
+	static const CUgraphMem_attribute attrs[4] = {
+		CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT,
+		CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
+		CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
+		CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH,
+	};
+	CUresult (*attr)(CUdevice, CUgraphMem_attribute, void *) =
+		REAL(cuDeviceGetGraphMemAttribute);
+	CUresult (*get)(CUdevice *, int) = REAL(cuDeviceGet);
+	CUdevice d;
+
+	if (!attr || !get || get(&d, ordinal) != CUDA_SUCCESS)
+		return false;
+	for (unsigned k = 0; k < 4; k++) {
+		cuuint64_t x;
+
+		if (attr(d, attrs[k], &x) != CUDA_SUCCESS)
+			return false;
+		v[k] = (unsigned long long)x;
+	}
+	return true;
+}
+
 /*
  * The driver and the GPUs, asked once at the first allocation (the driver
  * is initialized then; at exit it may already be torn down).  Nothing

@@ -31,6 +31,16 @@
 	X(cuMemHostAlloc)                                                                          \
 	X(cuMemAllocHost_v2)                                                                       \
 	X(cuMemFreeHost)                                                                           \
+	X(cuGraphAddMemAllocNode)                                                                  \
+	X(cuGraphAddMemFreeNode)                                                                   \
+	X(cuGraphInstantiateWithFlags)                                                             \
+	X(cuGraphInstantiateWithParams)                                                            \
+	X(cuGraphInstantiateWithParams_ptsz)                                                       \
+	X(cuGraphLaunch)                                                                           \
+	X(cuGraphLaunch_ptsz)                                                                      \
+	X(cuGraphExecDestroy)                                                                      \
+	X(cuGraphDestroy)                                                                          \
+	X(cuDeviceGraphMemTrim)                                                                    \
 	X(cuGetProcAddress)                                                                        \
 	X(cuGetProcAddress_v2)
 
@@ -42,7 +52,9 @@
 	X(cuDeviceGetCount)                                                                        \
 	X(cuDeviceGet)                                                                             \
 	X(cuDeviceGetName)                                                                         \
-	X(cuDeviceTotalMem_v2)
+	X(cuDeviceTotalMem_v2)                                                                     \
+	X(cuStreamGetCaptureInfo_v3)                                                               \
+	X(cuDeviceGetGraphMemAttribute)
 
 enum drv_fn {
 #define DRV_ENUM(n) D_##n,
@@ -80,6 +92,12 @@ static inline void *drv_real(enum drv_fn f)
 int driver_current_device(void);
 /* cuMemGetInfo of the current context; false when it cannot be asked. */
 bool driver_mem_info(long long *free_bytes, long long *total_bytes);
+/* Is STREAM capturing, and into which graph?  PER_THREAD: asked for a
+ * _ptsz call, where stream 0 is the per-thread default stream. */
+bool driver_capture_graph(const void *stream, bool per_thread, const void **graph);
+/* The graph-memory attributes of device ORDINAL: used current and high,
+ * reserved current and high; false when the driver does not answer. */
+bool driver_graph_mem(int ordinal, unsigned long long v[4]);
 /* The driver's version and the GPUs' names and sizes: asked once, at
  * activation; read by the report writer. */
 #define GS_INFO_DEVICES 16

@@ -222,7 +222,7 @@ static struct site_labels *site_labels(const struct gs_site *s)
 		return NULL;
 	char where[512];
 
-	summary_where(where, sizeof(where), s);
+	summary_site_name(where, sizeof(where), s);
 	l->name = strdup(where);
 	summary_site_key(l->key, sizeof(l->key), s);
 	if (!l->name) {

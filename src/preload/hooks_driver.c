@@ -25,8 +25,10 @@
 #include "counters.h"
 #include "cuda_abi.h"
 #include "driver.h"
+#include "graph.h"
 #include "real.h"
 #include "record.h"
+#include "state.h"
 #include "vmm.h"
 
 /* ---- the wrappers, once, with the door as a parameter ---- */
@@ -83,53 +85,78 @@ static inline CUresult w_cuMemAllocPitch_v2(enum gs_door door, CUdeviceptr *dptr
 			    r == CUDA_SUCCESS && pitch ? *pitch * height : width * height);
 }
 
+/*
+ * On a capturing stream an async allocation only adds a memory-alloc node
+ * to the capture's graph: its memory is the graph's, live at each launch
+ * (graph.c), never at this call.  Asked after the call, of the real driver.
+ */
+static inline CUresult async_common(CUresult r, enum gs_api api, enum gs_door door, bool outer,
+				    bool per_thread, CUdeviceptr *dptr, size_t size, CUstream s)
+{
+	const void *g;
+
+	if (outer && r == CUDA_SUCCESS && dptr && *dptr && graph_capturing(s, per_thread, &g)) {
+		calls_note(GS_CALL_GRAPH);
+		graph_node_alloc(g, *dptr, size, driver_current_device(),
+				 GS_API_cuMemAllocAsync_captured, door);
+		hook_leave();
+		return r;
+	}
+	return alloc_common(r, api, door, GS_KIND_DEVICE, outer, dptr, size);
+}
+
 static inline CUresult async_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUstream),
-				   enum gs_door door, CUdeviceptr *dptr, size_t size, CUstream s)
+				   enum gs_door door, bool per_thread, CUdeviceptr *dptr,
+				   size_t size, CUstream s)
 {
 	bool outer;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if (per_thread)
+		calls_family(GS_CALL_PER_THREAD);
 	outer = hook_enter();
-	return alloc_common(real(dptr, size, s), GS_API_cuMemAllocAsync, door, GS_KIND_DEVICE,
-			    outer, dptr, size);
+	return async_common(real(dptr, size, s), GS_API_cuMemAllocAsync, door, outer, per_thread,
+			    dptr, size, s);
 }
 
 static inline CUresult w_cuMemAllocAsync(enum gs_door door, CUdeviceptr *dptr, size_t size,
 					 CUstream s)
 {
-	return async_alloc(REAL(cuMemAllocAsync), door, dptr, size, s);
+	return async_alloc(REAL(cuMemAllocAsync), door, false, dptr, size, s);
 }
 
 static inline CUresult w_cuMemAllocAsync_ptsz(enum gs_door door, CUdeviceptr *dptr, size_t size,
 					      CUstream s)
 {
-	return async_alloc(REAL(cuMemAllocAsync_ptsz), door, dptr, size, s);
+	return async_alloc(REAL(cuMemAllocAsync_ptsz), door, true, dptr, size, s);
 }
 
 static inline CUresult pool_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, CUstream),
-				  enum gs_door door, CUdeviceptr *dptr, size_t size,
-				  CUmemoryPool pool, CUstream s)
+				  enum gs_door door, bool per_thread, CUdeviceptr *dptr,
+				  size_t size, CUmemoryPool pool, CUstream s)
 {
 	bool outer;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if (per_thread)
+		calls_family(GS_CALL_PER_THREAD);
 	outer = hook_enter();
-	return alloc_common(real(dptr, size, pool, s), GS_API_cuMemAllocFromPoolAsync, door,
-			    GS_KIND_DEVICE, outer, dptr, size);
+	return async_common(real(dptr, size, pool, s), GS_API_cuMemAllocFromPoolAsync, door, outer,
+			    per_thread, dptr, size, s);
 }
 
 static inline CUresult w_cuMemAllocFromPoolAsync(enum gs_door door, CUdeviceptr *dptr, size_t size,
 						 CUmemoryPool pool, CUstream s)
 {
-	return pool_alloc(REAL(cuMemAllocFromPoolAsync), door, dptr, size, pool, s);
+	return pool_alloc(REAL(cuMemAllocFromPoolAsync), door, false, dptr, size, pool, s);
 }
 
 static inline CUresult w_cuMemAllocFromPoolAsync_ptsz(enum gs_door door, CUdeviceptr *dptr,
 						      size_t size, CUmemoryPool pool, CUstream s)
 {
-	return pool_alloc(REAL(cuMemAllocFromPoolAsync_ptsz), door, dptr, size, pool, s);
+	return pool_alloc(REAL(cuMemAllocFromPoolAsync_ptsz), door, true, dptr, size, pool, s);
 }
 
 static inline CUresult w_cuMemFree_v2(enum gs_door door, CUdeviceptr p)
@@ -141,22 +168,40 @@ static inline CUresult w_cuMemFree_v2(enum gs_door door, CUdeviceptr p)
 	GS_FREE_HOOK(CUresult, CUDA_SUCCESS, GS_SPACE_DEVPTR, p, real(p));
 }
 
-static inline CUresult async_free(CUresult (*real)(CUdeviceptr, CUstream), CUdeviceptr p,
-				  CUstream s)
+/* On a capturing stream: a memory-free node, which frees at each launch. */
+static inline CUresult async_free(CUresult (*real)(CUdeviceptr, CUstream), bool per_thread,
+				  CUdeviceptr p, CUstream s)
 {
+	const void *g;
+
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if (per_thread)
+		calls_family(GS_CALL_PER_THREAD);
+	if (p && gs_hook_depth == 0 &&
+	    atomic_load_explicit(&gs_state.tracking, memory_order_relaxed) &&
+	    graph_capturing(s, per_thread, &g)) {
+		bool outer = hook_enter();
+		CUresult r = real(p, s);
+
+		if (outer && r == CUDA_SUCCESS) {
+			calls_note(GS_CALL_GRAPH);
+			graph_node_free(g, p);
+		}
+		hook_leave();
+		return r;
+	}
 	GS_FREE_HOOK(CUresult, CUDA_SUCCESS, GS_SPACE_DEVPTR, p, real(p, s));
 }
 
 static inline CUresult w_cuMemFreeAsync(enum gs_door door, CUdeviceptr p, CUstream s)
 {
-	return async_free(REAL(cuMemFreeAsync), p, s);
+	return async_free(REAL(cuMemFreeAsync), false, p, s);
 }
 
 static inline CUresult w_cuMemFreeAsync_ptsz(enum gs_door door, CUdeviceptr p, CUstream s)
 {
-	return async_free(REAL(cuMemFreeAsync_ptsz), p, s);
+	return async_free(REAL(cuMemFreeAsync_ptsz), true, p, s);
 }
 
 static inline CUresult host_alloc(CUresult r, enum gs_api api, enum gs_door door, bool outer,
@@ -218,6 +263,7 @@ static inline CUresult w_cuMemCreate(enum gs_door door, CUmemGenericAllocationHa
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_VMM);
 	outer = hook_enter();
 	r = real(handle, size, prop, flags);
 	if (outer && r == CUDA_SUCCESS && handle) {
@@ -245,6 +291,7 @@ static inline CUresult w_cuMemRelease(enum gs_door door, CUmemGenericAllocationH
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_VMM);
 	outer = hook_enter();
 	if (outer)
 		a = vmm_release_begin(handle, &deferred, &orphan);
@@ -265,6 +312,7 @@ static inline CUresult w_cuMemMap(enum gs_door door, CUdeviceptr ptr, size_t siz
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_VMM);
 	outer = hook_enter();
 	r = real(ptr, size, offset, handle, flags);
 	if (outer && r == CUDA_SUCCESS)
@@ -281,6 +329,7 @@ static inline CUresult w_cuMemUnmap(enum gs_door door, CUdeviceptr ptr, size_t s
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_VMM);
 	outer = hook_enter();
 	/* Before the real call, for the same reason as a free: once unmapped,
 	 * the range may be mapped again by another thread. */
@@ -301,6 +350,7 @@ static inline CUresult w_cuMemAddressReserve(enum gs_door door, CUdeviceptr *ptr
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_VMM);
 	r = real(ptr, size, align, addr, flags);
 	if (r == CUDA_SUCCESS)
 		atomic_fetch_add(&gs_totals.vmm_reserved_bytes, (long long)size);
@@ -314,9 +364,187 @@ static inline CUresult w_cuMemAddressFree(enum gs_door door, CUdeviceptr ptr, si
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_VMM);
 	r = real(ptr, size);
 	if (r == CUDA_SUCCESS)
 		atomic_fetch_sub(&gs_totals.vmm_reserved_bytes, (long long)size);
+	return r;
+}
+
+/*
+ * Graph memory nodes.  The accounting is graph.c's; here only the calls
+ * that make, instantiate, launch and destroy graphs, each recorded once,
+ * by the outermost hook, after the real call succeeded.
+ */
+static inline CUresult w_cuGraphAddMemAllocNode(enum gs_door door, CUgraphNode *node, CUgraph g,
+						const CUgraphNode *deps, size_t ndeps,
+						CUDA_MEM_ALLOC_NODE_PARAMS *params)
+{
+	CUresult (*real)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+			 CUDA_MEM_ALLOC_NODE_PARAMS *) = REAL(cuGraphAddMemAllocNode);
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_GRAPH);
+	outer = hook_enter();
+	r = real(node, g, deps, ndeps, params);
+	if (outer && r == CUDA_SUCCESS && params)
+		graph_node_alloc(g, params->dptr, params->bytesize, params->poolProps.location.id,
+				 GS_API_cuGraphAddMemAllocNode, door);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuGraphAddMemFreeNode(enum gs_door door, CUgraphNode *node, CUgraph g,
+					       const CUgraphNode *deps, size_t ndeps,
+					       CUdeviceptr dptr)
+{
+	CUresult (*real)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr) =
+		REAL(cuGraphAddMemFreeNode);
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_GRAPH);
+	outer = hook_enter();
+	r = real(node, g, deps, ndeps, dptr);
+	if (outer && r == CUDA_SUCCESS)
+		graph_node_free(g, dptr);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult instantiated(CUresult r, bool outer, CUgraphExec *exec, CUgraph g,
+				    unsigned long long flags)
+{
+	if (outer && r == CUDA_SUCCESS && exec)
+		graph_instantiated(g, *exec, flags);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuGraphInstantiateWithFlags(enum gs_door door, CUgraphExec *exec,
+						     CUgraph g, unsigned long long flags)
+{
+	CUresult (*real)(CUgraphExec *, CUgraph, unsigned long long) =
+		REAL(cuGraphInstantiateWithFlags);
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_GRAPH);
+	outer = hook_enter();
+	return instantiated(real(exec, g, flags), outer, exec, g, flags);
+}
+
+static inline CUresult params_instantiate(CUresult (*real)(CUgraphExec *, CUgraph,
+							   CUDA_GRAPH_INSTANTIATE_PARAMS *),
+					  bool per_thread, CUgraphExec *exec, CUgraph g,
+					  CUDA_GRAPH_INSTANTIATE_PARAMS *params)
+{
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_GRAPH);
+	if (per_thread)
+		calls_family(GS_CALL_PER_THREAD);
+	outer = hook_enter();
+	return instantiated(real(exec, g, params), outer, exec, g, params ? params->flags : 0);
+}
+
+static inline CUresult w_cuGraphInstantiateWithParams(enum gs_door door, CUgraphExec *exec,
+						      CUgraph g,
+						      CUDA_GRAPH_INSTANTIATE_PARAMS *params)
+{
+	return params_instantiate(REAL(cuGraphInstantiateWithParams), false, exec, g, params);
+}
+
+static inline CUresult w_cuGraphInstantiateWithParams_ptsz(enum gs_door door, CUgraphExec *exec,
+							   CUgraph g,
+							   CUDA_GRAPH_INSTANTIATE_PARAMS *params)
+{
+	return params_instantiate(REAL(cuGraphInstantiateWithParams_ptsz), true, exec, g, params);
+}
+
+static inline CUresult launch(CUresult (*real)(CUgraphExec, CUstream), bool per_thread,
+			      CUgraphExec exec, CUstream s)
+{
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_GRAPH);
+	if (per_thread)
+		calls_family(GS_CALL_PER_THREAD);
+	outer = hook_enter();
+	r = real(exec, s);
+	if (outer && r == CUDA_SUCCESS)
+		graph_launched(exec);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuGraphLaunch(enum gs_door door, CUgraphExec exec, CUstream s)
+{
+	return launch(REAL(cuGraphLaunch), false, exec, s);
+}
+
+static inline CUresult w_cuGraphLaunch_ptsz(enum gs_door door, CUgraphExec exec, CUstream s)
+{
+	return launch(REAL(cuGraphLaunch_ptsz), true, exec, s);
+}
+
+/* Forgotten before the real call: once destroyed, the handle may be
+ * given to a new graph by another thread. */
+static inline CUresult destroy(CUresult (*real)(void *), void *h)
+{
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_GRAPH);
+	outer = hook_enter();
+	if (outer && h)
+		graph_destroyed(h);
+	r = real(h);
+	hook_leave();
+	return r;
+}
+
+static inline CUresult w_cuGraphExecDestroy(enum gs_door door, CUgraphExec exec)
+{
+	CUresult (*real)(CUgraphExec) = REAL(cuGraphExecDestroy);
+
+	return destroy((CUresult(*)(void *))real, exec);
+}
+
+static inline CUresult w_cuGraphDestroy(enum gs_door door, CUgraph g)
+{
+	CUresult (*real)(CUgraph) = REAL(cuGraphDestroy);
+
+	return destroy((CUresult(*)(void *))real, g);
+}
+
+static inline CUresult w_cuDeviceGraphMemTrim(enum gs_door door, CUdevice dev)
+{
+	CUresult (*real)(CUdevice) = REAL(cuDeviceGraphMemTrim);
+	bool outer;
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_family(GS_CALL_GRAPH);
+	outer = hook_enter();
+	r = real(dev);
+	if (outer && r == CUDA_SUCCESS)
+		graph_trimmed();
+	hook_leave();
 	return r;
 }
 
@@ -332,6 +560,7 @@ static inline CUresult w_cuGetProcAddress_v2(enum gs_door door, const char *symb
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_note(GS_CALL_LOOKUP_V2);
 	r = real(symbol, pfn, version, flags, status);
 	if (r == CUDA_SUCCESS && pfn && *pfn)
 		*pfn = drv_wrap_pointer(*pfn);
@@ -346,6 +575,7 @@ static inline CUresult w_cuGetProcAddress(enum gs_door door, const char *symbol,
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	calls_note(GS_CALL_LOOKUP_V1);
 	r = real(symbol, pfn, version, flags);
 	if (r == CUDA_SUCCESS && pfn && *pfn)
 		*pfn = drv_wrap_pointer(*pfn);
@@ -357,14 +587,17 @@ static inline CUresult w_cuGetProcAddress(enum gs_door door, const char *symbol,
 #define DOORS(ret, name, params, ...)                                                              \
 	GS_EXPORT ret name params                                                                  \
 	{                                                                                          \
+		calls_note(GS_CALL_DRIVER);                                                        \
 		return w_##name(GS_DOOR_DRIVER, __VA_ARGS__);                                      \
 	}                                                                                          \
 	static ret name##__dlsym params                                                            \
 	{                                                                                          \
+		calls_note(GS_CALL_DLSYM);                                                         \
 		return w_##name(GS_DOOR_DLSYM, __VA_ARGS__);                                       \
 	}                                                                                          \
 	static ret name##__getproc params                                                          \
 	{                                                                                          \
+		calls_note(GS_CALL_GETPROC);                                                       \
 		return w_##name(GS_DOOR_GETPROC, __VA_ARGS__);                                     \
 	}
 
@@ -400,6 +633,24 @@ DOORS(CUresult, cuMemAddressFree, (CUdeviceptr ptr, size_t size), ptr, size)
 DOORS(CUresult, cuMemHostAlloc, (void **pp, size_t size, unsigned int flags), pp, size, flags)
 DOORS(CUresult, cuMemAllocHost_v2, (void **pp, size_t size), pp, size)
 DOORS(CUresult, cuMemFreeHost, (void *p), p)
+DOORS(CUresult, cuGraphAddMemAllocNode,
+      (CUgraphNode * node, CUgraph g, const CUgraphNode *deps, size_t ndeps,
+       CUDA_MEM_ALLOC_NODE_PARAMS *params),
+      node, g, deps, ndeps, params)
+DOORS(CUresult, cuGraphAddMemFreeNode,
+      (CUgraphNode * node, CUgraph g, const CUgraphNode *deps, size_t ndeps, CUdeviceptr dptr),
+      node, g, deps, ndeps, dptr)
+DOORS(CUresult, cuGraphInstantiateWithFlags,
+      (CUgraphExec * exec, CUgraph g, unsigned long long flags), exec, g, flags)
+DOORS(CUresult, cuGraphInstantiateWithParams,
+      (CUgraphExec * exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *params), exec, g, params)
+DOORS(CUresult, cuGraphInstantiateWithParams_ptsz,
+      (CUgraphExec * exec, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *params), exec, g, params)
+DOORS(CUresult, cuGraphLaunch, (CUgraphExec exec, CUstream s), exec, s)
+DOORS(CUresult, cuGraphLaunch_ptsz, (CUgraphExec exec, CUstream s), exec, s)
+DOORS(CUresult, cuGraphExecDestroy, (CUgraphExec exec), exec)
+DOORS(CUresult, cuGraphDestroy, (CUgraph g), g)
+DOORS(CUresult, cuDeviceGraphMemTrim, (CUdevice dev), dev)
 DOORS(CUresult, cuGetProcAddress, (const char *symbol, void **pfn, int version, cuuint64_t flags),
       symbol, pfn, version, flags)
 DOORS(CUresult, cuGetProcAddress_v2,
@@ -500,6 +751,12 @@ _Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemAllocAsync),
 _Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemFreeAsync),
 					    __typeof__(&cuMemFreeAsync_ptsz)),
 	       "cuMemFreeAsync_ptsz");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&cuGraphLaunch),
+					    __typeof__(&cuGraphLaunch_ptsz)),
+	       "cuGraphLaunch_ptsz");
+_Static_assert(__builtin_types_compatible_p(__typeof__(&cuGraphInstantiateWithParams),
+					    __typeof__(&cuGraphInstantiateWithParams_ptsz)),
+	       "cuGraphInstantiateWithParams_ptsz");
 _Static_assert(__builtin_types_compatible_p(__typeof__(&cuMemAllocFromPoolAsync),
 					    __typeof__(&cuMemAllocFromPoolAsync_ptsz)),
 	       "cuMemAllocFromPoolAsync_ptsz");

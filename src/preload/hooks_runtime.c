@@ -11,8 +11,11 @@
 
 #include "core.h"
 #include "cuda_abi.h"
+#include "driver.h"
+#include "graph.h"
 #include "real.h"
 #include "record.h"
+#include "state.h"
 
 /* No runtime in the process behind us: what cudart says before init. */
 #define NO_RUNTIME ((cudaError_t)3) /* cudaErrorInitializationError */
@@ -30,7 +33,18 @@
 	X(cudaMallocPitch)                                                                         \
 	X(cudaMallocHost)                                                                          \
 	X(cudaHostAlloc)                                                                           \
-	X(cudaFreeHost)
+	X(cudaFreeHost)                                                                            \
+	X(cudaGraphAddMemAllocNode)                                                                \
+	X(cudaGraphAddMemFreeNode)                                                                 \
+	X(cudaGraphInstantiate)                                                                    \
+	X(cudaGraphInstantiateWithFlags)                                                           \
+	X(cudaGraphInstantiateWithParams)                                                          \
+	X(cudaGraphInstantiateWithParams_ptsz)                                                     \
+	X(cudaGraphLaunch)                                                                         \
+	X(cudaGraphLaunch_ptsz)                                                                    \
+	X(cudaGraphExecDestroy)                                                                    \
+	X(cudaGraphDestroy)                                                                        \
+	X(cudaDeviceGraphMemTrim)
 
 enum rt_fn {
 #define RT_ENUM(n) R_##n,
@@ -76,8 +90,14 @@ static void *rt_real(enum rt_fn f, const void *caller)
 	return p;
 }
 
-/* Only valid in the exported function itself: its caller is the program. */
-#define REAL(name) ((__typeof__(&(name)))rt_real(R_##name, __builtin_return_address(0)))
+/* driver.h's REAL is for the driver's functions; here it is the runtime's. */
+#undef REAL
+/* Only valid in the exported function itself: its caller is the program.
+ * Every exported function looks its real one up first: the call is
+ * counted there, at the runtime door. */
+#define REAL(name)                                                                                 \
+	(calls_note(GS_CALL_RUNTIME),                                                              \
+	 (__typeof__(&(name)))rt_real(R_##name, __builtin_return_address(0)))
 
 static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api, enum gs_kind kind,
 				     void **ptr, size_t size)
@@ -109,30 +129,62 @@ GS_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 	ALLOC_BODY(cudaMalloc, GS_API_cudaMalloc, GS_KIND_DEVICE, devPtr, size, devPtr, size);
 }
 
+/*
+ * On a capturing stream an async allocation only adds a memory-alloc node
+ * to the capture's graph (graph.c), and an async free a memory-free node.
+ */
+static inline cudaError_t async_alloc(cudaError_t r, bool outer, bool per_thread, enum gs_api api,
+				      void **ptr, size_t size, cudaStream_t s)
+{
+	const void *g;
+
+	if (outer && r == cudaSuccess && ptr && *ptr && graph_capturing(s, per_thread, &g)) {
+		calls_note(GS_CALL_GRAPH);
+		graph_node_alloc(g, (uintptr_t)*ptr, size, driver_current_device(),
+				 GS_API_cudaMallocAsync_captured, GS_DOOR_RUNTIME);
+		hook_leave();
+		return r;
+	}
+	return done_alloc(r, outer, api, GS_KIND_DEVICE, ptr, size);
+}
+
+#define ASYNC_BODY(name, api, per_thread, ptr, size, s, ...)                                       \
+	do {                                                                                       \
+		__typeof__(&name) real = REAL(name);                                               \
+		bool outer;                                                                        \
+		if (GS_UNLIKELY(!real))                                                            \
+			return NO_RUNTIME;                                                         \
+		if (per_thread)                                                                    \
+			calls_family(GS_CALL_PER_THREAD);                                          \
+		outer = hook_enter();                                                              \
+		return async_alloc(real(__VA_ARGS__), outer, per_thread, api, (void **)(ptr),      \
+				   size, s);                                                       \
+	} while (0)
+
 GS_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t s)
 {
-	ALLOC_BODY(cudaMallocAsync, GS_API_cudaMallocAsync, GS_KIND_DEVICE, devPtr, size, devPtr,
-		   size, s);
+	ASYNC_BODY(cudaMallocAsync, GS_API_cudaMallocAsync, false, devPtr, size, s, devPtr, size,
+		   s);
 }
 
 GS_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t s)
 {
-	ALLOC_BODY(cudaMallocAsync_ptsz, GS_API_cudaMallocAsync, GS_KIND_DEVICE, devPtr, size,
-		   devPtr, size, s);
+	ASYNC_BODY(cudaMallocAsync_ptsz, GS_API_cudaMallocAsync, true, devPtr, size, s, devPtr,
+		   size, s);
 }
 
 GS_EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool,
 					      cudaStream_t s)
 {
-	ALLOC_BODY(cudaMallocFromPoolAsync, GS_API_cudaMallocFromPoolAsync, GS_KIND_DEVICE, ptr,
-		   size, ptr, size, pool, s);
+	ASYNC_BODY(cudaMallocFromPoolAsync, GS_API_cudaMallocFromPoolAsync, false, ptr, size, s,
+		   ptr, size, pool, s);
 }
 
 GS_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t pool,
 						   cudaStream_t s)
 {
-	ALLOC_BODY(cudaMallocFromPoolAsync_ptsz, GS_API_cudaMallocFromPoolAsync, GS_KIND_DEVICE,
-		   ptr, size, ptr, size, pool, s);
+	ASYNC_BODY(cudaMallocFromPoolAsync_ptsz, GS_API_cudaMallocFromPoolAsync, true, ptr, size, s,
+		   ptr, size, pool, s);
 }
 
 GS_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
@@ -175,22 +227,39 @@ GS_EXPORT cudaError_t cudaFree(void *devPtr)
 	GS_FREE_HOOK(cudaError_t, cudaSuccess, GS_SPACE_DEVPTR, devPtr, real(devPtr));
 }
 
-GS_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t s)
+static inline cudaError_t free_async(cudaError_t (*real)(void *, cudaStream_t), bool per_thread,
+				     void *p, cudaStream_t s)
 {
-	cudaError_t (*real)(void *, cudaStream_t) = REAL(cudaFreeAsync);
+	const void *g;
 
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
-	GS_FREE_HOOK(cudaError_t, cudaSuccess, GS_SPACE_DEVPTR, devPtr, real(devPtr, s));
+	if (per_thread)
+		calls_family(GS_CALL_PER_THREAD);
+	if (p && gs_hook_depth == 0 &&
+	    atomic_load_explicit(&gs_state.tracking, memory_order_relaxed) &&
+	    graph_capturing(s, per_thread, &g)) {
+		bool outer = hook_enter();
+		cudaError_t r = real(p, s);
+
+		if (outer && r == cudaSuccess) {
+			calls_note(GS_CALL_GRAPH);
+			graph_node_free(g, (uintptr_t)p);
+		}
+		hook_leave();
+		return r;
+	}
+	GS_FREE_HOOK(cudaError_t, cudaSuccess, GS_SPACE_DEVPTR, p, real(p, s));
+}
+
+GS_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t s)
+{
+	return free_async(REAL(cudaFreeAsync), false, devPtr, s);
 }
 
 GS_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t s)
 {
-	cudaError_t (*real)(void *, cudaStream_t) = REAL(cudaFreeAsync_ptsz);
-
-	if (GS_UNLIKELY(!real))
-		return NO_RUNTIME;
-	GS_FREE_HOOK(cudaError_t, cudaSuccess, GS_SPACE_DEVPTR, devPtr, real(devPtr, s));
+	return free_async(REAL(cudaFreeAsync_ptsz), true, devPtr, s);
 }
 
 GS_EXPORT cudaError_t cudaFreeHost(void *ptr)
@@ -200,4 +269,167 @@ GS_EXPORT cudaError_t cudaFreeHost(void *ptr)
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
 	GS_FREE_HOOK(cudaError_t, cudaSuccess, GS_SPACE_HOSTPTR, ptr, real(ptr));
+}
+
+/* ---- graph memory nodes: the accounting is graph.c's, as for the driver's ---- */
+
+GS_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *node, cudaGraph_t g,
+					       const cudaGraphNode_t *deps, size_t ndeps,
+					       struct cudaMemAllocNodeParams *params)
+{
+	__typeof__(&cudaGraphAddMemAllocNode) real = REAL(cudaGraphAddMemAllocNode);
+	cudaError_t r;
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return NO_RUNTIME;
+	calls_family(GS_CALL_GRAPH);
+	outer = hook_enter();
+	r = real(node, g, deps, ndeps, params);
+	if (outer && r == cudaSuccess && params)
+		graph_node_alloc(g, (uintptr_t)params->dptr, params->bytesize,
+				 params->poolProps.location.id, GS_API_cudaGraphAddMemAllocNode,
+				 GS_DOOR_RUNTIME);
+	hook_leave();
+	return r;
+}
+
+GS_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *node, cudaGraph_t g,
+					      const cudaGraphNode_t *deps, size_t ndeps, void *dptr)
+{
+	__typeof__(&cudaGraphAddMemFreeNode) real = REAL(cudaGraphAddMemFreeNode);
+	cudaError_t r;
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return NO_RUNTIME;
+	calls_family(GS_CALL_GRAPH);
+	outer = hook_enter();
+	r = real(node, g, deps, ndeps, dptr);
+	if (outer && r == cudaSuccess)
+		graph_node_free(g, (uintptr_t)dptr);
+	hook_leave();
+	return r;
+}
+
+static inline cudaError_t instantiated(cudaError_t r, bool outer, cudaGraphExec_t *exec,
+				       cudaGraph_t g, unsigned long long flags)
+{
+	if (outer && r == cudaSuccess && exec)
+		graph_instantiated(g, *exec, flags);
+	hook_leave();
+	return r;
+}
+
+#define INSTANTIATE_BODY(name, per_thread, flags, ...)                                             \
+	do {                                                                                       \
+		__typeof__(&name) real = REAL(name);                                               \
+		bool outer;                                                                        \
+		if (GS_UNLIKELY(!real))                                                            \
+			return NO_RUNTIME;                                                         \
+		calls_family(GS_CALL_GRAPH);                                                       \
+		if (per_thread)                                                                    \
+			calls_family(GS_CALL_PER_THREAD);                                          \
+		outer = hook_enter();                                                              \
+		return instantiated(real(__VA_ARGS__), outer, exec, g, flags);                     \
+	} while (0)
+
+GS_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g,
+					   unsigned long long flags)
+{
+	INSTANTIATE_BODY(cudaGraphInstantiate, false, flags, exec, g, flags);
+}
+
+GS_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t g,
+						    unsigned long long flags)
+{
+	INSTANTIATE_BODY(cudaGraphInstantiateWithFlags, false, flags, exec, g, flags);
+}
+
+GS_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *exec, cudaGraph_t g,
+						     cudaGraphInstantiateParams *params)
+{
+	INSTANTIATE_BODY(cudaGraphInstantiateWithParams, false, params ? params->flags : 0, exec, g,
+			 params);
+}
+
+GS_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec, cudaGraph_t g,
+							  cudaGraphInstantiateParams *params)
+{
+	INSTANTIATE_BODY(cudaGraphInstantiateWithParams_ptsz, true, params ? params->flags : 0,
+			 exec, g, params);
+}
+
+static inline cudaError_t launch(cudaError_t (*real)(cudaGraphExec_t, cudaStream_t),
+				 bool per_thread, cudaGraphExec_t exec, cudaStream_t s)
+{
+	cudaError_t r;
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return NO_RUNTIME;
+	calls_family(GS_CALL_GRAPH);
+	if (per_thread)
+		calls_family(GS_CALL_PER_THREAD);
+	outer = hook_enter();
+	r = real(exec, s);
+	if (outer && r == cudaSuccess)
+		graph_launched(exec);
+	hook_leave();
+	return r;
+}
+
+GS_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
+{
+	return launch(REAL(cudaGraphLaunch), false, exec, s);
+}
+
+GS_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t s)
+{
+	return launch(REAL(cudaGraphLaunch_ptsz), true, exec, s);
+}
+
+/* Forgotten before the real call: once destroyed, the handle may be
+ * given to a new graph by another thread. */
+static inline cudaError_t destroy(cudaError_t (*real)(void *), void *h)
+{
+	cudaError_t r;
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return NO_RUNTIME;
+	calls_family(GS_CALL_GRAPH);
+	outer = hook_enter();
+	if (outer && h)
+		graph_destroyed(h);
+	r = real(h);
+	hook_leave();
+	return r;
+}
+
+GS_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+	return destroy((cudaError_t(*)(void *))REAL(cudaGraphExecDestroy), exec);
+}
+
+GS_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t g)
+{
+	return destroy((cudaError_t(*)(void *))REAL(cudaGraphDestroy), g);
+}
+
+GS_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
+{
+	__typeof__(&cudaDeviceGraphMemTrim) real = REAL(cudaDeviceGraphMemTrim);
+	cudaError_t r;
+	bool outer;
+
+	if (GS_UNLIKELY(!real))
+		return NO_RUNTIME;
+	calls_family(GS_CALL_GRAPH);
+	outer = hook_enter();
+	r = real(device);
+	if (outer && r == cudaSuccess)
+		graph_trimmed();
+	hook_leave();
+	return r;
 }

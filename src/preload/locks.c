@@ -14,7 +14,8 @@
  *
  * Lock order (a thread holding one lock takes only locks below it):
  *   activate  gs_activate() and gs_warm() warm the unwinder (unwind) under it
- *   events    a report reads the peak snapshot (peak) and the modules
+ *   events    a report reads the peak snapshot (peak), the modules and the graphs (graph)
+ *   graph     a launch records and frees graph allocations (peak, sites, table) under it
  *   peak      copies site counters, lock-free, under it
  *   vmm       moves and removes live entries (table shards) under it
  *   unwind    the module registry; nothing nests under it
@@ -41,6 +42,7 @@
 
 struct gs_mutex gs_activate_lock = GS_MUTEX_INIT;
 struct gs_mutex gs_events_lock = GS_MUTEX_INIT;
+struct gs_mutex gs_graph_lock = GS_MUTEX_INIT;
 struct gs_mutex gs_peak_lock = GS_MUTEX_INIT;
 struct gs_mutex gs_vmm_lock = GS_MUTEX_INIT;
 struct gs_mutex gs_unwind_lock = GS_MUTEX_INIT;
@@ -55,6 +57,7 @@ struct gs_mutex gs_metrics_lock = GS_MUTEX_INIT;
 static const struct gs_lock_group list[] = {
 	{ "activate", &gs_activate_lock, 1 },
 	{ "events", &gs_events_lock, 1 },
+	{ "graph", &gs_graph_lock, 1 },
 	{ "peak", &gs_peak_lock, 1 },
 	{ "vmm", &gs_vmm_lock, 1 },
 	{ "unwind", &gs_unwind_lock, 1 },

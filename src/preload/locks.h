@@ -24,6 +24,7 @@ struct gs_mutex {
  * above it (locks.c says who nests what). */
 extern struct gs_mutex gs_activate_lock;		/* lifecycle.c */
 extern struct gs_mutex gs_events_lock;			/* events.c */
+extern struct gs_mutex gs_graph_lock;			/* graph.c */
 extern struct gs_mutex gs_peak_lock;			/* peak.c */
 extern struct gs_mutex gs_vmm_lock;			/* vmm.c */
 extern struct gs_mutex gs_unwind_lock;			/* unwind.c */

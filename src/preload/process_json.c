@@ -16,6 +16,7 @@
 #include "driver.h"
 #include "endpoint.h"
 #include "fw_counters.h"
+#include "graph.h"
 #include "json_out.h"
 #include "locks.h"
 #include "names.h"
@@ -335,7 +336,13 @@ int process_json_write(FILE *f, const struct gs_view *v)
 	for (int d = 0; d < GS_DOOR_COUNT; d++)
 		fprintf(f, "%s\"%s\": %lld", d ? ", " : "", gs_door_names[d],
 			totals_door((enum gs_door)d));
-	fputs("},\n  \"devices\": [", f);
+	fputs("},\n  \"calls\": {", f);
+	for (int c = 0; c < GS_CALL_COUNT; c++)
+		fprintf(f, "%s\"%s\": %lld", c ? ", " : "", gs_call_names[c],
+			calls_total((enum gs_call)c));
+	fputc('}', f);
+	graph_write(f);
+	fputs(",\n  \"devices\": [", f);
 	first = true;
 	/* From counters, not a walk of the table: a snapshot's cost grows with
 	 * the number of sites, not of live allocations. */

@@ -12,6 +12,7 @@
 #include "counters.h"
 #include "driver.h"
 #include "events.h"
+#include "graph.h"
 #include "log.h"
 #include "peak.h"
 #include "pystack.h"
@@ -32,6 +33,17 @@ const char *const gs_api_names[GS_API_COUNT] = {
 #undef GS_API_NAME
 };
 const char *const gs_door_names[GS_DOOR_COUNT] = { "runtime", "driver", "dlsym", "getproc" };
+const char *const gs_call_names[GS_CALL_COUNT] = {
+	[GS_CALL_RUNTIME] = "runtime",
+	[GS_CALL_DRIVER] = "driver",
+	[GS_CALL_DLSYM] = "dlsym",
+	[GS_CALL_GETPROC] = "getproc",
+	[GS_CALL_LOOKUP_V1] = "getproc_v1_lookups",
+	[GS_CALL_LOOKUP_V2] = "getproc_v2_lookups",
+	[GS_CALL_PER_THREAD] = "per_thread",
+	[GS_CALL_VMM] = "vmm",
+	[GS_CALL_GRAPH] = "graph",
+};
 
 static bool on_gpu(enum gs_kind k)
 {
@@ -62,6 +74,7 @@ struct stripe {
 	atomic_llong alloc_bytes[GS_KIND_COUNT], allocs[GS_KIND_COUNT];
 	atomic_llong freed_bytes[GS_KIND_COUNT], frees[GS_KIND_COUNT];
 	atomic_llong doors[GS_DOOR_COUNT];
+	atomic_llong calls[GS_CALL_COUNT];
 	atomic_llong device_live[GS_MAX_DEVICES + 1], device_allocs[GS_MAX_DEVICES + 1];
 } __attribute__((aligned(64)));
 
@@ -120,6 +133,16 @@ void counters_read(struct gs_counters *c, struct gs_count_snap *o)
 	o->live_allocs = o->allocs - o->frees;
 	if (o->peak_bytes < o->live_bytes)
 		o->peak_bytes = o->live_bytes; /* a peak update still in flight */
+}
+
+void calls_note(enum gs_call c)
+{
+	atomic_fetch_add_explicit(&stripe()->calls[c], 1, memory_order_relaxed);
+}
+
+long long calls_total(enum gs_call c)
+{
+	return STRIPES_SUM(calls[c]);
 }
 
 long long totals_door(enum gs_door door)
@@ -187,16 +210,20 @@ static void account_free(struct gs_alloc *a)
 	if (a->site)
 		counters_free(&a->site->c, a->size);
 	totals_free((enum gs_kind)a->kind, a->size, a->device);
+	if (a->graph)
+		graph_freed(a->size);
 }
+
+/* The rest of an allocation once it has its site: counters, then the table. */
+static void record_insert(struct gs_alloc *a, enum gs_door door);
 
 void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs_space space,
 		  uint64_t addr, uint64_t size, int device)
 {
 	uintptr_t pcs[GS_MAX_DEPTH];
 	struct gs_pyraw py[GS_MAX_PY_DEPTH];
-	struct gs_alloc *a, *old;
+	struct gs_alloc *a;
 	unsigned depth, pydepth;
-	int err;
 
 	if (GS_UNLIKELY(!atomic_load_explicit(&gs_state.active, memory_order_acquire)) &&
 	    !gs_activate())
@@ -213,6 +240,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	a->space = space;
 	a->size = size;
 	a->kind = (uint8_t)kind;
+	a->graph = false;
 	a->device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
 	a->seq = atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
 	a->site = site_intern(api, kind, door, pcs, depth, py, pydepth);
@@ -221,11 +249,60 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 		gs_fail("out of memory while recording a call site");
 		return;
 	}
+	record_insert(a, door);
+}
+
+struct gs_site *record_site(enum gs_api api, enum gs_door door, enum gs_kind kind)
+{
+	uintptr_t pcs[GS_MAX_DEPTH];
+	struct gs_pyraw py[GS_MAX_PY_DEPTH];
+	unsigned depth, pydepth;
+	struct gs_site *site;
+
+	if (GS_UNLIKELY(!atomic_load_explicit(&gs_state.active, memory_order_acquire)) &&
+	    !gs_activate())
+		return NULL;
+	depth = unwind_capture(pcs, gs_config.depth);
+	pydepth = pystack_capture(py, gs_config.py_depth);
+	/* A number of its own, as an allocation's: a new site's first_seq is
+	 * the number taken just before it is interned. */
+	atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
+	site = site_intern(api, kind, door, pcs, depth, py, pydepth);
+	if (!site)
+		gs_fail("out of memory while recording a call site");
+	return site;
+}
+
+void record_resident(struct gs_site *site, enum gs_door door, uint64_t addr, uint64_t size,
+		     int device)
+{
+	struct gs_alloc *a = malloc(sizeof(*a));
+
+	if (!a) {
+		gs_fail("out of memory while recording an allocation");
+		return;
+	}
+	a->addr = addr;
+	a->space = GS_SPACE_DEVPTR;
+	a->size = size;
+	a->kind = GS_KIND_DEVICE;
+	a->graph = true;
+	a->device = device;
+	a->seq = atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
+	a->site = site;
+	graph_resident(size);
+	record_insert(a, door);
+}
+
+static void record_insert(struct gs_alloc *a, enum gs_door door)
+{
+	struct gs_alloc *old;
+	int err;
 
 	/* Counters first: once the entry is in the table another thread may
 	 * free it, and its free must find the counters already raised. */
-	counters_alloc(&a->site->c, size);
-	totals_alloc(kind, size, a->device, door);
+	counters_alloc(&a->site->c, a->size);
+	totals_alloc((enum gs_kind)a->kind, a->size, a->device, door);
 
 	old = table_insert(a, &err);
 	if (old) {

@@ -60,6 +60,20 @@ static inline struct gs_alloc *record_free_begin(enum gs_space space, uint64_t a
 }
 /* After the real free: account it (ok) or put it back (the free failed). */
 void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok);
+/*
+ * Graph memory (graph.c): the call site of a node, interned when the node
+ * is made (NULL when gpuspy cannot record); and, at a launch, the node's
+ * memory becoming live at that site, in the device kind.
+ */
+struct gs_site *record_site(enum gs_api api, enum gs_door door, enum gs_kind kind);
+void record_resident(struct gs_site *site, enum gs_door door, uint64_t addr, uint64_t size,
+		     int device);
+/* A family of calls (enum gs_call) seen once per call of the program. */
+static inline void calls_family(enum gs_call c)
+{
+	if (gs_hook_depth == 0)
+		calls_note(c);
+}
 /* An allocation failed for lack of memory (record.c). */
 void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device);
 

@@ -19,6 +19,7 @@
 #include "names.h"
 #include "pystack.h"
 #include "real.h"
+#include "sitename.h"
 #include "sites.h"
 #include "summary.h"
 #include "trend.h"
@@ -79,32 +80,25 @@ static const struct gs_frame *useful_frame(const struct gs_site *s)
  * never links it.  report.json keeps the raw symbol.  Under gs_events_lock.
  */
 /* The innermost Python frame of user code, as `gpuspy report` picks its
- * headline: not the standard library, not an installed package. */
+ * headline (sitename_user_file). */
 static const struct gs_pyframe *user_pyframe(const struct gs_site *s)
 {
-	for (unsigned i = 0; i < s->pydepth; i++) {
-		const char *f = s->py[i].file;
-
-		if (f && !strstr(f, "/site-packages/") && !strstr(f, "/dist-packages/") &&
-		    !strstr(f, "/lib/python3.") && strncmp(f, "<frozen", 7) != 0)
+	for (unsigned i = 0; i < s->pydepth; i++)
+		if (sitename_user_file(s->py[i].file))
 			return &s->py[i];
-	}
 	return NULL;
 }
 
-static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
+/* SYM demangled by the process's own libstdc++, NULL when it cannot be
+ * (not C++, no libstdc++ loaded); the caller frees it.  Under
+ * gs_events_lock: the looked-up function is kept in a static. */
+static char *demangled(const char *sym)
 {
 	static char *(*demangle)(const char *, char *, size_t *, int *);
 	static bool looked;
-	const char *mod =
-		fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) : "?";
-	char *d = NULL;
+	char *d;
 	int status = -1;
 
-	if (!fr->symbol) {
-		snprintf(buf, len, "%s+0x%llx", mod, (unsigned long long)fr->offset);
-		return;
-	}
 	if (!looked) {
 		/* a Python extension loads libstdc++ with RTLD_LOCAL, out of
 		 * RTLD_DEFAULT's reach: asked by name, never loaded here */
@@ -118,9 +112,28 @@ static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
 		/* the handle is kept: the function must stay mapped */
 		looked = true;
 	}
-	if (demangle && fr->symbol[0] == '_' && fr->symbol[1] == 'Z')
-		d = demangle(fr->symbol, NULL, NULL, &status);
-	snprintf(buf, len, "%s (%s+0x%llx)", d && status == 0 ? d : fr->symbol, mod,
+	if (!demangle || sym[0] != '_' || sym[1] != 'Z')
+		return NULL;
+	d = demangle(sym, NULL, NULL, &status);
+	if (status != 0) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
+{
+	const char *mod =
+		fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) : "?";
+	char *d;
+
+	if (!fr->symbol) {
+		snprintf(buf, len, "%s+0x%llx", mod, (unsigned long long)fr->offset);
+		return;
+	}
+	d = demangled(fr->symbol);
+	snprintf(buf, len, "%s (%s+0x%llx)", d ? d : fr->symbol, mod,
 		 (unsigned long long)fr->offset);
 	free(d);
 }
@@ -175,7 +188,14 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 	fprintf(f, "Pinned host:     %s in %lld %s still live\n", c,
 		v->kind[GS_KIND_PINNED].live_allocs,
 		summary_allocs(v->kind[GS_KIND_PINNED].live_allocs));
-	fprintf(f, "Untracked frees: %lld\n\n", atomic_load(&gs_totals.untracked_frees));
+	fprintf(f, "Untracked frees: %lld\n", atomic_load(&gs_totals.untracked_frees));
+	/* Which doors fired: a door that saw nothing is one gpuspy was not
+	 * used through, or one that missed the program's calls. */
+	fputs("Calls per door: ", f);
+	for (int i = 0; i < GS_CALL_COUNT; i++)
+		fprintf(f, "%s%s %lld", i ? ", " : "", gs_call_names[i],
+			calls_total((enum gs_call)i));
+	fputs("\n\n", f);
 	if (torch_top.n) {
 		/* the Python lines that hold the pool's blocks, which the
 		 * CUDA sites below name only as the pool's segments */
@@ -383,6 +403,62 @@ void summary_where(char *buf, size_t len, const struct gs_site *s)
 {
 	gs_lock(&gs_events_lock);
 	where_text(buf, len, s);
+	gs_unlock(&gs_events_lock);
+}
+
+/*
+ * The frame `gpuspy report` heads S with (merge_site_headline), judged on
+ * what the process knows: the user's innermost Python frame, else the
+ * innermost native frame that is not noise, in a module if there is one,
+ * else the innermost frame.  *PY says which of S's lists it is in.
+ */
+static int headline_frame(const struct gs_site *s, bool *py)
+{
+	*py = true;
+	for (unsigned i = 0; i < s->pydepth; i++)
+		if (sitename_user_file(s->py[i].file))
+			return (int)i;
+	*py = false;
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < s->depth; i++)
+			if (!frame_noise(&s->frames[i]) && (pass == 1 || s->frames[i].module >= 0))
+				return (int)i;
+	if (s->depth)
+		return 0;
+	*py = s->pydepth > 0;
+	return s->pydepth ? 0 : -1;
+}
+
+void summary_site_name(char *buf, size_t len, const struct gs_site *s)
+{
+	struct sitename_frame sf = { 0 };
+	char *d = NULL;
+	bool py;
+	int h;
+
+	gs_lock(&gs_events_lock);
+	h = headline_frame(s, &py);
+	if (h < 0) {
+		snprintf(buf, len, "(no stack)");
+	} else if (py) {
+		sf.function = s->py[h].function ? s->py[h].function : "?";
+		sf.file = s->py[h].file;
+		sf.line = s->py[h].line;
+		sitename_short(buf, len, &sf);
+	} else {
+		const struct gs_frame *fr = &s->frames[h];
+
+		/* no source line: the process reads no debug information */
+		if (fr->symbol)
+			d = demangled(fr->symbol);
+		sf.function = d ? d : fr->symbol;
+		sf.module = fr->module >= 0 ?
+				    basename_of(unwind_module((unsigned)fr->module)->path) :
+				    NULL;
+		sf.offset = fr->offset;
+		sitename_short(buf, len, &sf);
+		free(d);
+	}
 	gs_unlock(&gs_events_lock);
 }
 

@@ -13,6 +13,7 @@ struct gs_alloc {
 	uint64_t seq;
 	struct gs_site *site;
 	uint8_t kind;
+	bool graph; /* made resident by a graph launch (graph.c) */
 	UT_hash_handle hh;
 };
 /* Insert; returns the entry it displaced (same key), or NULL.  -ENOMEM

@@ -17,6 +17,7 @@
 
 #include "classify.h"
 #include "merge.h"
+#include "sitename.h"
 #include "util.h"
 
 enum fn_match {
@@ -174,14 +175,6 @@ static const struct {
 	  NULL },
 };
 
-/* Python source files that are not the user's: installed packages.  The
- * standard library is recognized by its directory (is_stdlib) or, for
- * the modules frozen into the interpreter, by its "<frozen ...>" name. */
-static const char *const not_user_files[] = {
-	"/site-packages/",
-	"/dist-packages/",
-};
-
 /* Whether S matches one of the '|'-separated ALTS as HOW says. */
 static bool match_alts(const char *s, const char *alts, enum fn_match how)
 {
@@ -316,39 +309,7 @@ const char *classify_pool_hint(const char *label)
 	return NULL;
 }
 
-/* "/lib/python3.12/", "/lib64/python3.11/", "/lib/python3.13t/" (the
- * free-threaded build): the interpreter's standard library directory. */
-static bool is_stdlib(const char *file)
-{
-	for (const char *p = strstr(file, "/lib"); p; p = strstr(p + 1, "/lib")) {
-		const char *q = p + 4;
-
-		if (strncmp(q, "64", 2) == 0)
-			q += 2;
-		if (strncmp(q, "/python3.", 9) != 0)
-			continue;
-		q += 9;
-		if (*q < '0' || *q > '9')
-			continue;
-		while (*q >= '0' && *q <= '9')
-			q++;
-		if (*q == 't')
-			q++;
-		if (*q == '/')
-			return true;
-	}
-	return false;
-}
-
 bool classify_user_file(const char *file)
 {
-	/* "?" is what the process wrote for a frame without a file */
-	if (!file || !file[0] || strcmp(file, "?") == 0)
-		return false;
-	if (strncmp(file, "<frozen", 7) == 0)
-		return false;
-	for (size_t i = 0; i < sizeof(not_user_files) / sizeof(not_user_files[0]); i++)
-		if (strstr(file, not_user_files[i]))
-			return false;
-	return !is_stdlib(file);
+	return sitename_user_file(file);
 }

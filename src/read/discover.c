@@ -602,6 +602,29 @@ out:
 	return r;
 }
 
+/* Process directory PATH, whose report is FILE (process_report). */
+static int load_process_dir(struct rd_process_list *list, const char *path, const char *file,
+			    struct rd_error *err)
+{
+	/* its run's run.json, one level up */
+	struct rd_run run = { .exit_status = -1 };
+	char *parent = util_dir_of(path);
+	pid_t pid;
+	int r = 0;
+
+	if (!parent)
+		r = -ENOMEM;
+	else if (names_parse_process_dir(util_basename(path), &pid, NULL) == 0)
+		r = load_run(parent, &run, err);
+	if (r >= 0)
+		r = load_one(list, file, path, true, &run, err);
+	else if (r == -ENOMEM)
+		rd_error_set(err, path, "out of memory");
+	rd_run_clear(&run);
+	free(parent);
+	return r;
+}
+
 int discover_path(struct rd_process_list *list, const char *path, struct rd_error *err)
 {
 	struct stat st;
@@ -623,23 +646,9 @@ int discover_path(struct rd_process_list *list, const char *path, struct rd_erro
 		return load_one(list, path, path, false, NULL, err);
 
 	r = process_report(path, &file);
-	if (r > 0) {
-		/* a process directory: its run's run.json, one level up */
-		struct rd_run run = { .exit_status = -1 };
-		char *parent = util_dir_of(path);
-		pid_t pid;
-
-		if (!parent)
-			r = -ENOMEM;
-		else if (names_parse_process_dir(util_basename(path), &pid, NULL) == 0)
-			r = load_run(parent, &run, err);
-		if (r >= 0)
-			r = load_one(list, file, path, true, &run, err);
-		else if (r == -ENOMEM)
-			rd_error_set(err, path, "out of memory");
-		rd_run_clear(&run);
-		free(parent);
-	} else if (r == 0)
+	if (r > 0)
+		r = load_process_dir(list, path, file, err);
+	else if (r == 0)
 		r = load_run_dir(list, path, err);
 	else if (file)
 		rd_error_set(err, file, "%s", strerror(-r));
@@ -647,6 +656,23 @@ int discover_path(struct rd_process_list *list, const char *path, struct rd_erro
 		rd_error_set(err, path, "out of memory");
 	free(file);
 	return r;
+}
+
+int discover_process_dir(struct rd_process_list *list, const char *dir, struct rd_error *err)
+{
+	size_t before = list->n;
+	char *file;
+	int r = process_report(dir, &file);
+
+	if (r > 0)
+		r = load_process_dir(list, dir, file, err);
+	else if (r < 0 && file)
+		rd_error_set(err, file, "%s", strerror(-r));
+	else if (r < 0)
+		rd_error_set(err, dir, "out of memory");
+	free(file);
+	/* a report already listed (the same file twice) appends nothing */
+	return r < 0 ? r : list->n > before;
 }
 
 static int cmp_strings(const void *a, const void *b)

@@ -15,6 +15,17 @@
 int discover_path(struct rd_process_list *list, const char *path, struct rd_error *err);
 
 /*
+ * Process directory DIR read as discover_path reads it, for a reader that
+ * reads a run again and again (gpuspy exporter) and must tell a process
+ * that has written nothing yet from one whose report is refused: 1 with
+ * the process appended to LIST, 0 when DIR holds no report yet (nothing
+ * appended; DIR missing or no directory included), -errno with ERR set
+ * (-EINVAL: a report that is refused).  DIR is never read as a run
+ * directory.
+ */
+int discover_process_dir(struct rd_process_list *list, const char *dir, struct rd_error *err);
+
+/*
  * Whether PATH is an output directory (the default ./gpuspy-out): one
  * that holds run directories, named as run ids (rundir.h), or a "latest".
  * 1 with *RUNP (to free) the run directory to read: the one "latest"

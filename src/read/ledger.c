@@ -39,16 +39,24 @@ static int64_t ledger_nvml(const struct rd_process *p, int64_t device)
 }
 
 /*
- * GRAPH POOL: the bytes the CUDA graph memory pool of DEVICE holds for
- * this process beyond what gpuspy tracked of graph memory nodes, from the
- * device's graph-memory attributes (cudaDevAttrGraphMemReservedCurrent)
- * when the snapshot carries them.  The model does not carry them yet: -1,
- * unknown, and the context line then includes the graph pool.
+ * GRAPH POOL: what the CUDA graph memory pool of DEVICE holds beyond the
+ * graph allocations in use, from the device's graph-memory attributes
+ * ("graph.devices", cudaDevAttrGraphMemReservedCurrent less
+ * UsedMemCurrent).  The memory in use is in gpuspy's tracked bytes
+ * already (device memory at the sites that made the nodes); the rest of
+ * the pool is seen by no allocation.  -1 (unknown) when the document has
+ * no graph figures for DEVICE: the context line then includes any pool.
  */
 static int64_t ledger_graph_pool(const struct rd_process *p, int64_t device)
 {
-	(void)p;
-	(void)device;
+	for (size_t i = 0; i < p->graph.ndevices; i++) {
+		const struct rd_graph_device *d = &p->graph.devices[i];
+
+		if (d->device == device)
+			return d->reserved_current > d->used_current ?
+				       d->reserved_current - d->used_current :
+				       0;
+	}
 	return -1;
 }
 

@@ -113,6 +113,7 @@ static int check_optional(const struct vctx *v, json_t *root, struct rd_process 
 	    (r = validate_time(v, root, "start_time", false, &p->start_time)) < 0 ||
 	    (r = validate_time(v, root, "end_time", false, &p->end_time)) < 0 ||
 	    (r = validate_counts_object(v, root, "doors")) < 0 ||
+	    (r = validate_counts_object(v, root, "calls")) < 0 ||
 	    (r = validate_counts_object(v, root, "vmm_address_space")) < 0)
 		return r;
 
@@ -544,6 +545,122 @@ static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process
 	}
 	fw->present = true;
 	return 0;
+}
+
+/* "calls": optional, counts only (check_optional checked them). */
+static int load_calls(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	const char *name;
+	json_t *obj = json_object_get(root, "calls"), *val;
+
+	if (!json_is_object(obj))
+		return 0;
+	p->calls = calloc(json_object_size(obj) + 1, sizeof(*p->calls));
+	if (!p->calls)
+		return -ENOMEM;
+	json_object_foreach(obj, name, val)
+	{
+		p->calls[p->ncalls].name = strdup(name);
+		if (!p->calls[p->ncalls].name)
+			return -ENOMEM;
+		p->calls[p->ncalls++].value = json_integer_value(val);
+	}
+	return 0;
+}
+
+/* What "graph" must say of itself and, at exit, of the report around it:
+ * its memory is device memory, counted in kinds.device.  (A snapshot reads
+ * the two while the program runs on: they may be an event apart.) */
+static int check_graph(const struct vctx *v, json_t *root, const struct rd_process *p)
+{
+	bool at_exit = !json_object_get(root, "snapshot") && !json_object_get(root, "event");
+
+	const struct rd_graph *g = &p->graph;
+	const struct rd_counters *dev = &p->kinds[GS_KIND_DEVICE];
+
+	if (g->live_bytes > g->peak_bytes)
+		return validate_bad(v, "live_bytes", "%" PRId64 " exceeds peak_bytes (%" PRId64 ")",
+				    g->live_bytes, g->peak_bytes);
+	if (at_exit &&
+	    (g->live_bytes > dev->live_bytes || g->live_allocations > dev->live_allocations))
+		return validate_bad(
+			v, "live_bytes",
+			"%" PRId64 " in %" PRId64 " allocations, more than kinds.device "
+			"holds (%" PRId64 " in %" PRId64 ")",
+			g->live_bytes, g->live_allocations, dev->live_bytes, dev->live_allocations);
+	if (at_exit && (g->live_bytes == 0) != (g->live_allocations == 0))
+		return validate_bad(v, "live_bytes", "%" PRId64 " bytes in %" PRId64 " allocations",
+				    g->live_bytes, g->live_allocations);
+	if (g->reserved_bytes > g->alloc_node_bytes || (g->alloc_node_bytes && !g->alloc_nodes))
+		return validate_bad(v, "reserved_bytes",
+				    "%" PRId64 " of %" PRId64 " bytes in %" PRId64 " nodes",
+				    g->reserved_bytes, g->alloc_node_bytes, g->alloc_nodes);
+	for (size_t i = 0; i < g->ndevices; i++) {
+		const struct rd_graph_device *d = &g->devices[i];
+
+		if (d->used_current > d->used_high || d->reserved_current > d->reserved_high ||
+		    d->used_current > d->reserved_current || d->used_high > d->reserved_high)
+			return validate_bad(v, "devices",
+					    "device %" PRId64 ": used %" PRId64 " (high %" PRId64
+					    ") against reserved %" PRId64 " (high %" PRId64 ")",
+					    d->device, d->used_current, d->used_high,
+					    d->reserved_current, d->reserved_high);
+		for (size_t k = 0; k < i; k++)
+			if (g->devices[k].device == d->device)
+				return validate_bad(v, "devices", "device %" PRId64 " twice",
+						    d->device);
+	}
+	return 0;
+}
+
+/* "graph": optional; read after "kinds". */
+static int load_graph(const struct vctx *v, json_t *root, struct rd_process *p)
+{
+	struct rd_graph *g = &p->graph;
+	struct vctx sub = *v;
+	json_t *obj, *devs, *dj;
+	size_t i;
+	int r = validate_member(v, root, "graph", false, JSON_OBJECT, &obj);
+
+	if (r < 0 || !obj)
+		return r;
+	sub.where = "graph";
+	if ((r = validate_count(&sub, obj, "alloc_nodes", &g->alloc_nodes)) < 0 ||
+	    (r = validate_count(&sub, obj, "alloc_node_bytes", &g->alloc_node_bytes)) < 0 ||
+	    (r = validate_count(&sub, obj, "reserved_bytes", &g->reserved_bytes)) < 0 ||
+	    (r = validate_count(&sub, obj, "launches", &g->launches)) < 0 ||
+	    (r = validate_count(&sub, obj, "live_bytes", &g->live_bytes)) < 0 ||
+	    (r = validate_count(&sub, obj, "live_allocations", &g->live_allocations)) < 0 ||
+	    (r = validate_count(&sub, obj, "peak_bytes", &g->peak_bytes)) < 0 ||
+	    (r = validate_count(&sub, obj, "trims", &g->trims)) < 0 ||
+	    (r = validate_member(&sub, obj, "devices", true, JSON_ARRAY, &devs)) < 0)
+		return r;
+	g->devices = calloc(json_array_size(devs) + 1, sizeof(*g->devices));
+	if (!g->devices)
+		return -ENOMEM;
+	json_array_foreach(devs, i, dj)
+	{
+		struct rd_graph_device *d = &g->devices[i];
+		/* its own context: validate_element points it at `where` */
+		struct vctx el = sub;
+		char where[48];
+
+		if ((r = validate_element(&el, dj, where, sizeof(where), "graph.devices[%zu]", i)) <
+		    0)
+			return r;
+		if ((r = validate_int(&el, dj, "device", true, 0, INT32_MAX, &d->device)) < 0 ||
+		    (r = validate_count(&el, dj, "used_current", &d->used_current)) < 0 ||
+		    (r = validate_count(&el, dj, "used_high", &d->used_high)) < 0 ||
+		    (r = validate_count(&el, dj, "reserved_current", &d->reserved_current)) < 0 ||
+		    (r = validate_count(&el, dj, "reserved_high", &d->reserved_high)) < 0)
+			return r;
+		d->as_of = -1;
+		if ((r = validate_time(&el, dj, "as_of", false, &d->as_of)) < 0)
+			return r;
+		g->ndevices = i + 1;
+	}
+	g->present = true;
+	return check_graph(&sub, root, p);
 }
 
 /* P's sites by id, so that the lists that name them (at_peak, marks, the
@@ -999,7 +1116,8 @@ static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
 		return r;
 	if ((r = load_at_peak(v, root, p, &ix)) < 0 || (r = load_settings(v, root, p)) < 0 ||
 	    (r = load_marks(v, root, p, &ix)) < 0 || (r = load_outside(v, root, p)) < 0 ||
-	    (r = load_frameworks(v, root, p)) < 0 || (r = load_oom(v, root, p, &ix)) < 0) {
+	    (r = load_frameworks(v, root, p)) < 0 || (r = load_calls(v, root, p)) < 0 ||
+	    (r = load_graph(v, root, p)) < 0 || (r = load_oom(v, root, p, &ix)) < 0) {
 		free(ix.refs);
 		return r;
 	}

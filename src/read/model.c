@@ -53,6 +53,10 @@ void rd_process_free(struct rd_process *p)
 	for (size_t i = 0; i < p->outside.ngpus; i++)
 		free(p->outside.gpus[i].procs);
 	free(p->outside.gpus);
+	for (size_t i = 0; i < p->ncalls; i++)
+		free(p->calls[i].name);
+	free(p->calls);
+	free(p->graph.devices);
 	free(p->at_peak.devices);
 	free(p->at_peak.sites);
 	free(p->devices);

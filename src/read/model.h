@@ -153,6 +153,29 @@ struct rd_frameworks {
 	int64_t v[GS_FW_COUNT][GS_FW_PLACES][GS_FWC_COUNT];
 };
 
+/* "calls" (docs/format.md, "Which doors fired"): calls per door and per
+ * family of entry points, in file order. */
+struct rd_count {
+	char *name;
+	int64_t value;
+};
+
+/* "graph" (docs/format.md, "CUDA graph memory"): graph memory nodes as
+ * gpuspy counted them, and each device's graph-memory attributes as the
+ * driver gave them. */
+struct rd_graph_device {
+	int64_t device;
+	int64_t used_current, used_high, reserved_current, reserved_high;
+	double as_of; /* when the driver said so; -1 when not said */
+};
+struct rd_graph {
+	bool present;
+	int64_t alloc_nodes, alloc_node_bytes, reserved_bytes, launches;
+	int64_t live_bytes, live_allocations, peak_bytes, trims;
+	struct rd_graph_device *devices;
+	size_t ndevices;
+};
+
 /* The "snapshot" of a snapshot.json (PERIODIC: samples, interval_us) or
  * of an on-demand snapshot-N.json (number, label). */
 struct rd_snapshot {
@@ -313,6 +336,9 @@ struct rd_process {
 	struct rd_at_peak at_peak;
 	struct rd_outside outside;
 	struct rd_frameworks frameworks;
+	struct rd_count *calls; /* "calls"; none when absent */
+	size_t ncalls;
+	struct rd_graph graph;
 	struct rd_device *devices; /* "devices", in file order; none when absent */
 	size_t ndevices;
 	/* what the run was: settings a diff puts side by side */

@@ -55,6 +55,15 @@ FOLDED = {"kind": "device", "sites": 3, "growing": 1, "live_bytes": 2 * 2**20,
 # valid framework counters ("frameworks", docs/format.md)
 FWC = {"pytorch": {"0": {"allocated": 1, "reserved": 2}}, "cupy": {"host": {"free_blocks": 1}}}
 FWDOC = {"time": 1764510012.5, "counters": FWC}
+# a valid "graph" of the fixture (docs/format.md, "CUDA graph memory"): its
+# live memory is part of the fixture's device memory (3 MiB in 2)
+GDEV = {"device": 0, "used_current": 2 * 2**20, "used_high": 4 * 2**20,
+        "reserved_current": 2 * 2**20, "reserved_high": 4 * 2**20, "as_of": 1764510040.5}
+GRAPH = {"alloc_nodes": 3, "alloc_node_bytes": 6 * 2**20, "reserved_bytes": 2 * 2**20,
+         "launches": 5, "live_bytes": 2 * 2**20, "live_allocations": 1,
+         "peak_bytes": 4 * 2**20, "trims": 1, "devices": [GDEV]}
+CALLS = {"runtime": 12, "driver": 0, "dlsym": 0, "getproc": 40, "getproc_v1_lookups": 0,
+         "getproc_v2_lookups": 60, "per_thread": 0, "vmm": 0, "graph": 9}
 APDEV = AT_PEAK["devices"][0]
 APSITE = AT_PEAK["sites"][0]
 
@@ -182,6 +191,38 @@ def mutations(valid_doc, valid_text):
         ("outside used a string", mut("outside", {"devices": [{"index": 0, "total_bytes": 1, "used_bytes": "1", "processes": []}]})),
         ("outside pid negative", mut("outside", {"devices": [{"index": 0, "total_bytes": 1, "used_bytes": 1, "processes": [{"pid": -1, "used_bytes": 1}]}]})),
         ("site growing a number", mut("sites.0.growing", 1)),
+        ("calls an array", mut("calls", [1])),
+        ("calls count negative", mut("calls", dict(CALLS, graph=-1))),
+        ("calls count a string", mut("calls", dict(CALLS, runtime="12"))),
+        ("calls count fractional", mut("calls", dict(CALLS, vmm=1.5))),
+        ("graph an array", mut("graph", [GRAPH])),
+        ("graph launches missing", mut("graph", dict(GRAPH, launches=DELETE))),
+        ("graph devices missing", mut("graph", dict(GRAPH, devices=DELETE))),
+        ("graph live negative", mut("graph", dict(GRAPH, live_bytes=-1))),
+        ("graph trims a string", mut("graph", dict(GRAPH, trims="1"))),
+        ("graph live above its peak", mut("graph", dict(GRAPH, peak_bytes=2**20))),
+        ("graph live above the device kind",
+         mut("graph", dict(GRAPH, live_bytes=4 * 2**20, peak_bytes=4 * 2**20))),
+        ("graph live allocations above the device kind",
+         mut("graph", dict(GRAPH, live_allocations=3))),
+        ("graph live bytes in no allocation", mut("graph", dict(GRAPH, live_allocations=0))),
+        ("graph reserved above its nodes", mut("graph", dict(GRAPH, reserved_bytes=7 * 2**20))),
+        ("graph node bytes without nodes", mut("graph", dict(GRAPH, alloc_nodes=0))),
+        ("graph device not an object", mut("graph", dict(GRAPH, devices=[1]))),
+        ("graph device negative", mut("graph", dict(GRAPH, devices=[dict(GDEV, device=-1)]))),
+        ("graph device twice", mut("graph", dict(GRAPH, devices=[GDEV, GDEV]))),
+        ("graph device used above its high",
+         mut("graph", dict(GRAPH, devices=[dict(GDEV, used_high=2**20)]))),
+        ("graph device used above reserved",
+         mut("graph", dict(GRAPH, devices=[dict(GDEV, reserved_current=2**20)]))),
+        ("graph device reserved high missing",
+         mut("graph", dict(GRAPH, devices=[dict(GDEV, reserved_high=DELETE)]))),
+        ("graph device as_of a string",
+         mut("graph", dict(GRAPH, devices=[dict(GDEV, as_of="now")]))),
+        ("graph device as_of negative",
+         mut("graph", dict(GRAPH, devices=[dict(GDEV, as_of=-5)]))),
+        ("graph device used a float",
+         mut("graph", dict(GRAPH, devices=[dict(GDEV, used_current=0.5)]))),
         ("snapshot an array", mut("snapshot", [1])),
         ("snapshot samples negative", mut("snapshot", {"samples": -1, "interval_us": 1000})),
         ("snapshot interval a string", mut("snapshot", {"samples": 3, "interval_us": "1s"})),
@@ -410,6 +451,16 @@ def main():
             with open(f, "wb") as out:
                 out.write(content)
             c.expect_error(name, [f if i % 2 else d], f)
+
+        # the same report with a valid "graph" and "calls" is read
+        good = copy.deepcopy(valid_doc)
+        good["graph"] = GRAPH
+        good["calls"] = CALLS
+        d = os.path.join(tmp, "graph-good", "node-1")
+        os.makedirs(d)
+        with open(os.path.join(d, "report.json"), "w") as out:
+            json.dump(good, out)
+        c.expect_ok("a valid graph and calls", [d])
 
         # paths that are not reports at all
         missing = os.path.join(tmp, "does-not-exist")

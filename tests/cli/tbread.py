@@ -156,9 +156,45 @@ def tag_name(label):
     return f"{fn} ({mod})"
 
 
+HEADLINE_MAX = 159  # bytes of a headline in its tag
+
+
+def cut(name):
+    """NAME cut to HEADLINE_MAX bytes of UTF-8, before a character that
+    would be split."""
+    b = name.encode()
+    if len(b) <= HEADLINE_MAX:
+        return name
+    n = HEADLINE_MAX
+    while n > 0 and b[n] & 0xC0 == 0x80:
+        n -= 1
+    return b[:n].decode()
+
+
+def site_tags(peaks, top):
+    """{headline: tag} for the TOP headlines (0: all) of highest peak
+    (PEAKS: headline -> the highest of its sites' summed values), ties by
+    headline; "sites/HEADLINE" cut, with " #2", " #3"... for one that a
+    headline of higher rank took already, or that would be "sites/other"."""
+    order = sorted(peaks, key=lambda n: (-peaks[n], n.encode()))
+    tags, taken = {}, set()
+    for n in order[:top] if top else order:
+        k = 1
+        while True:
+            t = "sites/" + cut(n) + (f" #{k}" if k > 1 else "")
+            if t != "sites/other" and t not in taken:
+                break
+            k += 1
+        taken.add(t)
+        tags[n] = t
+    return tags
+
+
 def expected(history_text, site_names, mode="time", top=10):
     """[(step, wall_time, {tag: float32 value})] a history should give.
-    SITE_NAMES: history site id -> headline tag name (tag_name)."""
+    SITE_NAMES: history site id -> headline tag name (tag_name).  The
+    series of the sites of one headline are summed, sample by sample (in a
+    bucket, their maxima), into one value before the top are chosen."""
     lines = history_text.split("\n")
     if not history_text.endswith("\n"):
         lines = lines[:-1]  # the line a killed writer left
@@ -193,8 +229,7 @@ def expected(history_text, site_names, mode="time", top=10):
         for n, v in sites.items():
             if n is not None:
                 peaks[n] = max(peaks.get(n, 0), v)
-    order = sorted(peaks, key=lambda n: -peaks[n])
-    own = set(order[:top] if top else order)
+    own = site_tags(peaks, top)
     out = []
     for t1, m, series, sites, other in rows:
         vals = dict(series)
@@ -202,7 +237,7 @@ def expected(history_text, site_names, mode="time", top=10):
             vals["sites/other"] = other
         for n, v in sites.items():
             if n in own:
-                vals["sites/" + n] = v
+                vals[own[n]] = v
             else:
                 vals["sites/other"] = vals.get("sites/other", 0) + v
         step = m if mode == "mark" else int(t1)

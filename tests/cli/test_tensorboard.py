@@ -4,7 +4,9 @@
 (tests/cli/tbread.py: the framing, its CRC32C and the protobuf fields
 decoded by hand) and compared with what history.jsonl says:
  - the timeline fixture (a bucket, marks, NVML, two sites): --step time
-   and mark, --top 1 (one site folded into sites/other) and 0;
+   and mark, --top 1 (one site folded into sites/other) and 0; its sites
+   given one headline (one tag, their sum), headlines alike up to the
+   cut of a tag (" #2"), a function named "other";
  - a run of tests/integration/shapes.c ("marked": 2 MiB kept and a mark
    each period) on the fake driver: both steps, the leaking site's tag by
    its user line, its last value the report's leaked bytes;
@@ -101,24 +103,79 @@ check(evs[1]["step"] == 9 and dict(evs[1]["values"])["device/0"] == 9437184.0
       and abs(evs[1]["wall_time"] - 1764510009.625) < 1e-6,
       "fixture: the bucket is its max, at its t1", evs[1])
 
-# two sites of one headline (site 2's innermost frame made leak_driver too,
-# its stack and API still its own): two tags, the higher peak's plain
-twin = os.path.join(tmp, "twin", "node7-4242")
-shutil.copytree(fx, twin)
-with open(os.path.join(twin, "report.json")) as f:
-    rep = json.load(f)
-for s in rep["sites"]:
-    if s["id"] == 2:
-        s["frames"][0]["symbol"] = "leak_driver"
-with open(os.path.join(twin, "report.json"), "w") as f:
-    json.dump(rep, f)
-logdir = os.path.join(tmp, "twin-logs")
-r = gpuspy("export", "--tensorboard", logdir, "--top", "0", twin)
-files = event_files(logdir)
-check(r.returncode == 0 and len(files) == 1, "two sites of one headline: exported", r.stderr)
-if files:
-    compare("two sites of one headline", files[0], fx_hist,
-            {2: "leak_driver (leaky)", 1: "leak_driver (leaky) #2"}, "time", 0)
+
+def variant(name, symbols, module=True):
+    """The fixture with the innermost frame of site I made SYMBOLS[I] (its
+    stack and API still its own), its frames without a module when not
+    MODULE."""
+    d = os.path.join(tmp, name, "node7-4242")
+    shutil.copytree(fx, d)
+    with open(os.path.join(d, "report.json")) as f:
+        rep = json.load(f)
+    for s in rep["sites"]:
+        if s["id"] in symbols:
+            s["frames"][0]["symbol"] = symbols[s["id"]]
+            for fr in s["frames"] if not module else []:
+                fr["module"] = -1
+    with open(os.path.join(d, "report.json"), "w") as f:
+        json.dump(rep, f)
+    return d
+
+
+def export_variant(what, d, top="0"):
+    """D exported, checked against its history with the names its CSV
+    report gives; the tags and the values of its last step."""
+    names = tbread.site_names_from_csv(gpuspy("report", "--format", "csv", d).stdout)
+    logdir = d + "-logs"
+    r = gpuspy("export", "--tensorboard", logdir, "--top", top, d)
+    files = event_files(logdir)
+    check(r.returncode == 0 and len(files) == 1, f"{what}: exported", r.stderr)
+    got = compare(what, files[0], fx_hist, names, "time", int(top)) if files else None
+    return names, set(k for g in got or [] for k in g[2]), got
+
+
+# Two sites of one headline (site 2's innermost frame made leak_driver
+# too): one tag, their sum at each sample; the bucket's, the sum of the
+# two maxima.  The values by hand from the fixture's history: at 12.5 s
+# site 1 holds 3 MiB and site 2 8 MiB; the bucket has maxima 1 and 8 MiB.
+names, tags, got = export_variant("two sites of one headline",
+                                  variant("twin", {2: "leak_driver"}))
+check(set(names.values()) == {"leak_driver (leaky)"}, "two sites of one headline: the CSV's",
+      names)
+check(tags == {"device/0", "nvml/0", "sites/other", "sites/leak_driver (leaky)"},
+      "two sites of one headline: one tag, no #2", tags)
+by_step = {g[0]: g[2] for g in got or []}
+check(by_step.get(12, {}).get("sites/leak_driver (leaky)") == 3145728 + 8388608
+      and by_step.get(9, {}).get("sites/leak_driver (leaky)") == 1048576 + 8388608,
+      "two sites of one headline: the sum of both, in a sample and in a bucket",
+      {k: v.get("sites/leak_driver (leaky)") for k, v in by_step.items()})
+# --top 1 among headlines: the one merged headline, nothing of it in other
+names, tags, got = export_variant("two sites of one headline, --top 1",
+                                  variant("twin1", {2: "leak_driver"}), "1")
+check(tags == {"device/0", "nvml/0", "sites/other", "sites/leak_driver (leaky)"}
+      and all(g[2].get("sites/other") == 1024 for g in got or []),
+      "two sites of one headline, --top 1: both in its tag, other only other", got)
+
+# Two headlines alike for 158 bytes, then a 2-byte character: cut to 158
+# bytes (before it) they would be one tag; the higher peak's (site 2's)
+# stays plain, the other gets " #2".  A function named "other" (no
+# module) is not the rest: "sites/other #2".
+long_a, long_b = "f" * 158 + "\u00e9a", "f" * 158 + "\u00e9b"
+names, tags, got = export_variant("headlines alike to the cut",
+                                  variant("cut", {1: long_a, 2: long_b}))
+at12 = {g[0]: g[2] for g in got or []}.get(12, {})
+check(tags == {"device/0", "nvml/0", "sites/other", "sites/" + "f" * 158,
+               "sites/" + "f" * 158 + " #2"}
+      and at12.get("sites/" + "f" * 158) == 8388608
+      and at12.get("sites/" + "f" * 158 + " #2") == 3145728,
+      "headlines alike to the cut: #2 for the lower peak", (tags, at12))
+names, tags, got = export_variant("a function named other",
+                                  variant("other", {2: "other"}, module=False))
+check(set(names.values()) == {"leak_driver (leaky)", "other"}
+      and tags == {"device/0", "nvml/0", "sites/other", "sites/leak_driver (leaky)",
+                   "sites/other #2"}
+      and all(g[2].get("sites/other") == 1024 for g in got or []),
+      "a function named other: sites/other #2, sites/other the rest only", (names, tags))
 
 # 2. A real run on the fake driver: 2 MiB kept and a mark each period.
 PERIODS, PERIOD_MS = 6, 400

@@ -21,9 +21,25 @@
  *                             CUDA_ERROR_OUT_OF_MEMORY; 1-based, counting every
  *                             call above plus pinned host allocations, failed
  *                             ones included, once its arguments were accepted
+ *   GPUSPY_FAKE_EXIT_TEARDOWN=1  once the process's exit handlers ran, the
+ *                             graph-memory attributes are refused with
+ *                             CUDA_ERROR_DEINITIALIZED, as a driver that the
+ *                             runtime's exit handler shut down
  * A failed allocation leaves its out-pointer untouched, as the driver does.
+ *
+ * CUDA graphs, as far as their memory goes: a memory-alloc node gets its
+ * address when it is added (a fresh one, from the reserved-range bump
+ * allocator) and its memory only when an executable graph holding it is
+ * launched; a free node, cuMemFree or cuMemFreeAsync gives it back.  A
+ * relaunch while the graph's own allocations are still live fails, unless
+ * the graph was instantiated with AUTO_FREE_ON_LAUNCH.  Streams made by
+ * cuStreamCreate can be captured: cuMemAllocAsync and cuMemFreeAsync on a
+ * capturing stream add nodes to the capture's graph and allocate nothing.
+ * Each device's graph pool keeps what its graphs once used (reserved)
+ * until cuDeviceGraphMemTrim, as the driver's does.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +61,7 @@ enum block_kind {
 	BLK_PHYS,    /* cuMemCreate handle: addr is the handle */
 	BLK_RESERVE, /* cuMemAddressReserve range */
 	BLK_MAP,     /* one cuMemMap of a handle into a reserved range */
+	BLK_GRAPH,   /* a graph allocation made resident by a launch */
 };
 
 struct block {
@@ -76,6 +93,7 @@ static struct {
 	size_t mem_total;
 	size_t oom_size;	    /* 0: off */
 	unsigned long long oom_nth; /* 0: off */
+	bool exit_teardown;
 } cfg;
 
 /* Everything below is protected by `lock`. */
@@ -87,6 +105,37 @@ static CUmemGenericAllocationHandle next_handle = 0x10000;
 static CUdeviceptr next_va = FAKE_VA_BASE;
 static struct fake_ctx ctxs[FAKE_MAX_DEVICES];
 static struct fake_pool pools[FAKE_MAX_DEVICES];
+
+/* Graphs: nodes in the order they were added; an executable graph copies them. */
+struct gnode {
+	bool is_free; /* a free node; else an alloc node */
+	CUdeviceptr dptr;
+	size_t size;
+	int dev;
+};
+
+struct fgraph {
+	struct fgraph *next;
+	struct gnode *nodes;
+	size_t n, cap;
+	bool is_exec;	/* an executable graph */
+	bool auto_free; /* is_exec: instantiated with AUTO_FREE_ON_LAUNCH */
+};
+
+struct fstream {
+	struct fstream *next;
+	struct fgraph *capture; /* the graph being captured into, or NULL */
+	cuuint64_t capture_id;
+};
+
+static struct fgraph *graphs; /* graphs and executable graphs */
+static struct fstream *streams;
+static cuuint64_t next_capture_id = 1;
+static uintptr_t next_node = 1;
+static struct {
+	unsigned long long used, used_high, reserved, reserved_high;
+} graph_mem[FAKE_MAX_DEVICES];
+static atomic_bool torn_down; /* GPUSPY_FAKE_EXIT_TEARDOWN: exit handlers ran */
 
 /* The current context is per thread, as in the real driver. */
 static __thread struct fake_ctx *cur_ctx;
@@ -115,6 +164,7 @@ static void config_read(void)
 	cfg.mem_total = env_number("GPUSPY_FAKE_MEM_TOTAL", 80ull << 30);
 	cfg.oom_size = env_number("GPUSPY_FAKE_OOM_SIZE", 0);
 	cfg.oom_nth = env_number("GPUSPY_FAKE_OOM_NTH", 0);
+	cfg.exit_teardown = env_number("GPUSPY_FAKE_EXIT_TEARDOWN", 0) != 0;
 	for (int i = 0; i < FAKE_MAX_DEVICES; i++) {
 		ctxs[i].dev = i;
 		pools[i].dev = i;
@@ -248,6 +298,8 @@ static CUresult device_free(CUdeviceptr dptr)
 		pp = block_find(BLK_DEVICE, dptr);
 		if (!pp)
 			pp = block_find(BLK_MANAGED, dptr);
+		if (!pp && (pp = block_find(BLK_GRAPH, dptr)))
+			graph_mem[(*pp)->dev].used -= (*pp)->size;
 		if (pp)
 			block_remove(pp);
 		else
@@ -297,11 +349,24 @@ static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion, cuuint
 
 /* ---- initialization, devices, contexts ---- */
 
+static void teardown(void)
+{
+	atomic_store(&torn_down, true);
+}
+
+static void config_read_once(void)
+{
+	config_read();
+	/* registered by the first cuInit, as the runtime registers its own */
+	if (cfg.exit_teardown)
+		atexit(teardown);
+}
+
 CUresult cuInit(unsigned int Flags)
 {
 	if (Flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	pthread_once(&config_once, config_read);
+	pthread_once(&config_once, config_read_once);
 	pthread_mutex_lock(&lock);
 	initialized = true;
 	pthread_mutex_unlock(&lock);
@@ -526,14 +591,77 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
  * legacy and per-thread default streams cannot be told apart here.  They
  * are still distinct entry points, as in the real driver.
  */
+static CUresult graph_add(struct fgraph *g, bool is_free, CUdeviceptr dptr, size_t size, int dev);
+static struct fstream *stream_find(CUstream s);
+static bool graph_address(CUdeviceptr dptr);
+
+/* Lock held.  The graph S is capturing into, or NULL. */
+static struct fgraph *capturing(CUstream s)
+{
+	struct fstream *st = stream_find(s);
+
+	return st ? st->capture : NULL;
+}
+
+/* Lock held.  A fresh address for a graph allocation. */
+static CUdeviceptr graph_va(size_t size)
+{
+	CUdeviceptr p = (next_va + 255) & ~(CUdeviceptr)255;
+
+	next_va = p + size;
+	return p;
+}
+
+static CUresult async_alloc(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	struct fgraph *g;
+	CUdeviceptr p;
+	CUresult r;
+	int dev;
+
+	if (!dptr || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	g = capturing(hStream);
+	if (!g) {
+		pthread_mutex_unlock(&lock);
+		return device_alloc(dptr, bytesize, BLK_DEVICE, NULL);
+	}
+	r = current_dev(&dev);
+	if (r == CUDA_SUCCESS) {
+		p = graph_va(bytesize);
+		r = graph_add(g, false, p, bytesize, dev);
+		if (r == CUDA_SUCCESS)
+			*dptr = p;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+static CUresult async_free(CUdeviceptr dptr, CUstream hStream)
+{
+	struct fgraph *g;
+	CUresult r;
+
+	pthread_mutex_lock(&lock);
+	g = capturing(hStream);
+	if (!g) {
+		pthread_mutex_unlock(&lock);
+		return device_free(dptr);
+	}
+	r = graph_address(dptr) ? graph_add(g, true, dptr, 0, -1) : CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	return device_alloc(dptr, bytesize, BLK_DEVICE, NULL);
+	return async_alloc(dptr, bytesize, hStream);
 }
 
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	return device_alloc(dptr, bytesize, BLK_DEVICE, NULL);
+	return async_alloc(dptr, bytesize, hStream);
 }
 
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
@@ -554,12 +682,12 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemo
 
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
-	return device_free(dptr);
+	return async_free(dptr, hStream);
 }
 
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
-	return device_free(dptr);
+	return async_free(dptr, hStream);
 }
 
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
@@ -802,6 +930,505 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
 	return desc && count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* ---- streams, capture and graphs ---- */
+
+/* Lock held.  Only streams made by cuStreamCreate: the legacy and
+ * per-thread default streams cannot be captured. */
+static struct fstream *stream_find(CUstream s)
+{
+	for (struct fstream *st = streams; st; st = st->next)
+		if ((CUstream)st == s)
+			return st;
+	return NULL;
+}
+
+/* Lock held. */
+static struct fgraph *graph_find(const void *h, bool is_exec)
+{
+	for (struct fgraph *g = graphs; g; g = g->next)
+		if (g == h && g->is_exec == is_exec)
+			return g;
+	return NULL;
+}
+
+/* Lock held.  Was DPTR handed out by an alloc node of a graph still there? */
+static bool graph_address(CUdeviceptr dptr)
+{
+	for (struct fgraph *g = graphs; g; g = g->next)
+		for (size_t i = 0; i < g->n; i++)
+			if (!g->nodes[i].is_free && g->nodes[i].dptr == dptr)
+				return true;
+	return false;
+}
+
+/* Lock held. */
+static CUresult graph_add(struct fgraph *g, bool is_free, CUdeviceptr dptr, size_t size, int dev)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 8;
+		struct gnode *nodes = realloc(g->nodes, cap * sizeof(*nodes));
+
+		if (!nodes)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		g->nodes = nodes;
+		g->cap = cap;
+	}
+	g->nodes[g->n++] = (struct gnode){ is_free, dptr, size, dev };
+	return CUDA_SUCCESS;
+}
+
+/* Lock held. */
+static struct fgraph *graph_new(void)
+{
+	struct fgraph *g = calloc(1, sizeof(*g));
+
+	if (g) {
+		g->next = graphs;
+		graphs = g;
+	}
+	return g;
+}
+
+/* Lock held. */
+static void graph_unlink(struct fgraph *g)
+{
+	for (struct fgraph **pp = &graphs; *pp; pp = &(*pp)->next)
+		if (*pp == g) {
+			*pp = g->next;
+			break;
+		}
+	for (struct fstream *st = streams; st; st = st->next)
+		if (st->capture == g)
+			st->capture = NULL;
+	free(g->nodes);
+	free(g);
+}
+
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+	struct fstream *st;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!phStream || Flags > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&lock);
+	st->next = streams;
+	streams = st;
+	pthread_mutex_unlock(&lock);
+	*phStream = (CUstream)st;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamDestroy_v2(CUstream hStream)
+{
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&lock);
+	r = CUDA_ERROR_INVALID_HANDLE;
+	for (struct fstream **pp = &streams; *pp; pp = &(*pp)->next)
+		if ((CUstream)*pp == hStream) {
+			struct fstream *st = *pp;
+
+			*pp = st->next;
+			free(st);
+			r = CUDA_SUCCESS;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+	struct fstream *st;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	st = stream_find(hStream);
+	if (!st)
+		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	else if (st->capture)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else if (!(st->capture = graph_new()))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	else
+		st->capture_id = next_capture_id++;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+	struct fstream *st;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!phGraph)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	st = stream_find(hStream);
+	if (st && st->capture) {
+		*phGraph = (CUgraph)st->capture;
+		st->capture = NULL;
+	} else {
+		r = CUDA_ERROR_INVALID_VALUE;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+				   cuuint64_t *id_out, CUgraph *graph_out,
+				   const CUgraphNode **dependencies_out,
+				   const CUgraphEdgeData **edgeData_out,
+				   size_t *numDependencies_out)
+{
+	struct fstream *st;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!captureStatus_out)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	st = stream_find(hStream);
+	if (!st && hStream != NULL && hStream != CU_STREAM_LEGACY &&
+	    hStream != CU_STREAM_PER_THREAD) {
+		r = CUDA_ERROR_INVALID_HANDLE;
+	} else {
+		*captureStatus_out = st && st->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE :
+							 CU_STREAM_CAPTURE_STATUS_NONE;
+		if (st && st->capture) {
+			if (id_out)
+				*id_out = st->capture_id;
+			if (graph_out)
+				*graph_out = (CUgraph)st->capture;
+			if (dependencies_out)
+				*dependencies_out = NULL;
+			if (edgeData_out)
+				*edgeData_out = NULL;
+			if (numDependencies_out)
+				*numDependencies_out = 0;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+	struct fgraph *g;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!phGraph || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	g = graph_new();
+	pthread_mutex_unlock(&lock);
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*phGraph = (CUgraph)g;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				const CUgraphNode *dependencies, size_t numDependencies,
+				CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+	struct fgraph *g;
+	CUdeviceptr p;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!phGraphNode || !nodeParams || !nodeParams->bytesize ||
+	    (numDependencies && !dependencies) ||
+	    nodeParams->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+	    nodeParams->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!dev_valid(nodeParams->poolProps.location.id))
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&lock);
+	g = graph_find(hGraph, false);
+	if (!g) {
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else {
+		p = graph_va(nodeParams->bytesize);
+		r = graph_add(g, false, p, nodeParams->bytesize, nodeParams->poolProps.location.id);
+		if (r == CUDA_SUCCESS) {
+			nodeParams->dptr = p;
+			*phGraphNode = (CUgraphNode)next_node++;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			       const CUgraphNode *dependencies, size_t numDependencies,
+			       CUdeviceptr dptr)
+{
+	struct fgraph *g;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!phGraphNode || (numDependencies && !dependencies))
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	g = graph_find(hGraph, false);
+	if (!g || !graph_address(dptr)) {
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else {
+		for (size_t i = 0; i < g->n; i++)
+			if (g->nodes[i].is_free && g->nodes[i].dptr == dptr)
+				r = CUDA_ERROR_INVALID_VALUE; /* freed twice in one graph */
+		if (r == CUDA_SUCCESS)
+			r = graph_add(g, true, dptr, 0, -1);
+		if (r == CUDA_SUCCESS)
+			*phGraphNode = (CUgraphNode)next_node++;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+static CUresult instantiate(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+{
+	struct fgraph *g, *e;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!phGraphExec || flags & ~0xfull)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	g = graph_find(hGraph, false);
+	e = g ? graph_new() : NULL;
+	if (!g) {
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else if (!e) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	} else {
+		e->is_exec = true;
+		e->auto_free = flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+		for (size_t i = 0; i < g->n && r == CUDA_SUCCESS; i++)
+			r = graph_add(e, g->nodes[i].is_free, g->nodes[i].dptr, g->nodes[i].size,
+				      g->nodes[i].dev);
+		if (r == CUDA_SUCCESS)
+			*phGraphExec = (CUgraphExec)e;
+		else
+			graph_unlink(e);
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+				     unsigned long long flags)
+{
+	return instantiate(phGraphExec, hGraph, flags);
+}
+
+static CUresult instantiate_params(CUgraphExec *phGraphExec, CUgraph hGraph,
+				   CUDA_GRAPH_INSTANTIATE_PARAMS *params)
+{
+	CUresult r;
+
+	if (!params)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = instantiate(phGraphExec, hGraph, params->flags);
+	params->hErrNode_out = NULL;
+	params->result_out =
+		r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+	return r;
+}
+
+CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+				      CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+	return instantiate_params(phGraphExec, hGraph, instantiateParams);
+}
+
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
+					   CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+	return instantiate_params(phGraphExec, hGraph, instantiateParams);
+}
+
+/* Lock held.  The allocation of a graph at DPTR, made resident by a launch. */
+static struct block **graph_block(CUdeviceptr dptr)
+{
+	return block_find(BLK_GRAPH, dptr);
+}
+
+static void graph_mem_high(int dev)
+{
+	if (graph_mem[dev].used > graph_mem[dev].used_high)
+		graph_mem[dev].used_high = graph_mem[dev].used;
+	if (graph_mem[dev].used > graph_mem[dev].reserved)
+		graph_mem[dev].reserved = graph_mem[dev].used;
+	if (graph_mem[dev].reserved > graph_mem[dev].reserved_high)
+		graph_mem[dev].reserved_high = graph_mem[dev].reserved;
+}
+
+/*
+ * The graph's allocations first, then its frees, as a graph whose free
+ * nodes depend on its alloc nodes runs.  Nothing is changed when the
+ * launch fails.
+ */
+static CUresult launch(CUgraphExec hGraphExec)
+{
+	struct block **pp, *b;
+	struct fgraph *e;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&lock);
+	e = graph_find(hGraphExec, true);
+	if (!e)
+		r = CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; e && i < e->n && r == CUDA_SUCCESS; i++)
+		if (!e->nodes[i].is_free && graph_block(e->nodes[i].dptr) && !e->auto_free)
+			r = CUDA_ERROR_INVALID_VALUE; /* its last launch's memory is still live */
+	for (size_t i = 0; e && i < e->n && r == CUDA_SUCCESS; i++) {
+		const struct gnode *n = &e->nodes[i];
+
+		if (n->is_free)
+			continue;
+		if ((pp = graph_block(n->dptr))) {
+			graph_mem[n->dev].used -= (*pp)->size;
+			block_remove(pp);
+		}
+		b = block_add(BLK_GRAPH, n->size, n->dev);
+		if (!b) {
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+		b->addr = n->dptr;
+		graph_mem[n->dev].used += n->size;
+		graph_mem_high(n->dev);
+	}
+	for (size_t i = 0; e && i < e->n && r == CUDA_SUCCESS; i++) {
+		if (!e->nodes[i].is_free || !(pp = graph_block(e->nodes[i].dptr)))
+			continue;
+		graph_mem[(*pp)->dev].used -= (*pp)->size;
+		block_remove(pp);
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+	return launch(hGraphExec);
+}
+
+CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+	return launch(hGraphExec);
+}
+
+/* Allocations the executable graph made stay live: only a free gives them back. */
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+	struct fgraph *e;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&lock);
+	e = graph_find(hGraphExec, true);
+	if (e)
+		graph_unlink(e);
+	else
+		r = CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CUresult cuGraphDestroy(CUgraph hGraph)
+{
+	struct fgraph *g;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&lock);
+	g = graph_find(hGraph, false);
+	if (g)
+		graph_unlink(g);
+	else
+		r = CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* The pool gives back what no live graph allocation uses. */
+CUresult cuDeviceGraphMemTrim(CUdevice device)
+{
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!dev_valid(device))
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&lock);
+	graph_mem[device].reserved = graph_mem[device].used;
+	pthread_mutex_unlock(&lock);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+{
+	cuuint64_t v;
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (atomic_load(&torn_down))
+		return CUDA_ERROR_DEINITIALIZED;
+	if (!dev_valid(device))
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!value)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	switch (attr) {
+	case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT:
+		v = graph_mem[device].used;
+		break;
+	case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
+		v = graph_mem[device].used_high;
+		break;
+	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT:
+		v = graph_mem[device].reserved;
+		break;
+	case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH:
+		v = graph_mem[device].reserved_high;
+		break;
+	default:
+		r = CUDA_ERROR_INVALID_VALUE;
+	}
+	pthread_mutex_unlock(&lock);
+	if (r == CUDA_SUCCESS)
+		memcpy(value, &v, sizeof(v));
+	return r;
+}
+
 /* ---- symbol lookup ---- */
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
@@ -883,6 +1510,29 @@ static const struct proc procs[] = {
 	SELF(cuMemMap),
 	SELF(cuMemUnmap),
 	SELF(cuMemSetAccess),
+	SELF(cuStreamCreate),
+	SINCE("cuStreamDestroy", 4000, cuStreamDestroy_v2),
+	SELF(cuStreamDestroy_v2),
+	SINCE("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2),
+	SELF(cuStreamBeginCapture_v2),
+	SELF(cuStreamEndCapture),
+	SINCE("cuStreamGetCaptureInfo", 12030, cuStreamGetCaptureInfo_v3),
+	SELF(cuStreamGetCaptureInfo_v3),
+	SELF(cuGraphCreate),
+	SELF(cuGraphAddMemAllocNode),
+	SELF(cuGraphAddMemFreeNode),
+	SINCE("cuGraphInstantiate", 12000, cuGraphInstantiateWithFlags),
+	SELF(cuGraphInstantiateWithFlags),
+	SELF(cuGraphInstantiateWithParams),
+	PTSZ("cuGraphInstantiateWithParams", cuGraphInstantiateWithParams_ptsz),
+	SELF(cuGraphInstantiateWithParams_ptsz),
+	SELF(cuGraphLaunch),
+	PTSZ("cuGraphLaunch", cuGraphLaunch_ptsz),
+	SELF(cuGraphLaunch_ptsz),
+	SELF(cuGraphExecDestroy),
+	SELF(cuGraphDestroy),
+	SELF(cuDeviceGraphMemTrim),
+	SELF(cuDeviceGetGraphMemAttribute),
 	SELF(cuGetProcAddress),
 	SINCE("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 	SELF(cuGetProcAddress_v2),

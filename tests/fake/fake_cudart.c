@@ -49,6 +49,22 @@ static struct {
 	typeof(cuMemAllocFromPoolAsync) *mem_alloc_from_pool_async;
 	typeof(cuMemAllocFromPoolAsync) *mem_alloc_from_pool_async_ptsz;
 	typeof(cuDeviceGetDefaultMemPool) *device_get_default_mem_pool;
+	typeof(cuStreamCreate) *stream_create;
+	typeof(cuStreamDestroy_v2) *stream_destroy;
+	typeof(cuStreamBeginCapture_v2) *stream_begin_capture;
+	typeof(cuStreamEndCapture) *stream_end_capture;
+	typeof(cuGraphCreate) *graph_create;
+	typeof(cuGraphAddMemAllocNode) *graph_add_mem_alloc_node;
+	typeof(cuGraphAddMemFreeNode) *graph_add_mem_free_node;
+	typeof(cuGraphInstantiateWithFlags) *graph_instantiate;
+	typeof(cuGraphInstantiateWithParams) *graph_instantiate_with_params;
+	typeof(cuGraphInstantiateWithParams) *graph_instantiate_with_params_ptsz;
+	typeof(cuGraphLaunch) *graph_launch;
+	typeof(cuGraphLaunch) *graph_launch_ptsz;
+	typeof(cuGraphExecDestroy) *graph_exec_destroy;
+	typeof(cuGraphDestroy) *graph_destroy;
+	typeof(cuDeviceGraphMemTrim) *device_graph_mem_trim;
+	typeof(cuDeviceGetGraphMemAttribute) *device_get_graph_mem_attribute;
 } drv;
 
 /*
@@ -88,6 +104,24 @@ static const struct want {
 	{ "cuMemAllocFromPoolAsync", 11020, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
 	  &drv.mem_alloc_from_pool_async_ptsz },
 	{ "cuDeviceGetDefaultMemPool", 11020, 0, &drv.device_get_default_mem_pool },
+	{ "cuStreamCreate", 2000, 0, &drv.stream_create },
+	{ "cuStreamDestroy", 4000, 0, &drv.stream_destroy },
+	{ "cuStreamBeginCapture", 10010, 0, &drv.stream_begin_capture },
+	{ "cuStreamEndCapture", 10000, 0, &drv.stream_end_capture },
+	{ "cuGraphCreate", 10000, 0, &drv.graph_create },
+	{ "cuGraphAddMemAllocNode", 11040, 0, &drv.graph_add_mem_alloc_node },
+	{ "cuGraphAddMemFreeNode", 11040, 0, &drv.graph_add_mem_free_node },
+	{ "cuGraphInstantiate", 12000, 0, &drv.graph_instantiate },
+	{ "cuGraphInstantiateWithParams", 12000, 0, &drv.graph_instantiate_with_params },
+	{ "cuGraphInstantiateWithParams", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+	  &drv.graph_instantiate_with_params_ptsz },
+	{ "cuGraphLaunch", 10000, 0, &drv.graph_launch },
+	{ "cuGraphLaunch", 10000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+	  &drv.graph_launch_ptsz },
+	{ "cuGraphExecDestroy", 10000, 0, &drv.graph_exec_destroy },
+	{ "cuGraphDestroy", 10000, 0, &drv.graph_destroy },
+	{ "cuDeviceGraphMemTrim", 11040, 0, &drv.device_graph_mem_trim },
+	{ "cuDeviceGetGraphMemAttribute", 11040, 0, &drv.device_get_graph_mem_attribute },
 };
 /* clang-format on */
 
@@ -466,6 +500,184 @@ cudaError_t cudaFreeHost(void *ptr)
 	if (err || !ptr)
 		return err;
 	return rt_error(drv.mem_free_host(ptr));
+}
+
+/* ---- streams, capture and graphs: the driver's, handle for handle ---- */
+
+cudaError_t cudaStreamCreate(cudaStream_t *pStream)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err : rt_error(drv.stream_create((CUstream *)pStream, 0));
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err : rt_error(drv.stream_destroy((CUstream)stream));
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err :
+		     rt_error(
+			     drv.stream_begin_capture((CUstream)stream, (CUstreamCaptureMode)mode));
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err : rt_error(drv.stream_end_capture((CUstream)stream, (CUgraph *)pGraph));
+}
+
+cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err : rt_error(drv.graph_create((CUgraph *)pGraph, flags));
+}
+
+cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+				     const cudaGraphNode_t *pDependencies, size_t numDependencies,
+				     struct cudaMemAllocNodeParams *nodeParams)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS p = { 0 };
+	cudaError_t err = rt_enter();
+
+	if (err)
+		return err;
+	if (!nodeParams)
+		return cudaErrorInvalidValue;
+	p.poolProps.allocType = (CUmemAllocationType)nodeParams->poolProps.allocType;
+	p.poolProps.handleTypes = (CUmemAllocationHandleType)nodeParams->poolProps.handleTypes;
+	p.poolProps.location.type = (CUmemLocationType)nodeParams->poolProps.location.type;
+	p.poolProps.location.id = nodeParams->poolProps.location.id;
+	p.bytesize = nodeParams->bytesize;
+	err = rt_error(drv.graph_add_mem_alloc_node((CUgraphNode *)pGraphNode, (CUgraph)graph,
+						    (const CUgraphNode *)pDependencies,
+						    numDependencies, &p));
+	if (!err)
+		nodeParams->dptr = to_ptr(p.dptr);
+	return err;
+}
+
+cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+				    const cudaGraphNode_t *pDependencies, size_t numDependencies,
+				    void *dptr)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err :
+		     rt_error(drv.graph_add_mem_free_node((CUgraphNode *)pGraphNode, (CUgraph)graph,
+							  (const CUgraphNode *)pDependencies,
+							  numDependencies, to_dptr(dptr)));
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+				 unsigned long long flags)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err :
+		     rt_error(drv.graph_instantiate((CUgraphExec *)pGraphExec, (CUgraph)graph,
+						    flags));
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+					  unsigned long long flags)
+{
+	return cudaGraphInstantiate(pGraphExec, graph, flags);
+}
+
+static cudaError_t instantiate_params(typeof(cuGraphInstantiateWithParams) *fn,
+				      cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+				      cudaGraphInstantiateParams *params)
+{
+	CUDA_GRAPH_INSTANTIATE_PARAMS p = { 0 };
+	cudaError_t err = rt_enter();
+
+	if (err)
+		return err;
+	if (!params)
+		return cudaErrorInvalidValue;
+	p.flags = params->flags;
+	p.hUploadStream = (CUstream)params->uploadStream;
+	err = rt_error(fn((CUgraphExec *)pGraphExec, (CUgraph)graph, &p));
+	params->errNode_out = (cudaGraphNode_t)p.hErrNode_out;
+	params->result_out = (typeof(params->result_out))p.result_out;
+	return err;
+}
+
+cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+					   cudaGraphInstantiateParams *instantiateParams)
+{
+	return instantiate_params(drv.graph_instantiate_with_params, pGraphExec, graph,
+				  instantiateParams);
+}
+
+cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+						cudaGraphInstantiateParams *instantiateParams)
+{
+	return instantiate_params(drv.graph_instantiate_with_params_ptsz, pGraphExec, graph,
+				  instantiateParams);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err : rt_error(drv.graph_launch((CUgraphExec)graphExec, (CUstream)stream));
+}
+
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err :
+		     rt_error(drv.graph_launch_ptsz((CUgraphExec)graphExec, (CUstream)stream));
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err : rt_error(drv.graph_exec_destroy((CUgraphExec)graphExec));
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+	cudaError_t err = rt_enter();
+
+	return err ? err : rt_error(drv.graph_destroy((CUgraph)graph));
+}
+
+cudaError_t cudaDeviceGraphMemTrim(int device)
+{
+	cudaError_t err = rt_enter();
+	CUdevice d;
+
+	if (err)
+		return err;
+	err = rt_error(drv.device_get(&d, device));
+	return err ? err : rt_error(drv.device_graph_mem_trim(d));
+}
+
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr,
+					   void *value)
+{
+	cudaError_t err = rt_enter();
+	CUdevice d;
+
+	if (err)
+		return err;
+	err = rt_error(drv.device_get(&d, device));
+	return err ? err :
+		     rt_error(drv.device_get_graph_mem_attribute(d, (CUgraphMem_attribute)attr,
+								 value));
 }
 
 /* ---- errors and driver entry points ---- */

@@ -6,7 +6,10 @@ records' CRCs checked as they are read): event_accumulator, whose
 Scalars() are the simple values, and plugin_event_accumulator, what the
 dashboard serves (the values migrated to tensors of the scalars plugin).
 Both compared, tag by tag and step by step, with the scalars the run's
-history.jsonl gives (tests/cli/tbread.py: the rules of docs/format.md).
+history.jsonl gives (tests/cli/tbread.py: the rules of docs/format.md,
+the history's site series summed by their headline, as 'gpuspy report
+--format csv' names each, before the top are chosen).  A framework's
+sites under one line of the user's are one tag, never "#2".
 One line per check; a JSON summary in OUT.
 Usage: tensorboard_read.py GPUSPY RUN_DIR LOGDIR time|mark TOP OUT"""
 import json, os, subprocess, sys
@@ -64,6 +67,17 @@ for name, pdir, hist in procs:
     plug.Reload()
     plug_tags = sorted(plug.Tags()["tensors"])
     check(plug_tags == want_tags, f"{name}: the dashboard's reader: the same tags", plug_tags)
+    # the headlines that several sites share: one tag each, no "#N"
+    # (which only two headlines alike up to a tag's cut would get)
+    heads = {}
+    for n in names.values():
+        heads[n] = heads.get(n, 0) + 1
+    shared = {n: c for n, c in heads.items() if c > 1}
+    split = [t for n in shared if tbread.cut(n) == n
+             and not any(m.startswith(n + " #") for m in heads)
+             for t in tags if t.startswith("sites/" + n + " #")]
+    check(not split, f"{name}: {len(shared)} headlines of several sites "
+          f"({sum(shared.values())} sites), one tag each", split)
     points, last = 0, {}
     for tag in want_tags:
         w = [(s, wall, vals[tag]) for s, wall, vals in want if tag in vals]
@@ -84,7 +98,8 @@ for name, pdir, hist in procs:
         points += len(w)
         last[tag] = w[-1][2] if w else None
     summary["runs"][name] = {"run": os.path.relpath(run, logdir), "tags": tags,
-                             "steps": len(want), "scalars": points, "last": last}
+                             "steps": len(want), "scalars": points, "last": last,
+                             "shared_headlines": shared}
 summary["failures"] = failures
 with open(out, "w") as f:
     json.dump(summary, f, indent=1)

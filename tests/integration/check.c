@@ -27,6 +27,9 @@
  *   --expect-total-frees N       frees summed over all sites
  *   --expect-pinned-bytes N      pinned.leaked_bytes (default 0)
  *   --expect-untracked N         untracked_frees (default 0)
+ *   --expect-json PATH=N         the integer at PATH of the report, its
+ *                                members and array indexes joined by dots
+ *                                (processes.0.graph.launches); repeatable
  *   --valgrind PATH              run the program under valgrind when it
  *                                runs with gpuspy; an error there changes
  *                                its exit status, which fails the test
@@ -87,6 +90,8 @@ static struct {
 	size_t n_allocs;
 	const char *envs[MAX_ITEMS];
 	size_t n_envs;
+	struct site_expect json[MAX_ITEMS]; /* .function: the path; .allocs: the value */
+	size_t n_json;
 } want;
 
 struct run {
@@ -401,6 +406,34 @@ static void test_untracked(void **state)
 	expect_eq("untracked_frees", report_int(NULL, "untracked_frees"), want.untracked);
 }
 
+/* The value at a dotted PATH of the report, or NULL. */
+static json_t *json_at(const char *path)
+{
+	char *copy = strdup(path), *save = NULL;
+	json_t *j = got.json;
+
+	if (!copy)
+		exit(2);
+	for (char *tok = strtok_r(copy, ".", &save); tok && j; tok = strtok_r(NULL, ".", &save)) {
+		char *end;
+		unsigned long i = strtoul(tok, &end, 10);
+
+		j = json_is_array(j) && !*end ? json_array_get(j, i) : json_object_get(j, tok);
+	}
+	free(copy);
+	return j;
+}
+
+static void test_json(void **state)
+{
+	const struct site_expect *e = *state;
+	json_t *v = json_at(e->function);
+
+	if (!json_is_integer(v))
+		fail_msg("the report has no integer at %s", e->function);
+	expect_eq(e->function, json_integer_value(v), e->allocs);
+}
+
 /* ---- command line ---- */
 
 static void usage(void)
@@ -413,6 +446,7 @@ static void usage(void)
 		"             [--expect-allocations FUNCTION=N]...\n"
 		"             [--expect-total-allocations N] [--expect-total-frees N]\n"
 		"             [--expect-pinned-bytes N] [--expect-untracked N]\n"
+		"             [--expect-json PATH=N]...\n"
 		"             [--valgrind PATH] [--env NAME=VALUE]... -- PROGRAM [ARGS...]\n");
 	exit(2);
 }
@@ -499,6 +533,7 @@ enum {
 	OPT_TOTAL_FREES,
 	OPT_PINNED,
 	OPT_UNTRACKED,
+	OPT_JSON,
 	OPT_ENV,
 	OPT_VALGRIND,
 };
@@ -532,6 +567,7 @@ static void parse_args(int argc, char **argv)
 		{ "expect-total-frees", required_argument, NULL, OPT_TOTAL_FREES },
 		{ "expect-pinned-bytes", required_argument, NULL, OPT_PINNED },
 		{ "expect-untracked", required_argument, NULL, OPT_UNTRACKED },
+		{ "expect-json", required_argument, NULL, OPT_JSON },
 		{ "env", required_argument, NULL, OPT_ENV },
 		{ "valgrind", required_argument, NULL, OPT_VALGRIND },
 		{ NULL, 0, NULL, 0 },
@@ -590,6 +626,10 @@ static void parse_args(int argc, char **argv)
 			break;
 		case OPT_UNTRACKED:
 			want.untracked = number(optarg);
+			break;
+		case OPT_JSON:
+			want.json[want.n_json] = site_arg(optarg, false);
+			add(&want.n_json, "--expect-json");
 			break;
 		case OPT_ENV:
 			if (!strchr(optarg, '='))
@@ -707,6 +747,9 @@ int main(int argc, char **argv)
 		if (want.total_frees != UNCHECKED)
 			test(xasprintf("%lld frees in all", want.total_frees), test_total_frees,
 			     NULL);
+		for (size_t i = 0; i < want.n_json; i++)
+			test(xasprintf("%s is %lld", want.json[i].function, want.json[i].allocs),
+			     test_json, &want.json[i]);
 		test(xasprintf("pinned.leaked_bytes %lld", want.pinned_bytes), test_pinned, NULL);
 		test(xasprintf("untracked_frees %lld", want.untracked), test_untracked, NULL);
 	}

@@ -46,6 +46,16 @@ const struct gs_cuda_info *driver_info(void)
 	return &none;
 }
 
+bool driver_capture_graph(const void *stream, bool per_thread, const void **graph)
+{
+	return false;
+}
+
+bool driver_graph_mem(int ordinal, unsigned long long v[4])
+{
+	return false;
+}
+
 #define HOLD_MS		 100
 #define CHILD_DEADLINE_S 2
 

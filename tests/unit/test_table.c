@@ -45,6 +45,16 @@ const struct gs_cuda_info *driver_info(void)
 	return &none;
 }
 
+bool driver_capture_graph(const void *stream, bool per_thread, const void **graph)
+{
+	return false;
+}
+
+bool driver_graph_mem(int ordinal, unsigned long long v[4])
+{
+	return false;
+}
+
 static struct gs_alloc *entry(uint64_t addr, enum gs_space space, uint64_t size)
 {
 	struct gs_alloc *a = calloc(1, sizeof(*a));

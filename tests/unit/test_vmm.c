@@ -40,6 +40,16 @@ const struct gs_cuda_info *driver_info(void)
 	return &none;
 }
 
+bool driver_capture_graph(const void *stream, bool per_thread, const void **graph)
+{
+	return false;
+}
+
+bool driver_graph_mem(int ordinal, unsigned long long v[4])
+{
+	return false;
+}
+
 #define GRAIN (2ull << 20)
 
 static struct gs_counters *vmm = &gs_totals.kind[GS_KIND_VMM];

@@ -17,7 +17,7 @@
  * line every interval: the snapshot's counters and sites are exact until
  * the next allocation or free, and the history's last line is the moment
  * they are from, and what changes without one (NVML's view of the
- * process, the PyTorch pool).
+ * process, the frameworks' pools).
  *
  * The page is written by the one formatter of src/common/prom.h, the same
  * families as the process's own endpoint (GPUSPY_PROMETHEUS), each series
@@ -102,6 +102,7 @@ struct served {
 	struct prom_device *devices;
 	struct prom_nvml *nvml;
 	struct prom_pool *pools;
+	bool *pool_view; /* pools[i] is PyTorch's from the PyTorch view */
 	struct prom_site *sites;
 	char (*keys)[MERGE_DIGEST_SIZE];
 	char **names;
@@ -249,6 +250,7 @@ static void served_free(struct served *s)
 	free(s->keys);
 	free(s->sites);
 	free(s->pools);
+	free(s->pool_view);
 	free(s->nvml);
 	free(s->devices);
 	free(s->command);
@@ -320,50 +322,68 @@ static struct prom_nvml *nvml_of(struct served *s, int64_t index)
 	return &s->nvml[pp->nnvml++];
 }
 
-static struct prom_pool *pool_of(struct served *s, int64_t device)
+/* Framework FW's pool on DEVICE, added when new.  PyTorch's from the
+ * PyTorch view (VIEW) is NULL where its own counters gave that pool, as
+ * the process's own endpoint has it. */
+static struct prom_pool *pool_of(struct served *s, int fw, int64_t device, bool view)
 {
 	struct prom_process *pp = &s->pp;
 
 	for (size_t i = 0; i < pp->npools; i++)
-		if (s->pools[i].device == device)
-			return &s->pools[i];
-	s->pools[pp->npools] = (struct prom_pool){ .device = (int)device, .framework = "pytorch" };
+		if (s->pools[i].device == device && s->pools[i].framework == names_fw[fw])
+			return view && !s->pool_view[i] ? NULL : &s->pools[i];
+	s->pools[pp->npools] =
+		(struct prom_pool){ .device = (int)device, .framework = names_fw[fw] };
+	s->pool_view[pp->npools] = view;
 	return &s->pools[pp->npools++];
 }
 
 /* What changes without an allocation or a free, from the history's last
- * line: what NVML says the process uses, the PyTorch pool.  The arrays
- * have room for one entry per series. */
+ * line: what NVML says the process uses, the frameworks' pools (their
+ * counters first: they win over the PyTorch view's).  The arrays have
+ * room for one entry per series. */
 static void apply_history(struct served *s)
 {
 	const struct rd_hist_row *row = s->last;
 
-	for (size_t i = 0; row && i < row->count; i++) {
-		const struct rd_hist_value *v = &s->hist.values[row->first + i];
-		const struct rd_hist_series *se = &s->hist.series[v->series];
-		struct prom_nvml *nv;
-		struct prom_pool *pl;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; row && i < row->count; i++) {
+			const struct rd_hist_value *v = &s->hist.values[row->first + i];
+			const struct rd_hist_series *se = &s->hist.series[v->series];
+			bool reserved = se->kind == RD_HIST_POOL_RESERVED;
+			int fw = GS_FW_PYTORCH, place, counter;
+			struct prom_nvml *nv;
+			struct prom_pool *pl;
 
-		switch (se->kind) {
-		case RD_HIST_OUTSIDE:
-			nv = nvml_of(s, se->key);
-			nv->has_used = true;
-			nv->used = u64(v->last);
-			break;
-		case RD_HIST_POOL_RESERVED:
-			pl = pool_of(s, se->key);
-			pl->has_reserved = true;
-			pl->reserved = u64(v->last);
-			break;
-		case RD_HIST_POOL_ALLOCATED:
-			pl = pool_of(s, se->key);
-			pl->has_allocated = true;
-			pl->allocated = u64(v->last);
-			break;
-		default:
-			break;
+			if (pass == 0 && se->kind == RD_HIST_OUTSIDE) {
+				nv = nvml_of(s, se->key);
+				nv->has_used = true;
+				nv->used = u64(v->last);
+				continue;
+			}
+			if (pass == 0 && se->kind == RD_HIST_FW) {
+				rd_hist_fw_split(se->key, &fw, &place, &counter);
+				if (fw < 0 || fw >= GS_FW_COUNT || place < 0 ||
+				    place >= GS_FW_DEVICES ||
+				    (counter != GS_FWC_RESERVED && counter != GS_FWC_ALLOCATED))
+					continue;
+				reserved = counter == GS_FWC_RESERVED;
+				pl = pool_of(s, fw, place, false);
+			} else if (pass == 1 && (reserved || se->kind == RD_HIST_POOL_ALLOCATED)) {
+				pl = pool_of(s, GS_FW_PYTORCH, se->key, true);
+			} else {
+				continue;
+			}
+			if (!pl)
+				continue;
+			if (reserved) {
+				pl->has_reserved = true;
+				pl->reserved = u64(v->last);
+			} else {
+				pl->has_allocated = true;
+				pl->allocated = u64(v->last);
+			}
 		}
-	}
 }
 
 /* S's prom_process from its process and its report (the process's sites
@@ -421,11 +441,15 @@ static int fill(struct served *s)
 	/* the history's NVML and pool series may add entries */
 	s->devices = calloc(p->ndevices + 1, sizeof(*s->devices));
 	s->nvml = calloc(p->outside.ngpus + s->hist.nseries + 1, sizeof(*s->nvml));
-	s->pools = calloc(p->torch.ndevices + s->hist.nseries + 1, sizeof(*s->pools));
+	s->pools = calloc(GS_FW_COUNT * GS_FW_DEVICES + p->torch.ndevices + s->hist.nseries + 1,
+			  sizeof(*s->pools));
+	s->pool_view = calloc(GS_FW_COUNT * GS_FW_DEVICES + p->torch.ndevices + s->hist.nseries + 1,
+			      sizeof(*s->pool_view));
 	s->sites = calloc(r->nsites + 1, sizeof(*s->sites));
 	s->keys = calloc(r->nsites + 1, sizeof(*s->keys));
 	s->names = calloc(r->nsites + 1, sizeof(*s->names));
-	if (!s->devices || !s->nvml || !s->pools || !s->sites || !s->keys || !s->names)
+	if (!s->devices || !s->nvml || !s->pools || !s->pool_view || !s->sites || !s->keys ||
+	    !s->names)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->ndevices; i++)
 		s->devices[i] = (struct prom_device){ (int)p->devices[i].device,
@@ -450,21 +474,35 @@ static int fill(struct served *s)
 	}
 	pp->nvml = s->nvml;
 	pp->nnvml = n;
-	n = 0;
+	/* the frameworks' pools from their own counters ("frameworks"), per
+	 * CUDA device (CuPy's pinned host pool has no device label); then
+	 * PyTorch's from the PyTorch view where its counters have nothing */
+	pp->pools = s->pools;
+	pp->npools = 0;
+	for (int f = 0; p->frameworks.present && f < GS_FW_COUNT; f++)
+		for (int d = 0; d < GS_FW_DEVICES; d++) {
+			const bool *has = p->frameworks.has[f][d];
+			const int64_t *v = p->frameworks.v[f][d];
+			struct prom_pool *pl;
+
+			if (!has[GS_FWC_RESERVED] && !has[GS_FWC_ALLOCATED])
+				continue;
+			pl = pool_of(s, f, d, false);
+			pl->has_reserved = has[GS_FWC_RESERVED];
+			pl->reserved = u64(v[GS_FWC_RESERVED]);
+			pl->has_allocated = has[GS_FWC_ALLOCATED];
+			pl->allocated = u64(v[GS_FWC_ALLOCATED]);
+		}
 	for (size_t i = 0; p->torch.present && i < p->torch.ndevices; i++) {
 		const struct rd_torch_device *d = &p->torch.devices[i];
+		struct prom_pool *pl = pool_of(s, GS_FW_PYTORCH, d->device, true);
 
-		s->pools[n++] = (struct prom_pool){
-			.device = (int)d->device,
-			.framework = "pytorch",
-			.has_reserved = true,
-			.reserved = u64(d->reserved_bytes),
-			.has_allocated = true,
-			.allocated = u64(d->allocated_bytes),
-		};
+		if (!pl)
+			continue;
+		pl->has_reserved = pl->has_allocated = true;
+		pl->reserved = u64(d->reserved_bytes);
+		pl->allocated = u64(d->allocated_bytes);
 	}
-	pp->pools = s->pools;
-	pp->npools = n;
 	apply_history(s);
 
 	n = 0;

@@ -14,8 +14,8 @@ loads one of the real one's file name and layout): a Python program that
 imports none runs no Python call of gpuspy's at all (report.json's
 python_calls), nor does one whose pretend frameworks load no library; a
 framework imported late, after the first allocation, is asked from then
-on.  The metrics endpoint (GPUSPY_PROMETHEUS) serves each framework's
-pool per device with exactly its figures.  An adapter that raises gives
+on.  The metrics endpoint (GPUSPY_PROMETHEUS) and gpuspy exporter serve
+each framework's pool per device with exactly its figures.  An adapter that raises gives
 one line on stderr and is off, the others go on, and the program's
 output and exit status are those of a run without gpuspy.
 Usage: fw_counters.py LIBGPUSPY LIBPYALLOC FAKE_DIR GPUSPY LIBC10_CUDA
@@ -243,16 +243,34 @@ def scrape_pools(names, want, **extra):
             page = urllib.request.urlopen(f"http://{a}/metrics", timeout=5).read().decode()
         except OSError:
             continue
-        pools = {}
-        for kind, labels, value in series.findall(page):
-            lab = dict(re.findall(r'(\w+)="([^"]*)"', labels))
-            pools[(kind, lab.get("device"), lab.get("framework"))] = int(float(value))
+        pools = pools_of(page)
+    # gpuspy exporter serves running processes: while it still runs
+    xpools, end = {}, time.monotonic() + 20
+    x = subprocess.Popen([cli, "exporter", "--listen", "127.0.0.1:0", out],
+                         stderr=subprocess.PIPE, text=True)
+    m = re.search(r" on (http://\S+/metrics)", x.stderr.readline())
+    while m and xpools != want and time.monotonic() < end:
+        time.sleep(0.2)
+        try:
+            xpools = pools_of(urllib.request.urlopen(m.group(1), timeout=20).read().decode())
+        except OSError:
+            continue
+    x.terminate()
+    x.wait(timeout=20)
     p.stdin.write("\n")
     p.stdin.close()
     p.wait(timeout=60)
     shutil.rmtree(out)
-    return pools, f"{sorted(set(pools.items()) ^ set(want.items()))} differ " \
+    return pools, xpools, f"{sorted(set(pools.items()) ^ set(want.items()))} differ " \
         f"{p.stderr.read()[-300:]!r}"
+
+
+def pools_of(page):
+    pools = {}
+    for kind, labels, value in series.findall(page):
+        lab = dict(re.findall(r'(\w+)="([^"]*)"', labels))
+        pools[(kind, lab.get("device"), lab.get("framework"))] = int(float(value))
+    return pools
 
 
 want = {}
@@ -263,13 +281,17 @@ for d, st in xb.STATS.items():
     want[("allocated", str(d), "jax")] = st["bytes_in_use"]
 want[("reserved", "0", "cupy")] = cupy.POOL["total"]
 want[("allocated", "0", "cupy")] = cupy.POOL["used"]
-pools, why = scrape_pools(["paddle", "jax", "cupy"], want)
+pools, xpools, why = scrape_pools(["paddle", "jax", "cupy"], want)
 check(pools == want, f"/metrics: the pools of PaddlePaddle, JAX and CuPy per device: {why}")
+# ... and gpuspy exporter over the run directory, from the process's files
+check(xpools == want, f"gpuspy exporter: the same pools: "
+      f"{sorted(set(xpools.items()) ^ set(want.items()))} differ")
 # PyTorch's from its counters, and from the PyTorch view with them off
 want = {("reserved", "0", "pytorch"): 6 * MIB, ("allocated", "0", "pytorch"): 3 * MIB}
 for extra in ({"GPUSPY_TORCH": "0"}, {"GPUSPY_FRAMEWORKS": "0"}):
-    pools, why = scrape_pools(["torch"], want, **extra)
+    pools, xpools, why = scrape_pools(["torch"], want, **extra)
     check(pools == want, f"/metrics: PyTorch's pool with {extra}: {why}")
+    check(xpools == want, f"... and gpuspy exporter's: {sorted(xpools.items())}")
 
 # an adapter that raises: one line, that adapter off, the others on, and
 # the program as without gpuspy

@@ -393,7 +393,7 @@ static int fill(struct served *s)
 	const struct rd_process *p = s->p;
 	const struct rd_report *r = &s->rep;
 	struct prom_process *pp = &s->pp;
-	size_t n = 0;
+	size_t n = 0, npools;
 	int64_t growing = 0;
 
 	pp->pid = (long)p->pid;
@@ -441,10 +441,9 @@ static int fill(struct served *s)
 	/* the history's NVML and pool series may add entries */
 	s->devices = calloc(p->ndevices + 1, sizeof(*s->devices));
 	s->nvml = calloc(p->outside.ngpus + s->hist.nseries + 1, sizeof(*s->nvml));
-	s->pools = calloc(GS_FW_COUNT * GS_FW_DEVICES + p->torch.ndevices + s->hist.nseries + 1,
-			  sizeof(*s->pools));
-	s->pool_view = calloc(GS_FW_COUNT * GS_FW_DEVICES + p->torch.ndevices + s->hist.nseries + 1,
-			      sizeof(*s->pool_view));
+	npools = (size_t)GS_FW_COUNT * GS_FW_DEVICES + p->torch.ndevices + s->hist.nseries + 1;
+	s->pools = calloc(npools, sizeof(*s->pools));
+	s->pool_view = calloc(npools, sizeof(*s->pool_view));
 	s->sites = calloc(r->nsites + 1, sizeof(*s->sites));
 	s->keys = calloc(r->nsites + 1, sizeof(*s->keys));
 	s->names = calloc(r->nsites + 1, sizeof(*s->names));

@@ -5,7 +5,9 @@ that moment (DIR/FW/figures.json): the framework's allocated and reserved
 bytes equal, and the ledger's lines (framework reserved + tracked outside
 the pools + graph pool + CUDA context and libraries) within 1% of NVML's
 figure for the process as nvidia-smi printed it (the ledger's own NVML
-figure where nvidia-smi lists no process).  Prints one PASS or FAIL line
+figure where nvidia-smi lists no process); and the ledger's context line
+against the same memory measured in a process of its own without gpuspy
+(DIR/FW.context.json, fw_context.py), within 1% of NVML's figure.  Prints one PASS or FAIL line
 per check, then the ledger.
 Usage: fw_ledger_check.py DIR"""
 import json
@@ -13,6 +15,7 @@ import os
 import sys
 
 d = sys.argv[1]
+MIB = 1 << 20
 failed = 0
 
 
@@ -48,5 +51,21 @@ for fw in ("torch", "jax", "cupy"):
     say(dev.get("context_bytes", -1) >= 0 and dev.get("untracked_bytes", 0) == 0,
         f"fw-ledger {fw}: context {dev.get('context_bytes')} >= 0, untracked "
         f"{dev.get('untracked_bytes')} = 0 (no door missed)")
+    # the context line is what is left of NVML's figure: measured apart,
+    # in a process without gpuspy that starts the same framework's CUDA
+    # and allocates one byte (fw_context.py), it must be the same memory
+    try:
+        bare = json.load(open(os.path.join(d, fw + ".context.json")))
+    except (OSError, ValueError):
+        bare = {}
+    ctx, ref = dev.get("context_bytes"), bare.get("context_bytes")
+    if ref is not None and ctx is not None and nvml:
+        say(abs(ctx - ref) <= 0.01 * nvml,
+            f"fw-ledger {fw}: the context line {ctx} against {ref} measured apart "
+            f"(no gpuspy, one byte allocated): {(ctx - ref) / MIB:+.1f} MiB, "
+            f"{100 * (ctx - ref) / nvml:+.2f}% of NVML's figure, "
+            f"{100 * (ctx - ref) / ref:+.1f}% of the context")
+    else:
+        say(False, f"fw-ledger {fw}: no context measured apart ({bare})")
     print("  ledger:", json.dumps(dev))
 print(f"fw-ledger: {failed} failed")

@@ -181,7 +181,8 @@ check(set(names.values()) == {"leak_driver (leaky)", "other"}
 PERIODS, PERIOD_MS = 6, 400
 out = os.path.join(tmp, "run")
 r = subprocess.run([shapes, "marked", str(PERIODS), str(PERIOD_MS)],
-                   env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_INTERVAL="50ms"),
+                   env=dict(env, LD_PRELOAD=":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib))),
+                            GPUSPY_OUTPUT_DIR=out, GPUSPY_INTERVAL="50ms"),
                    capture_output=True, text=True, timeout=120)
 check(r.returncode == 0, "shapes marked ran", r.stderr)
 procs = [os.path.join(out, d) for d in os.listdir(out)] if os.path.isdir(out) else []

@@ -44,9 +44,14 @@ os.environ["FAKE_FW_NATIVE"] = native
 prog = os.path.join(here, "fw_prog.py")
 path = os.pathsep.join((os.path.join(here, "fake_fw"), os.path.join(here, "fake_torch")))
 sys.path[:0] = path.split(os.pathsep)
-import cupy  # noqa: E402  the pretend modules: their figures are the expected ones
+# the pretend modules: their figures are the expected ones; imported here
+# without their native libraries (built with the sanitizer in a sanitizer
+# build, whose runtime this process does not have)
+os.environ["FAKE_FW_NO_NATIVE"] = "1"
+import cupy  # noqa: E402
 import jax._src.xla_bridge as xb  # noqa: E402
 import paddle.device.cuda as pcuda  # noqa: E402
+del os.environ["FAKE_FW_NO_NATIVE"]
 
 MIB = 1 << 20
 failures = 0
@@ -70,6 +75,9 @@ def run(names, seconds=0.6, preload=True, **extra):
             env.pop(k, None)
     if preload:
         env["LD_PRELOAD"] = lib
+    elif os.environ.get("SANITIZER_PRELOAD"):
+        # the program's own libraries are built with the sanitizer too
+        env["LD_PRELOAD"] = os.environ["SANITIZER_PRELOAD"]
     r = subprocess.run([sys.executable, prog, pyalloc, str(seconds)] + names, env=env,
                        capture_output=True, text=True, timeout=120)
     return out, r

@@ -96,11 +96,8 @@ def _gpuspy_fw_setup(put_fn, interval, quiet):
     return tick
 
 
-def _gpuspy_fw_torch(torch, sys):
-    # torch.cuda's counters, once the program initialised CUDA through it
-    cuda = getattr(torch, "cuda", None)
-    if cuda is None or not hasattr(cuda, "is_initialized") or not cuda.is_initialized():
-        return None
+def _gpuspy_fw_per_device(cuda):
+    # torch.cuda and paddle.device.cuda name their four counters alike
     out = {}
     for d in range(min(cuda.device_count(), 16)):
         reserved, peak = cuda.memory_reserved(d), cuda.max_memory_allocated(d)
@@ -108,6 +105,14 @@ def _gpuspy_fw_torch(torch, sys):
             out[d] = {"allocated": cuda.memory_allocated(d), "reserved": reserved,
                       "peak_allocated": peak, "peak_reserved": cuda.max_memory_reserved(d)}
     return out
+
+
+def _gpuspy_fw_torch(torch, sys):
+    # torch.cuda's counters, once the program initialised CUDA through it
+    cuda = getattr(torch, "cuda", None)
+    if cuda is None or not hasattr(cuda, "is_initialized") or not cuda.is_initialized():
+        return None
+    return _gpuspy_fw_per_device(cuda)
 
 
 def _gpuspy_fw_paddle(paddle, sys):
@@ -116,13 +121,7 @@ def _gpuspy_fw_paddle(paddle, sys):
     cuda = getattr(device, "cuda", None)
     if cuda is None or not paddle.is_compiled_with_cuda():
         return None
-    out = {}
-    for d in range(min(cuda.device_count(), 16)):
-        reserved, peak = cuda.memory_reserved(d), cuda.max_memory_allocated(d)
-        if reserved or peak:
-            out[d] = {"allocated": cuda.memory_allocated(d), "reserved": reserved,
-                      "peak_allocated": peak, "peak_reserved": cuda.max_memory_reserved(d)}
-    return out
+    return _gpuspy_fw_per_device(cuda)
 
 
 def _gpuspy_fw_jax(jax, sys):

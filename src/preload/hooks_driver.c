@@ -382,19 +382,13 @@ static inline CUresult w_cuGraphAddMemAllocNode(enum gs_door door, CUgraphNode *
 {
 	CUresult (*real)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
 			 CUDA_MEM_ALLOC_NODE_PARAMS *) = REAL(cuGraphAddMemAllocNode);
-	bool outer;
-	CUresult r;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	calls_family(GS_CALL_GRAPH);
-	outer = hook_enter();
-	r = real(node, g, deps, ndeps, params);
-	if (outer && r == CUDA_SUCCESS && params)
-		graph_node_alloc(g, params->dptr, params->bytesize, params->poolProps.location.id,
-				 GS_API_cuGraphAddMemAllocNode, door);
-	hook_leave();
-	return r;
+	GS_GRAPH_HOOK(CUresult, CUDA_SUCCESS, false, real(node, g, deps, ndeps, params),
+		      if (params) graph_node_alloc(g, params->dptr, params->bytesize,
+						   params->poolProps.location.id,
+						   GS_API_cuGraphAddMemAllocNode, door));
 }
 
 static inline CUresult w_cuGraphAddMemFreeNode(enum gs_door door, CUgraphNode *node, CUgraph g,
@@ -403,27 +397,11 @@ static inline CUresult w_cuGraphAddMemFreeNode(enum gs_door door, CUgraphNode *n
 {
 	CUresult (*real)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr) =
 		REAL(cuGraphAddMemFreeNode);
-	bool outer;
-	CUresult r;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	calls_family(GS_CALL_GRAPH);
-	outer = hook_enter();
-	r = real(node, g, deps, ndeps, dptr);
-	if (outer && r == CUDA_SUCCESS)
-		graph_node_free(g, dptr);
-	hook_leave();
-	return r;
-}
-
-static inline CUresult instantiated(CUresult r, bool outer, CUgraphExec *exec, CUgraph g,
-				    unsigned long long flags)
-{
-	if (outer && r == CUDA_SUCCESS && exec)
-		graph_instantiated(g, *exec, flags);
-	hook_leave();
-	return r;
+	GS_GRAPH_HOOK(CUresult, CUDA_SUCCESS, false, real(node, g, deps, ndeps, dptr),
+		      graph_node_free(g, dptr));
 }
 
 static inline CUresult w_cuGraphInstantiateWithFlags(enum gs_door door, CUgraphExec *exec,
@@ -431,13 +409,11 @@ static inline CUresult w_cuGraphInstantiateWithFlags(enum gs_door door, CUgraphE
 {
 	CUresult (*real)(CUgraphExec *, CUgraph, unsigned long long) =
 		REAL(cuGraphInstantiateWithFlags);
-	bool outer;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	calls_family(GS_CALL_GRAPH);
-	outer = hook_enter();
-	return instantiated(real(exec, g, flags), outer, exec, g, flags);
+	GS_GRAPH_HOOK(CUresult, CUDA_SUCCESS, false, real(exec, g, flags),
+		      if (exec) graph_instantiated(g, *exec, flags));
 }
 
 static inline CUresult params_instantiate(CUresult (*real)(CUgraphExec *, CUgraph,
@@ -445,15 +421,10 @@ static inline CUresult params_instantiate(CUresult (*real)(CUgraphExec *, CUgrap
 					  bool per_thread, CUgraphExec *exec, CUgraph g,
 					  CUDA_GRAPH_INSTANTIATE_PARAMS *params)
 {
-	bool outer;
-
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	calls_family(GS_CALL_GRAPH);
-	if (per_thread)
-		calls_family(GS_CALL_PER_THREAD);
-	outer = hook_enter();
-	return instantiated(real(exec, g, params), outer, exec, g, params ? params->flags : 0);
+	GS_GRAPH_HOOK(CUresult, CUDA_SUCCESS, per_thread, real(exec, g, params),
+		      if (exec) graph_instantiated(g, *exec, params ? params->flags : 0));
 }
 
 static inline CUresult w_cuGraphInstantiateWithParams(enum gs_door door, CUgraphExec *exec,
@@ -473,20 +444,9 @@ static inline CUresult w_cuGraphInstantiateWithParams_ptsz(enum gs_door door, CU
 static inline CUresult launch(CUresult (*real)(CUgraphExec, CUstream), bool per_thread,
 			      CUgraphExec exec, CUstream s)
 {
-	bool outer;
-	CUresult r;
-
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	calls_family(GS_CALL_GRAPH);
-	if (per_thread)
-		calls_family(GS_CALL_PER_THREAD);
-	outer = hook_enter();
-	r = real(exec, s);
-	if (outer && r == CUDA_SUCCESS)
-		graph_launched(exec);
-	hook_leave();
-	return r;
+	GS_GRAPH_HOOK(CUresult, CUDA_SUCCESS, per_thread, real(exec, s), graph_launched(exec));
 }
 
 static inline CUresult w_cuGraphLaunch(enum gs_door door, CUgraphExec exec, CUstream s)
@@ -534,18 +494,10 @@ static inline CUresult w_cuGraphDestroy(enum gs_door door, CUgraph g)
 static inline CUresult w_cuDeviceGraphMemTrim(enum gs_door door, CUdevice dev)
 {
 	CUresult (*real)(CUdevice) = REAL(cuDeviceGraphMemTrim);
-	bool outer;
-	CUresult r;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	calls_family(GS_CALL_GRAPH);
-	outer = hook_enter();
-	r = real(dev);
-	if (outer && r == CUDA_SUCCESS)
-		graph_trimmed();
-	hook_leave();
-	return r;
+	GS_GRAPH_HOOK(CUresult, CUDA_SUCCESS, false, real(dev), graph_trimmed());
 }
 
 static void *drv_wrap_pointer(void *p);

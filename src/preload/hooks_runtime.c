@@ -278,60 +278,34 @@ GS_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *node, cudaGraph_
 					       struct cudaMemAllocNodeParams *params)
 {
 	__typeof__(&cudaGraphAddMemAllocNode) real = REAL(cudaGraphAddMemAllocNode);
-	cudaError_t r;
-	bool outer;
 
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
-	calls_family(GS_CALL_GRAPH);
-	outer = hook_enter();
-	r = real(node, g, deps, ndeps, params);
-	if (outer && r == cudaSuccess && params)
-		graph_node_alloc(g, (uintptr_t)params->dptr, params->bytesize,
-				 params->poolProps.location.id, GS_API_cudaGraphAddMemAllocNode,
-				 GS_DOOR_RUNTIME);
-	hook_leave();
-	return r;
+	GS_GRAPH_HOOK(cudaError_t, cudaSuccess, false, real(node, g, deps, ndeps, params),
+		      if (params)
+			      graph_node_alloc(g, (uintptr_t)params->dptr, params->bytesize,
+					       params->poolProps.location.id,
+					       GS_API_cudaGraphAddMemAllocNode, GS_DOOR_RUNTIME));
 }
 
 GS_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *node, cudaGraph_t g,
 					      const cudaGraphNode_t *deps, size_t ndeps, void *dptr)
 {
 	__typeof__(&cudaGraphAddMemFreeNode) real = REAL(cudaGraphAddMemFreeNode);
-	cudaError_t r;
-	bool outer;
 
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
-	calls_family(GS_CALL_GRAPH);
-	outer = hook_enter();
-	r = real(node, g, deps, ndeps, dptr);
-	if (outer && r == cudaSuccess)
-		graph_node_free(g, (uintptr_t)dptr);
-	hook_leave();
-	return r;
-}
-
-static inline cudaError_t instantiated(cudaError_t r, bool outer, cudaGraphExec_t *exec,
-				       cudaGraph_t g, unsigned long long flags)
-{
-	if (outer && r == cudaSuccess && exec)
-		graph_instantiated(g, *exec, flags);
-	hook_leave();
-	return r;
+	GS_GRAPH_HOOK(cudaError_t, cudaSuccess, false, real(node, g, deps, ndeps, dptr),
+		      graph_node_free(g, (uintptr_t)dptr));
 }
 
 #define INSTANTIATE_BODY(name, per_thread, flags, ...)                                             \
 	do {                                                                                       \
 		__typeof__(&name) real = REAL(name);                                               \
-		bool outer;                                                                        \
 		if (GS_UNLIKELY(!real))                                                            \
 			return NO_RUNTIME;                                                         \
-		calls_family(GS_CALL_GRAPH);                                                       \
-		if (per_thread)                                                                    \
-			calls_family(GS_CALL_PER_THREAD);                                          \
-		outer = hook_enter();                                                              \
-		return instantiated(real(__VA_ARGS__), outer, exec, g, flags);                     \
+		GS_GRAPH_HOOK(cudaError_t, cudaSuccess, per_thread, real(__VA_ARGS__),             \
+			      if (exec) graph_instantiated(g, *exec, flags));                      \
 	} while (0)
 
 GS_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g,
@@ -363,20 +337,9 @@ GS_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *exec,
 static inline cudaError_t launch(cudaError_t (*real)(cudaGraphExec_t, cudaStream_t),
 				 bool per_thread, cudaGraphExec_t exec, cudaStream_t s)
 {
-	cudaError_t r;
-	bool outer;
-
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
-	calls_family(GS_CALL_GRAPH);
-	if (per_thread)
-		calls_family(GS_CALL_PER_THREAD);
-	outer = hook_enter();
-	r = real(exec, s);
-	if (outer && r == cudaSuccess)
-		graph_launched(exec);
-	hook_leave();
-	return r;
+	GS_GRAPH_HOOK(cudaError_t, cudaSuccess, per_thread, real(exec, s), graph_launched(exec));
 }
 
 GS_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
@@ -420,16 +383,8 @@ GS_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t g)
 GS_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
 {
 	__typeof__(&cudaDeviceGraphMemTrim) real = REAL(cudaDeviceGraphMemTrim);
-	cudaError_t r;
-	bool outer;
 
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
-	calls_family(GS_CALL_GRAPH);
-	outer = hook_enter();
-	r = real(device);
-	if (outer && r == cudaSuccess)
-		graph_trimmed();
-	hook_leave();
-	return r;
+	GS_GRAPH_HOOK(cudaError_t, cudaSuccess, false, real(device), graph_trimmed());
 }

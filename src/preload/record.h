@@ -74,6 +74,27 @@ static inline void calls_family(enum gs_call c)
 	if (gs_hook_depth == 0)
 		calls_note(c);
 }
+/*
+ * The body of a hook of a graph call (the accounting is graph.c's):
+ * counted once in the graph family, and in the per-thread one for a
+ * _ptsz entry point; CALL's result returned untouched; AFTER run by the
+ * outermost hook only, once CALL returned SUCCESS.
+ */
+#define GS_GRAPH_HOOK(rtype, success, per_thread, call, after)                                     \
+	do {                                                                                       \
+		bool outer_;                                                                       \
+		rtype r_;                                                                          \
+		calls_family(GS_CALL_GRAPH);                                                       \
+		if (per_thread)                                                                    \
+			calls_family(GS_CALL_PER_THREAD);                                          \
+		outer_ = hook_enter();                                                             \
+		r_ = (call);                                                                       \
+		if (outer_ && r_ == (success)) {                                                   \
+			after;                                                                     \
+		}                                                                                  \
+		hook_leave();                                                                      \
+		return r_;                                                                         \
+	} while (0)
 /* An allocation failed for lack of memory (record.c). */
 void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device);
 

@@ -265,25 +265,10 @@ static int cmp_names(const void *a, const void *b)
 	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The user's line of site S, as the reports name it in a list. */
+/* Site S's one name, as the reports list it. */
 static char *site_name(const struct rd_report_site *s)
 {
-	ssize_t h = merge_site_headline(s);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-
-	if (!m)
-		return NULL;
-	if (h >= 0)
-		text_print_short_frame(m, &s->frames[h]);
-	else
-		fputs("(no stack)", m);
-	if (fclose(m) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return strdup(merge_site_name(s));
 }
 
 static char *join_command(const struct rd_process *p)

@@ -371,33 +371,6 @@ static int cmp_device(const void *pa, const void *pb)
 	return (a->device > b->device) - (a->device < b->device);
 }
 
-/* The headline frame, shorter than the report's frame lines since a site
- * has one line here: "function (file:line)" for Python (the file's
- * basename, as in the site's key), "function (module)" for native code. */
-static void put_frame(FILE *out, const struct rd_report_frame *f)
-{
-	if (f->python) {
-		cli_put_clean(out, f->function ? f->function : "?");
-		fputs(" (", out);
-		cli_put_clean(out, f->file ? util_basename(f->file) : "?");
-		if (f->line > 0)
-			fprintf(out, ":%" PRId64, f->line);
-		putc(')', out);
-	} else if (f->function) {
-		cli_put_clean(out, f->function);
-		if (f->module) {
-			fputs(" (", out);
-			cli_put_clean(out, f->module);
-			putc(')', out);
-		}
-	} else if (f->module) {
-		cli_put_clean(out, f->module);
-		fprintf(out, "+0x%" PRIx64, f->offset);
-	} else {
-		fprintf(out, "0x%" PRIx64, f->offset);
-	}
-}
-
 /* WIDTH columns, right-aligned: one block per refresh, the latest WIDTH,
  * each scaled to the site's own highest in the window (a small site's
  * growth shows as well as a big one's). */
@@ -451,18 +424,13 @@ static void put_columns(FILE *out, const struct top *t, const char *live, const 
 
 static void put_site(FILE *out, const struct top *t, const struct rd_report_site *s)
 {
-	ssize_t headline = merge_site_headline(s);
 	char a[32], n[24];
 
 	snprintf(n, sizeof(n), "%" PRId64, s->c.live_allocations);
 	put_columns(out, t, util_human_size(s->c.live_bytes, a, sizeof(a)), n, hist_find(t, s->key),
 		    NULL, s->growing);
-	if (headline < 0) {
-		cli_put_clean(out, s->api);
-		fputs(" (no stack)", out);
-	} else {
-		put_frame(out, &s->frames[headline]);
-	}
+	/* the site's one name, as the report lists it */
+	fputs(merge_site_name(s), out);
 	if (s->library)
 		fprintf(out, " [library memory: %s]", s->library);
 	if (s->pool)
@@ -497,10 +465,10 @@ static void put_torch(FILE *out, const struct top *t, size_t max)
 		put_columns(out, t, util_human_size(s->live_bytes, a, sizeof(a)), n,
 			    key ? hist_find(t, key) : NULL, NULL, s->growing);
 		free(key);
-		if (h < 0)
+		if (h < 0 || !s->name)
 			fputs("(allocated before the PyTorch view started)", out);
 		else
-			put_frame(out, &s->frames[h]);
+			fputs(s->name, out);
 		putc('\n', out);
 	}
 }

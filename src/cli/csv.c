@@ -18,6 +18,7 @@
 #include "load_history.h"
 #include "merge.h"
 #include "print.h"
+#include "util.h"
 
 static void field(FILE *out, const char *s)
 {
@@ -37,35 +38,14 @@ static void field(FILE *out, const char *s)
 	putc('"', out);
 }
 
-/* The headline frame of site KEY of process P, as the text report
- * prints it; NULL when the report has no such site. */
-static char *site_name(const struct rd_report *r, size_t p, int64_t key)
+/* The report's site for site KEY of process P, NULL when it has none. */
+static const struct rd_report_site *report_site(const struct rd_report *r, size_t p, int64_t key)
 {
 	const struct rd_process *proc = r->procs[p];
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
 
-	for (size_t i = 0; i < proc->nsites; i++) {
-		const struct rd_report_site *s = r->site_of[p][i];
-		ssize_t at;
-
-		if (proc->sites[i].id != key || !s)
-			continue;
-		at = merge_site_headline(s);
-		if (at < 0)
-			return NULL;
-		f = open_memstream(&buf, &len);
-		if (!f)
-			return NULL;
-		text_print_frame(f, &s->frames[at]);
-		if (fclose(f) != 0) {
-			free(buf);
-			return NULL;
-		}
-		buf[strcspn(buf, "\n")] = '\0';
-		return buf;
-	}
+	for (size_t i = 0; i < proc->nsites; i++)
+		if (proc->sites[i].id == key)
+			return r->site_of[p][i];
 	return NULL;
 }
 
@@ -109,24 +89,53 @@ static void series_name(FILE *out, const struct rd_hist_series *s)
 	}
 }
 
+/* One value of a row: a series of the file, or the sum of the process's
+ * sites that the report merged into one site. */
+struct cell {
+	const struct rd_hist_series *series;
+	const struct rd_report_site *site; /* NULL: SERIES alone */
+	int64_t min, max, last;
+};
+
+static void print_cell(FILE *out, const struct rd_process *proc, const char *rank,
+		       const struct rd_hist_row *row, const struct cell *c, const char *label)
+{
+	field(out, proc->host);
+	fprintf(out, ",%" PRId64 ",%s,%.3f,%.3f,%" PRId64 ",", proc->pid, rank, row->t0, row->t1,
+		row->n);
+	if (c->site)
+		fprintf(out, "#%zu", c->site->number);
+	else
+		series_name(out, c->series);
+	fprintf(out, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", c->min, c->max, c->last);
+	field(out, label);
+	putc('\n', out);
+}
+
 static int print_process(FILE *out, const struct rd_report *r, size_t p, const struct rd_history *h)
 {
 	static const char *const events[] = { "mark", "snapshot", "oom" };
 	const struct rd_process *proc = r->procs[p];
-	char **names = calloc(h->nseries + 1, sizeof(*names));
+	const struct rd_report_site **site = calloc(h->nseries + 1, sizeof(*site));
+	/* by report site number: where in CELLS this row has it, plus 1 */
+	size_t *at = calloc(r->nsites + 1, sizeof(*at));
+	struct cell *cells = NULL;
+	size_t room = 0;
 	char rank[24] = "";
 
-	if (!names)
+	if (!site || !at) {
+		free(site);
+		free(at);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < h->nseries; i++)
 		if (h->series[i].kind == RD_HIST_SITE)
-			names[i] = site_name(r, p, h->series[i].key);
-		else if (h->series[i].label)
-			names[i] = strdup(h->series[i].label);
+			site[i] = report_site(r, p, h->series[i].key);
 	if (proc->rank >= 0)
 		snprintf(rank, sizeof(rank), "%" PRId64, proc->rank);
 	for (size_t i = 0; i < h->nrows; i++) {
 		const struct rd_hist_row *row = &h->rows[i];
+		size_t n = 0;
 
 		if (row->type == RD_HIST_EVENT) {
 			field(out, proc->host);
@@ -139,22 +148,49 @@ static int print_process(FILE *out, const struct rd_report *r, size_t p, const s
 			putc('\n', out);
 			continue;
 		}
+		if (row->count > room) {
+			struct cell *c = reallocarray(cells, row->count, sizeof(*c));
+
+			if (!c) {
+				free(cells);
+				free(site);
+				free(at);
+				return -ENOMEM;
+			}
+			cells = c;
+			room = row->count;
+		}
+		/* a site the report merged from several of the process's (two
+		 * lines of one function) is one series, its values summed:
+		 * exact at each sample, a bound over a row that spans several */
 		for (size_t k = 0; k < row->count; k++) {
 			const struct rd_hist_value *v = &h->values[row->first + k];
+			const struct rd_report_site *rs = site[v->series];
+			struct cell *c;
 
-			field(out, proc->host);
-			fprintf(out, ",%" PRId64 ",%s,%.3f,%.3f,%" PRId64 ",", proc->pid, rank,
-				row->t0, row->t1, row->n);
-			series_name(out, &h->series[v->series]);
-			fprintf(out, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", v->min, v->max,
-				v->last);
-			field(out, names[v->series]);
-			putc('\n', out);
+			if (rs && at[rs->number]) {
+				c = &cells[at[rs->number] - 1];
+				util_add_sat(&c->min, v->min);
+				util_add_sat(&c->max, v->max);
+				util_add_sat(&c->last, v->last);
+				continue;
+			}
+			c = &cells[n++];
+			*c = (struct cell){ &h->series[v->series], rs, v->min, v->max, v->last };
+			if (rs)
+				at[rs->number] = n;
+		}
+		for (size_t k = 0; k < n; k++) {
+			print_cell(out, proc, rank, row, &cells[k],
+				   cells[k].site ? merge_site_name(cells[k].site) :
+						   cells[k].series->label);
+			if (cells[k].site)
+				at[cells[k].site->number] = 0;
 		}
 	}
-	for (size_t i = 0; i < h->nseries; i++)
-		free(names[i]);
-	free(names);
+	free(cells);
+	free(site);
+	free(at);
 	return ferror(out) ? -EIO : 0;
 }
 

@@ -188,7 +188,9 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 	json_t *frames = json_array();
 	ssize_t headline = merge_site_headline(s);
 
+	json_object_set_new(o, "number", json_integer((json_int_t)s->number));
 	json_object_set_new(o, "key", key_json(s->key));
+	json_object_set_new(o, "name", json_string(merge_site_name(s)));
 	json_object_set_new(o, "kind", json_string(names_kind(s->kind)));
 	json_object_set_new(o, "api", json_string(s->api));
 	if (s->library)
@@ -298,8 +300,27 @@ static void ledger_json(json_t *o, const struct rd_process *p)
 	free(l);
 }
 
-static json_t *process_json(const struct rd_process *p)
+/* {"ID": N}: which report site (its number, "#N") each of process I's own
+ * sites went into: how its history.jsonl's and snapshots' "site" ids
+ * read in the report. */
+static json_t *site_numbers_json(const struct rd_report *r, size_t i)
 {
+	const struct rd_process *p = r->procs[i];
+	json_t *o = json_object();
+	char id[24];
+
+	for (size_t k = 0; k < p->nsites; k++) {
+		if (!r->site_of[i][k])
+			continue;
+		snprintf(id, sizeof(id), "%" PRId64, p->sites[k].id);
+		json_object_set_new(o, id, json_integer((json_int_t)r->site_of[i][k]->number));
+	}
+	return o;
+}
+
+static json_t *process_json(const struct rd_report *r, size_t index)
+{
+	const struct rd_process *p = r->procs[index];
 	json_t *o = json_object();
 	json_t *cmd = json_array();
 
@@ -361,6 +382,7 @@ static json_t *process_json(const struct rd_process *p)
 			json_object_set_new(py, "note", json_string(p->python.note));
 		json_object_set_new(o, "python", py);
 	}
+	json_object_set_new(o, "site_numbers", site_numbers_json(r, index));
 	return o;
 }
 
@@ -370,6 +392,7 @@ static json_t *oom_site_json(const struct rd_report_site *s)
 	ssize_t headline = merge_site_headline(s);
 
 	json_object_set_new(o, "key", key_json(s->key));
+	json_object_set_new(o, "name", json_string(merge_site_name(s)));
 	if (s->library)
 		json_object_set_new(o, "library", json_string(s->library));
 	if (s->pool)
@@ -400,6 +423,9 @@ static json_t *oom_json(const struct rd_report_oom *ro)
 	json_object_set_new(o, "total_bytes", json_integer(ev->total_bytes));
 	if (ro->untracked_bytes >= 0)
 		json_object_set_new(o, "untracked_bytes", json_integer(ro->untracked_bytes));
+	if (ro->requested)
+		json_object_set_new(o, "requested_by_name",
+				    json_string(merge_site_name(ro->requested)));
 	if (headline >= 0)
 		json_object_set_new(o, "requested_by",
 				    frame_json(&ro->requested->frames[headline]));
@@ -428,7 +454,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	 * docs/format.md, the same every time */
 	json_object_set_new(root, "format", json_string(GS_FORMAT_REPORT));
 	for (size_t i = 0; i < r->nprocs; i++)
-		json_array_append_new(procs, process_json(r->procs[i]));
+		json_array_append_new(procs, process_json(r, i));
 	json_object_set(root, "processes", procs);
 	json_object_set_new(
 		root, "leaked",
@@ -546,6 +572,8 @@ json_t *json_torch_object(const struct rd_report_torch *t, size_t top)
 
 		shown++;
 		json_object_set_new(j, "key", json_string(s->key));
+		if (s->name && h >= 0)
+			json_object_set_new(j, "name", json_string(s->name));
 		json_object_set_new(j, "processes", json_integer(s->processes));
 		json_object_set_new(j, "live_bytes", json_integer(s->live_bytes));
 		json_object_set_new(j, "live_blocks", json_integer(s->live_blocks));
@@ -602,6 +630,7 @@ static json_t *merge_site_json(const struct rd_report *r, const struct rd_report
 	ssize_t headline = merge_site_headline(s);
 
 	json_object_set_new(o, "key", key_json(s->key));
+	json_object_set_new(o, "name", json_string(merge_site_name(s)));
 	json_object_set_new(o, "api", json_string(s->api));
 	json_object_set_new(o, "kind", json_string(names_kind(s->kind)));
 	if (s->library)
@@ -741,6 +770,7 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		json_t *j = json_object();
 
 		json_object_set_new(j, "key", key_json(w->key));
+		json_object_set_new(j, "name", json_string(merge_site_name(s)));
 		json_object_set_new(j, "status", json_string(diff_status_name(w->status)));
 		json_object_set_new(j, "api", json_string(s->api));
 		json_object_set_new(j, "kind", json_string(names_kind(s->kind)));
@@ -784,6 +814,8 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 			json_t *j = json_object();
 
 			json_object_set_new(j, "key", json_string(w->key));
+			if (t->name && h >= 0)
+				json_object_set_new(j, "name", json_string(t->name));
 			json_object_set_new(j, "status", json_string(diff_status_name(w->status)));
 			if (h >= 0)
 				json_object_set_new(j, "headline",

@@ -58,15 +58,12 @@ static json_t *perfetto_event(const char *ph, const char *name, int64_t pid, jso
 			 (json_int_t)pid, "tid", (json_int_t)0);
 }
 
-/* A counter's name: what it counts.  Site names may repeat (two stacks with
- * one headline): the site's rank in the report (1: the most leaked, as the
- * JSON report orders them) keeps them apart. */
+/* A counter's name: what it counts; a site's, "#N NAME" as the text
+ * report lists it. */
 static void perfetto_track_name(const struct rd_report *r, const struct rd_tl_track *t, char *buf,
 				size_t size)
 {
 	const struct rd_report_site *s = t->site;
-	size_t k = 0;
-	ssize_t h;
 
 	switch (t->kind) {
 	case RD_HIST_DEVICE:
@@ -91,21 +88,11 @@ static void perfetto_track_name(const struct rd_report *r, const struct rd_tl_tr
 	default:
 		break;
 	}
-	while (k < r->nsites && r->sites[k] != s)
-		k++;
-	k++;
-	h = s ? merge_site_headline(s) : -1;
-	if (h < 0) {
-		snprintf(buf, size, "site %zu: %s", k, s ? s->api : "?");
-	} else if (s->frames[h].file) {
-		snprintf(buf, size, "site %zu: %.120s (%.100s:%" PRId64 ") %s", k,
-			 s->frames[h].function ? s->frames[h].function : "??",
-			 util_basename(s->frames[h].file), s->frames[h].line, s->api);
-	} else {
-		snprintf(buf, size, "site %zu: %.120s (%s) %s", k,
-			 s->frames[h].function ? s->frames[h].function : "??",
-			 s->frames[h].module ? s->frames[h].module : "?", s->api);
-	}
+	/* the report's number and its one name */
+	if (s)
+		snprintf(buf, size, "#%zu %s", s->number, merge_site_name(s));
+	else
+		snprintf(buf, size, "site ?");
 	util_sanitize(buf);
 }
 

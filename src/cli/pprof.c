@@ -363,8 +363,16 @@ static void pprof_sample(struct pprof *p, const struct rd_report *r,
 		p->oom = true;
 		return;
 	}
-	for (size_t i = 0; i < site->nframes; i++)
-		s->location_id[s->n_location_id++] = pprof_location(p, &site->frames[i]);
+	ssize_t h = merge_site_headline(site);
+
+	for (size_t i = 0; i < site->nframes; i++) {
+		struct rd_report_frame f = site->frames[i];
+
+		/* a site merged from several lines: this process's line */
+		if ((ssize_t)i == h && f.line <= 0 && x->line > 0)
+			f.line = x->line;
+		s->location_id[s->n_location_id++] = pprof_location(p, &f);
+	}
 	s->n_value = 4;
 	s->value[0] = x->live_objects > 0 ? x->live_objects : 0;
 	s->value[1] = x->live_bytes;

@@ -100,44 +100,11 @@ static int tb_record(struct tb_events *out, const pb_event *ev)
 	return 0;
 }
 
-/* A site's headline frame as the lists of the text report and top name
- * it: "step (train.py:41)", "leak (app)" without a file, "app+0x1a2b"
- * without a function; a site merged from several lines of its function
- * lists them, "step (train.py:41,57)".  Whole (the tag is cut later),
- * NULL on -ENOMEM. */
+/* A site's one name, as every other surface prints it (merge_site_name):
+ * whole (the tag is cut later); NULL on -ENOMEM. */
 static char *tb_site_name(const struct rd_report_site *s)
 {
-	ssize_t at = merge_site_headline(s);
-	const struct rd_report_frame *f = at >= 0 ? &s->frames[at] : NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-
-	if (!out)
-		return NULL;
-	if (!f) {
-		fprintf(out, "%s (no frames)", s->api ? s->api : "?");
-	} else if (!f->function) {
-		fprintf(out, "%s%s0x%" PRIx64, f->module ? f->module : "", f->module ? "+" : "",
-			f->offset);
-	} else if (f->file) {
-		fprintf(out, "%s (%s", f->function, util_basename(f->file));
-		if (f->line > 0)
-			fprintf(out, ":%" PRId64, f->line);
-		for (size_t i = 0; f->line <= 0 && i < f->nlines; i++)
-			fprintf(out, "%c%" PRId64, i ? ',' : ':', f->lines[i]);
-		fputc(')', out);
-	} else if (f->module) {
-		fprintf(out, "%s (%s)", f->function, f->module);
-	} else {
-		fputs(f->function, out);
-	}
-	if (fclose(out) != 0) {
-		free(buf);
-		return NULL;
-	}
-	util_sanitize(buf);
-	return buf;
+	return strdup(merge_site_name(s));
 }
 
 /* NAME cut to at most TB_TAG_MAX - 1 bytes into BUF (of TB_TAG_MAX): a tag

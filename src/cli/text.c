@@ -478,14 +478,10 @@ static const char *row_figures(const struct rd_report *r, enum section sec,
 static void print_row(FILE *out, const struct rd_report *r, enum section sec,
 		      const struct rd_report_site *s, int width)
 {
-	ssize_t headline = merge_site_headline(s);
 	char fig[128];
 
 	fprintf(out, "  #%-3zu %-*s  ", s->number, width, row_figures(r, sec, s, fig, sizeof(fig)));
-	if (headline >= 0)
-		put_short_frame(out, &s->frames[headline]);
-	else
-		fputs("(no stack)", out);
+	fputs(merge_site_name(s), out);
 	fputs(" by ", out);
 	cli_put_clean(out, s->api);
 	fprintf(out, " (%s)", names_kind(s->kind));
@@ -596,12 +592,15 @@ static void print_call_sites(FILE *out, const struct rd_report *r, const bool *s
 
 		if (!shown[i])
 			continue;
-		fprintf(out, "#%zu ", s->number);
-		if (headline < 0) {
-			fputs("(no stack)\n", out);
+		fprintf(out, "#%zu %s\n", s->number, merge_site_name(s));
+		if (headline < 0)
 			continue;
+		/* the headline in full where it says more than the name: the
+		 * path of its file, the module it lies in */
+		if (s->frames[headline].file) {
+			fputs("    ", out);
+			print_frame(out, &s->frames[headline]);
 		}
-		print_frame(out, &s->frames[headline]);
 		print_stack(out, s, headline);
 		print_site_lines(out, s);
 	}
@@ -1005,7 +1004,6 @@ static void print_pool_hints(FILE *out, const struct rd_report *r, const bool *s
 /* A site as "SIZE by API at HEADLINE", with its labels. */
 static void print_oom_site(FILE *out, const struct rd_report_site *s)
 {
-	ssize_t headline = merge_site_headline(s);
 	char a[32];
 
 	fprintf(out, "    %s by ", util_human_size(s->c.live_bytes, a, sizeof(a)));
@@ -1014,12 +1012,7 @@ static void print_oom_site(FILE *out, const struct rd_report_site *s)
 		fprintf(out, " [library memory: %s]", s->library);
 	if (s->pool)
 		fprintf(out, " [pool segment: %s]", s->pool);
-	if (headline < 0) {
-		fputs(" (no stack)\n", out);
-		return;
-	}
-	fputs(" at ", out);
-	print_frame(out, &s->frames[headline]);
+	fprintf(out, " at %s\n", merge_site_name(s));
 }
 
 /* One event: what failed and what the device held, who asked, and what
@@ -1030,7 +1023,6 @@ static void print_oom(FILE *out, const struct rd_report *r, const struct rd_repo
 	const struct rd_oom *ev = ro->ev;
 	const struct rd_process *p = ro->proc;
 	size_t n = top && top < ro->ntop ? top : ro->ntop;
-	ssize_t headline;
 	char a[32], b[32], c[32];
 
 	if (r->nprocs > 1) {
@@ -1059,12 +1051,14 @@ static void print_oom(FILE *out, const struct rd_report *r, const struct rd_repo
 	else
 		fputs(", device free and total unknown\n", out);
 
-	headline = ro->requested ? merge_site_headline(ro->requested) : -1;
-	fputs("  requested by ", out);
-	if (headline >= 0)
-		print_frame(out, &ro->requested->frames[headline]);
-	else
-		fputs("(no stack)\n", out);
+	fprintf(out, "  requested by %s\n",
+		ro->requested ? merge_site_name(ro->requested) : "(no stack)");
+	/* the call that asked, in full: the line of the site it was */
+	if (ro->requested && merge_site_headline(ro->requested) >= 0 &&
+	    ro->requested->frames[merge_site_headline(ro->requested)].file) {
+		fputs("    at ", out);
+		print_frame(out, &ro->requested->frames[merge_site_headline(ro->requested)]);
+	}
 
 	if (!ev->file) {
 		fputs("  (no post-mortem file: what was live then is unknown)\n", out);
@@ -1457,18 +1451,10 @@ static bool listed(const struct rd_report_tsite *s)
 
 static void put_headline(FILE *out, const struct rd_report_tsite *s)
 {
-	ssize_t h = torch_merge_headline(s);
-	const struct rd_report_frame *f;
-
-	if (h < 0) {
+	if (torch_merge_headline(s) < 0 || !s->name)
 		fputs("(allocated before gpuspy's PyTorch view started: no stack)", out);
-		return;
-	}
-	f = &s->frames[h];
-	cli_put_clean(out, f->function);
-	fputs(" (", out);
-	cli_put_clean(out, util_basename(f->file));
-	fprintf(out, ":%" PRId64 ")", f->line);
+	else
+		fputs(s->name, out);
 }
 
 void text_print_torch_summary(FILE *out, const struct rd_report_torch *t)
@@ -1592,7 +1578,7 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 			putc('\n', out);
 			continue;
 		}
-		fputs("  at ", out);
+		fprintf(out, "  at %s\n    ", s->name ? s->name : "?");
 		text_print_frame(out, &s->frames[h]);
 		for (size_t k = (size_t)h + 1; k < s->nframes; k++) {
 			if (!s->frames[k].user)
@@ -1797,13 +1783,9 @@ static int merge_print_processes(FILE *out, const struct rd_report *r)
 static void merge_print_site_line(FILE *out, const struct rd_report *r,
 				  const struct rd_report_site *s)
 {
-	ssize_t headline = merge_site_headline(s);
 	char a[32], b[32];
 
-	if (headline >= 0)
-		put_short_frame(out, &s->frames[headline]);
-	else
-		fputs("(no stack)", out);
+	fputs(merge_site_name(s), out);
 	fputs(" by ", out);
 	cli_put_clean(out, s->api);
 	fprintf(out, " (%s) in %" PRId64 " of %zu %s", names_kind(s->kind), s->processes, r->nprocs,
@@ -1935,26 +1917,7 @@ static void print_value(FILE *out, const struct diff_setting *v, int width)
 
 static void print_headline(FILE *out, const struct rd_report_site *s)
 {
-	ssize_t h = merge_site_headline(s);
-	const struct rd_report_frame *f;
-
-	if (h < 0) {
-		fputs("(no stack)", out);
-	} else {
-		f = &s->frames[h];
-		cli_put_clean(out, f->function ? f->function : "?");
-		if (f->file) {
-			fputs(" (", out);
-			cli_put_clean(out, f->file);
-			if (f->line > 0)
-				fprintf(out, ":%" PRId64, f->line);
-			putc(')', out);
-		} else if (f->module) {
-			fputs(" (", out);
-			cli_put_clean(out, f->module);
-			putc(')', out);
-		}
-	}
+	fputs(merge_site_name(s), out);
 	if (s->library)
 		fprintf(out, " [library: %s]", s->library);
 	if (s->pool)
@@ -2108,12 +2071,7 @@ static void print_torch(FILE *out, const struct diff *d, size_t top)
 		if (h < 0) {
 			fputs("(allocated before the PyTorch view started)", out);
 		} else {
-			const struct rd_report_frame *f = &t->frames[h];
-
-			put_name(out, f->function);
-			fputs(" (", out);
-			cli_put_clean(out, f->file);
-			fprintf(out, ":%" PRId64 ")", f->line);
+			put_headline(out, t);
 		}
 		fputs("\n      ", out);
 		print_change(out, "live", w->live[0], w->live[1], true);

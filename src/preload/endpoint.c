@@ -106,6 +106,8 @@ static void read_identity(void)
 		r = getenv("LOCAL_RANK");
 	if (r && env_uint(r, 1u << 30, &v) == 0)
 		snprintf(rank, sizeof(rank), "%u", v);
+	else
+		snprintf(rank, sizeof(rank), "none"); /* as `gpuspy exporter` spells it */
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		k = read(fd, command, sizeof(command) - 1);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "merge.h"
+#include "sitename.h"
 #include "util.h"
 
 char *merge_site_key(const char *api, const struct rd_report_frame *frames, size_t nframes)
@@ -71,21 +72,49 @@ const char *merge_key_digest(const char *key, char *buf, size_t size)
 	return buf;
 }
 
+void merge_frames_view(const struct rd_report_frame *frames, size_t n, struct sitename_frame *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rd_report_frame *f = &frames[i];
+
+		out[i] = (struct sitename_frame){
+			.function = f->function,
+			.file = f->file,
+			.line = f->line,
+			.lines = f->lines,
+			.nlines = f->nlines,
+			.module = f->module,
+			.offset = f->offset,
+			.python = f->python,
+			.user = f->user,
+			.noise = f->noise != NOISE_NONE,
+		};
+	}
+}
+
+/* Room on the stack for the frames of most sites (GPUSPY_DEPTH and
+ * GPUSPY_PYTHON_DEPTH by default) */
+#define VIEW_FRAMES 64
+
 ssize_t merge_site_headline(const struct rd_report_site *s)
 {
-	/* the user's own Python line says most ... */
-	for (size_t i = 0; i < s->nframes; i++)
-		if (s->frames[i].python && s->frames[i].user)
-			return (ssize_t)i;
-	/* ... else the innermost native code that is not machinery, in a
-	 * module if there is one (an address outside any module names
-	 * nothing to open) */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < s->nframes; i++)
-			if (!s->frames[i].python && s->frames[i].noise == NOISE_NONE &&
-			    (pass == 1 || s->frames[i].module))
-				return (ssize_t)i;
-	return s->nframes > 0 ? 0 : -1;
+	struct sitename_frame small[VIEW_FRAMES], *v = small;
+	ssize_t h;
+
+	if (s->nframes > VIEW_FRAMES && !(v = malloc(s->nframes * sizeof(*v)))) {
+		/* out of memory: the first frame, never none */
+		return s->nframes ? 0 : -1;
+	}
+	merge_frames_view(s->frames, s->nframes, v);
+	h = sitename_headline(v, s->nframes);
+	if (v != small)
+		free(v);
+	return h;
+}
+
+const char *merge_site_name(const struct rd_report_site *s)
+{
+	return s->name ? s->name : "(no stack)";
 }
 
 static void frames_free(struct rd_report_frame *frames, size_t n)
@@ -105,6 +134,7 @@ static void site_free(struct rd_report_site *s)
 	if (!s)
 		return;
 	free(s->key);
+	free(s->name);
 	free(s->api);
 	frames_free(s->frames, s->nframes);
 	for (size_t i = 0; i < s->nlines; i++)
@@ -135,7 +165,10 @@ void merge_clear(struct rd_report *r)
 	free(r->totals[0]);
 	for (size_t i = 0; r->site_of && i < r->nprocs; i++)
 		free(r->site_of[i]);
+	for (size_t i = 0; r->line_of && i < r->nprocs; i++)
+		free(r->line_of[i]);
 	free(r->site_of);
+	free(r->line_of);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -398,7 +431,8 @@ static int merge_frames(struct rd_report_site *rs, const struct rd_report_frame 
 /* The calls of one component site (FRAMES, counters C) counted under
  * the line of its own headline in RS's lines.  -ENOMEM, -EOVERFLOW. */
 static int site_line_add(struct rd_report_site *rs, const struct rd_report_frame *frames,
-			 size_t nframes, const struct rd_counters *c, int64_t at_peak)
+			 size_t nframes, const struct rd_counters *c, int64_t at_peak, bool growing,
+			 int64_t *line_out)
 {
 	struct rd_report_site one = { .frames = (struct rd_report_frame *)frames,
 				      .nframes = nframes };
@@ -408,6 +442,7 @@ static int site_line_add(struct rd_report_site *rs, const struct rd_report_frame
 	struct rd_report_line *l = NULL, *v;
 	size_t at = 0;
 
+	*line_out = line;
 	for (; at < rs->nlines; at++) {
 		const struct rd_report_line *x = &rs->lines[at];
 		int o = !x->file || !file ? (x->file != NULL) - (file != NULL) :
@@ -432,6 +467,7 @@ static int site_line_add(struct rd_report_site *rs, const struct rd_report_frame
 		if (file && !(l->file = strdup(file)))
 			return -ENOMEM;
 	}
+	l->growing |= growing;
 	if (!add_counters(&l->c, c) || !util_add(&l->at_peak_bytes, at_peak))
 		return -EOVERFLOW;
 	return 0;
@@ -613,7 +649,8 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 		return e;
 	}
 	r->site_of[index] = calloc(p->nsites + 1, sizeof(**r->site_of));
-	if (!r->site_of[index]) {
+	r->line_of[index] = calloc(p->nsites + 1, sizeof(**r->line_of));
+	if (!r->site_of[index] || !r->line_of[index]) {
 		free(mods);
 		free(main_exe);
 		free(at_peak);
@@ -649,7 +686,8 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 			e = merge_frames(rs, frames, nframes);
 			if (e == 0)
 				e = site_line_add(rs, frames, nframes, &site->c,
-						  at_peak ? at_peak[i] : 0);
+						  at_peak ? at_peak[i] : 0, site->growing,
+						  &r->line_of[index][i]);
 			free(key);
 			frames_free(frames, nframes);
 			if (e < 0)
@@ -692,7 +730,8 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 		rs->frames = frames;
 		rs->nframes = nframes;
 		rs->pool = pool;
-		e = site_line_add(rs, frames, nframes, &site->c, rs->at_peak_bytes);
+		e = site_line_add(rs, frames, nframes, &site->c, rs->at_peak_bytes, site->growing,
+				  &r->line_of[index][i]);
 		if (e < 0) {
 			site_free(rs);
 			break;
@@ -947,6 +986,125 @@ int merge_site_spread(const struct rd_report *r, const struct rd_report_site *s,
 	return merge_spread(s->per_proc[metric], r->nprocs, metric, out);
 }
 
+/* The lines of S as the naming rule weighs them, into *OUT (the caller's
+ * to free); none for a site of one line. */
+static int lines_view(const struct rd_report_site *s, struct sitename_line **out)
+{
+	struct sitename_line *l;
+
+	*out = NULL;
+	if (s->nlines < 2)
+		return 0;
+	l = calloc(s->nlines, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nlines; i++)
+		l[i] = (struct sitename_line){
+			.line = s->lines[i].line,
+			.growing = s->lines[i].growing,
+			.live_bytes = s->lines[i].c.live_bytes,
+			.peak_bytes = s->lines[i].c.peak_bytes,
+		};
+	*out = l;
+	return 0;
+}
+
+/* SITES[0..N-1] as the naming rule takes them, into *VIEW (its frames and
+ * lines allocated with it; site_views_free). */
+static int site_views(struct rd_report_site *const *sites, size_t n, struct sitename_site **view)
+{
+	struct sitename_site *v = calloc(n + 1, sizeof(*v));
+	int e = v ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && e == 0; i++) {
+		const struct rd_report_site *s = sites[i];
+		struct sitename_frame *f = calloc(s->nframes + 1, sizeof(*f));
+		struct sitename_line *l;
+
+		if (!f) {
+			e = -ENOMEM;
+			break;
+		}
+		merge_frames_view(s->frames, s->nframes, f);
+		v[i].frames = f;
+		v[i].nframes = s->nframes;
+		v[i].api = s->api;
+		e = lines_view(s, &l);
+		v[i].lines = l;
+		v[i].nlines = l ? s->nlines : 0;
+	}
+	*view = v;
+	return e;
+}
+
+static void site_views_free(struct sitename_site *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free((void *)v[i].frames);
+		free((void *)v[i].lines);
+	}
+	free(v);
+}
+
+/* Each site's one name, told apart from the others of the report. */
+static int name_sites(struct rd_report *r)
+{
+	struct sitename_site *v;
+	char **names = calloc(r->nsites + 1, sizeof(*names));
+	int e = names ? site_views(r->sites, r->nsites, &v) : -ENOMEM;
+
+	if (e == 0)
+		e = sitename_names(v, r->nsites, names);
+	if (names && e == 0)
+		for (size_t i = 0; i < r->nsites; i++)
+			r->sites[i]->name = names[i];
+	if (names)
+		site_views_free(v, r->nsites);
+	free(names);
+	return e;
+}
+
+/* An out-of-memory event's site: the report's name for the same key, else
+ * a name of its own. */
+static int name_oom_site(struct rd_report *r, struct rd_report_site *s)
+{
+	struct rd_report_site *same = r->table_size ? *table_slot(r, s->key) : NULL;
+	struct sitename_site *v;
+	int e;
+
+	if (same) {
+		s->name = strdup(same->name);
+		return s->name ? 0 : -ENOMEM;
+	}
+	e = site_views(&s, 1, &v);
+	if (e == 0) {
+		size_t len = sitename_name(NULL, 0, v);
+
+		s->name = malloc(len + 1);
+		if (s->name)
+			sitename_name(s->name, len + 1, v);
+		else
+			e = -ENOMEM;
+	}
+	site_views_free(v, 1);
+	return e;
+}
+
+static int name_ooms(struct rd_report *r)
+{
+	int e = 0;
+
+	for (size_t i = 0; i < r->nooms && e == 0; i++) {
+		struct rd_report_oom *ro = &r->ooms[i];
+
+		if (ro->requested)
+			e = name_oom_site(r, ro->requested);
+		for (size_t j = 0; j < ro->ntop && e == 0; j++)
+			e = name_oom_site(r, ro->top[j]);
+	}
+	return e;
+}
+
 /* The processes' own totals, side by side, and the spreads of those and
  * of every site. */
 static int build_spreads(struct rd_report *r)
@@ -1034,7 +1192,8 @@ int merge_build(struct rd_report *r, const struct rd_process_list *list, struct 
 	r->procs = list->items;
 	r->nprocs = list->n;
 	r->site_of = calloc(list->n + 1, sizeof(*r->site_of));
-	if (!r->site_of) {
+	r->line_of = calloc(list->n + 1, sizeof(*r->line_of));
+	if (!r->site_of || !r->line_of) {
 		rd_error_set(err, NULL, "out of memory");
 		return -ENOMEM;
 	}
@@ -1051,6 +1210,12 @@ int merge_build(struct rd_report *r, const struct rd_process_list *list, struct 
 		qsort(r->sites, r->nsites, sizeof(*r->sites), cmp_sites);
 	for (size_t i = 0; i < r->nsites; i++)
 		r->sites[i]->number = i + 1;
+	e = name_sites(r);
+	if (e < 0) {
+		rd_error_set(err, NULL, "out of memory");
+		merge_clear(r);
+		return e;
+	}
 	e = torch_merge_build(&r->torch, r->procs, r->nprocs);
 	if (e < 0) {
 		rd_error_set(err, NULL,
@@ -1062,6 +1227,8 @@ int merge_build(struct rd_report *r, const struct rd_process_list *list, struct 
 	e = build_spreads(r);
 	if (e == 0)
 		e = build_ooms(r, s, err);
+	if (e == 0)
+		e = name_ooms(r);
 	if (e < 0) {
 		if (e == -ENOMEM)
 			rd_error_set(err, NULL, "out of memory");

@@ -35,10 +35,14 @@ struct rd_report_line {
 	int64_t line;
 	struct rd_counters c;
 	int64_t at_peak_bytes;
+	bool growing; /* a call of this line is growing in some process */
 };
 
 struct rd_report_site {
 	char *key; /* the key text; merge_key_digest() is what reports print */
+	/* its one name (sitename_names() over the report's sites): what
+	 * every printer calls it by */
+	char *name;
 	enum gs_kind kind;
 	char *api;
 	const char *library; /* static label, NULL for user code */
@@ -116,8 +120,11 @@ struct rd_report {
 	struct rd_report_spread spread[REPORT_METRICS];
 	bool several_hosts; /* the processes are not all on one host */
 	struct rd_report_torch torch;
-	/* site_of[P][I]: the merged site that process P's sites[I] went into */
+	/* site_of[P][I]: the merged site that process P's sites[I] went into;
+	 * line_of[P][I]: the line of its headline there (0: unknown), which
+	 * the merged site's headline may not have when it has several */
 	struct rd_report_site ***site_of;
+	int64_t **line_of;
 	/* Growth read from the processes' history.jsonl (growth_view.h),
 	 * set by whoever loaded it and owned by them; NULL: not loaded. */
 	const struct rd_growth_view *growth;
@@ -144,8 +151,17 @@ char *merge_site_key(const char *api, const struct rd_report_frame *frames, size
 const char *merge_key_digest(const char *key, char *buf, size_t size);
 
 /* The index of the frame a person should look at first (docs/format.md,
- * "headline"), or -1 when the site has no frames. */
+ * "headline"; sitename_headline), or -1 when the site has no frames. */
 ssize_t merge_site_headline(const struct rd_report_site *s);
+
+/* S's one name (docs/format.md, "name"): the report's name for it, set by
+ * merge_build() for every site it makes, "(no stack)" for none. */
+const char *merge_site_name(const struct rd_report_site *s);
+
+/* FRAMES[0..N-1] as the naming rule takes them, into OUT[0..N-1]: they
+ * point into FRAMES. */
+struct sitename_frame;
+void merge_frames_view(const struct rd_report_frame *frames, size_t n, struct sitename_frame *out);
 
 /* The spread of VALUES[0..N-1], one per process, of METRIC: min, median
  * (of an even count, the mean of the two middle values, rounded down), max,

@@ -83,6 +83,7 @@ static int stacks_process(const struct rd_report *r, size_t pi, const int64_t *b
 		struct rd_stack_sample x = {
 			.proc = pi,
 			.site = r->site_of[pi][i],
+			.line = r->line_of[pi][i],
 			.device = dev,
 			.live_bytes = bytes ? bytes[i] : ps->c.live_bytes,
 			.live_objects = bytes ? -1 : ps->c.live_allocations,

@@ -29,6 +29,9 @@ enum stacks_state {
 struct rd_stack_sample {
 	size_t proc;			   /* index into report.procs */
 	const struct rd_report_site *site; /* the merged site it went into */
+	/* the line of the site's headline in this process (0: unknown):
+	 * the line that a merged site of several lines has not */
+	int64_t line;
 	/* The device ordinal of the process's GPU memory when all of it lies
 	 * on one device, else -1 (several, or unknown): a site does not say
 	 * which device it allocated on. */

@@ -18,6 +18,7 @@
 
 #include "classify.h"
 #include "merge.h"
+#include "sitename.h"
 #include "util.h"
 
 static void tsite_free(struct rd_report_tsite *s)
@@ -30,6 +31,7 @@ static void tsite_free(struct rd_report_tsite *s)
 	}
 	free(s->frames);
 	free(s->key);
+	free(s->name);
 	free(s);
 }
 
@@ -114,6 +116,35 @@ static struct rd_report_tsite *tsite_find(const struct rd_report_torch *t, const
 	return NULL;
 }
 
+/* Each line's one name, told apart from the view's other lines. */
+static int name_tsites(struct rd_report_torch *t)
+{
+	struct sitename_site *v = calloc(t->nsites + 1, sizeof(*v));
+	char **names = calloc(t->nsites + 1, sizeof(*names));
+	int e = v && names ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < t->nsites && e == 0; i++) {
+		struct sitename_frame *f = calloc(t->sites[i]->nframes + 1, sizeof(*f));
+
+		if (!f) {
+			e = -ENOMEM;
+			break;
+		}
+		merge_frames_view(t->sites[i]->frames, t->sites[i]->nframes, f);
+		v[i].frames = f;
+		v[i].nframes = t->sites[i]->nframes;
+	}
+	if (e == 0)
+		e = sitename_names(v, t->nsites, names);
+	for (size_t i = 0; e == 0 && i < t->nsites; i++)
+		t->sites[i]->name = names[i];
+	for (size_t i = 0; v && i < t->nsites; i++)
+		free((void *)v[i].frames);
+	free(v);
+	free(names);
+	return e;
+}
+
 int torch_merge_build(struct rd_report_torch *t, struct rd_process *const *procs, size_t n)
 {
 	memset(t, 0, sizeof(*t));
@@ -172,13 +203,19 @@ int torch_merge_build(struct rd_report_torch *t, struct rd_process *const *procs
 	}
 	if (t->nsites > 1)
 		qsort(t->sites, t->nsites, sizeof(*t->sites), cmp_tsites);
-	return 0;
+	return name_tsites(t);
 }
 
 ssize_t torch_merge_headline(const struct rd_report_tsite *s)
 {
-	for (size_t i = 0; i < s->nframes; i++)
-		if (s->frames[i].user)
-			return (ssize_t)i;
-	return s->nframes ? 0 : -1;
+	struct sitename_frame small[64], *v = small;
+	ssize_t h;
+
+	if (s->nframes > 64 && !(v = malloc(s->nframes * sizeof(*v))))
+		return s->nframes ? 0 : -1;
+	merge_frames_view(s->frames, s->nframes, v);
+	h = sitename_headline(v, s->nframes);
+	if (v != small)
+		free(v);
+	return h;
 }

@@ -13,6 +13,7 @@
 /* The PyTorch view of the processes that have one, merged. */
 struct rd_report_tsite {
 	char *key;			/* "file-basename!function:line;..." innermost first */
+	char *name;			/* its one name among the view's lines (sitename_names) */
 	struct rd_report_frame *frames; /* Python frames, innermost first */
 	size_t nframes;
 	int64_t processes;
@@ -33,8 +34,9 @@ struct rd_report_torch {
 /* Merge the views of PROCS[0..N-1] that have one into T. */
 int torch_merge_build(struct rd_report_torch *t, struct rd_process *const *procs, size_t n);
 void torch_merge_clear(struct rd_report_torch *t);
-/* The frame to look at first: the innermost of the user's code; -1 when
- * the blocks were allocated before the view started (no frames). */
+/* The frame to look at first (sitename_headline): the innermost of the
+ * user's code; -1 when the blocks were allocated before the view started
+ * (no frames). */
 ssize_t torch_merge_headline(const struct rd_report_tsite *s);
 
 #endif

@@ -142,20 +142,6 @@ def f32(v):
     return struct.unpack("<f", struct.pack("<f", float(v)))[0]
 
 
-def tag_name(label):
-    """The tag of a site from the headline the CSV export prints, as the
-    text report's lists name it: "function (module) /path/file.c:41" ->
-    "function (file.c:41)", "function (python) /src/t.py:7,9" ->
-    "function (t.py:7,9)", "function (module)" without a file."""
-    m = re.match(r"^(\S+) \(([^)]*)\)(?: (.*?)(:[0-9,]+)?)?$", label)
-    if not m:
-        return label
-    fn, mod, file, lines = m.groups()
-    if file:
-        return f"{fn} ({file.rsplit('/', 1)[-1]}{lines or ''})"
-    return f"{fn} ({mod})"
-
-
 HEADLINE_MAX = 159  # bytes of a headline in its tag
 
 
@@ -192,7 +178,7 @@ def site_tags(peaks, top):
 
 def expected(history_text, site_names, mode="time", top=10):
     """[(step, wall_time, {tag: float32 value})] a history should give.
-    SITE_NAMES: history site id -> headline tag name (tag_name).  The
+    SITE_NAMES: history site id -> the site's one name (site_names_from_report).  The
     series of the sites of one headline are summed, sample by sample (in a
     bucket, their maxima), into one value before the top are chosen."""
     lines = history_text.split("\n")
@@ -251,11 +237,12 @@ def expected(history_text, site_names, mode="time", top=10):
     return start, [(s, w, {k: f32(v) for k, v in vals.items()}) for s, w, vals in out]
 
 
-def site_names_from_csv(csv_text):
-    """History site id -> tag name, from 'gpuspy report --format csv'."""
-    import csv, io
-    names = {}
-    for row in csv.DictReader(io.StringIO(csv_text)):
-        if row["series"].startswith("site:") and row["label"]:
-            names[int(row["series"][5:])] = tag_name(row["label"])
-    return names
+def site_names_from_report(json_text, process=0):
+    """History site id -> tag name, from 'gpuspy report --format json': the
+    report site each of the process's own sites went into ("site_numbers")
+    and that site's one name ("name"), which the tag is."""
+    import json
+    rep = json.loads(json_text)
+    by_number = {s["number"]: s["name"] for s in rep["sites"]}
+    numbers = rep["processes"][process].get("site_numbers", {})
+    return {int(k): by_number[v] for k, v in numbers.items() if v in by_number}

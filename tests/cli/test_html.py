@@ -184,7 +184,7 @@ try:
     check(rows and rows[0].startswith("keep_output"), "a real run: keep_output leads the leak table",
           rows)
     nseries = len(history_sites(out_exit))
-    got = [x for x in labels(page) if x.startswith("site ")]
+    got = [x for x in labels(page) if x.startswith("#")]
     check(nseries >= 1 and len(got) == min(nseries, 10),
           "a real run: one timeline series per top site of the history (%d)" % nseries, got)
     check(any("keep_output" in x for x in got), "a real run: keep_output has its series", got)
@@ -201,8 +201,8 @@ try:
     page = browser.open(write_page("timeline", html))
     clean(page, "timeline")
     got = labels(page)
-    check([x for x in got if x.startswith("site ")] ==
-          ["site 1: leak_driver (leaky) cuMemAlloc_v2", "site 4: train_step (leaky) cudaMalloc"]
+    check([x for x in got if x.startswith("#")] ==
+          ["#1 leak_driver (leaky)", "#4 train_step (leaky)"]
           and "other sites" in got and "NVML: used by the process, GPU 0" in got,
           "timeline: a series per top site, the rest, NVML", got)
     ev = page.eval("Array.from(document.querySelectorAll('#events li')).map(e => e.className)")
@@ -231,7 +231,7 @@ try:
     page = browser.open(write_page("top1", report("--format", "html", "--top", "1",
                                                   "timeline").stdout))
     got = labels(page)
-    check([x for x in got if x.startswith("site ")] == ["site 4: train_step (leaky) cudaMalloc"]
+    check([x for x in got if x.startswith("#")] == ["#4 train_step (leaky)"]
           and "other sites" in got and not page.errors,
           "--top 1: the site with most live bytes stacked, the rest as one band", got)
 

@@ -76,9 +76,12 @@ try:
           and "line" not in step[0]["headline"],
           "json: the headline frame lists both lines", step and step[0]["headline"])
     base = os.path.basename(source)
-    want = "step (%s:%d,%d)" % (base, line_of["leak"], line_of["temp"])
+    # its one name: the line that holds the memory first, then how many
+    # more, in the text's rows and the JSON alike
+    want = "step (%s:%d +1 line)" % (base, line_of["leak"])
     check(any(want in l for l in section(text, "LEAKED AT EXIT")),
-          "text: the row names both lines: " + want, text)
+          "text: the row names the leaking line first: " + want, text)
+    check(step and step[0].get("name") == want, "json: the same name", step and step[0].get("name"))
     by_line = [l for l in text.splitlines() if l.startswith("    by line: %s:%d "
                                                             % (base, line_of["leak"]))]
     check(len(by_line) == 1 and ("%s:%d leaked 3.0 MiB in 3," % (base, line_of["leak"]))

@@ -73,8 +73,9 @@ def compare(what, path, history, names, mode, top):
 fx = os.path.join(fixtures, "timeline", "node7-4242")
 with open(os.path.join(fx, "history.jsonl")) as f:
     fx_hist = f.read()
-names = tbread.site_names_from_csv(gpuspy("report", "--format", "csv", fx).stdout)
-check(names == {1: "leak_driver (leaky)", 2: "train_step (leaky)"}, "fixture: site names", names)
+names = tbread.site_names_from_report(gpuspy("report", "--format", "json", "--top", "0", fx).stdout)
+check({k: names.get(k) for k in (1, 2)} == {1: "leak_driver (leaky)", 2: "train_step (leaky)"},
+      "fixture: site names", names)
 for mode in ("time", "mark"):
     for top in (1, 0):
         logdir = os.path.join(tmp, f"fx-{mode}-{top}")
@@ -125,7 +126,7 @@ def variant(name, symbols, module=True):
 def export_variant(what, d, top="0"):
     """D exported, checked against its history with the names its CSV
     report gives; the tags and the values of its last step."""
-    names = tbread.site_names_from_csv(gpuspy("report", "--format", "csv", d).stdout)
+    names = tbread.site_names_from_report(gpuspy("report", "--format", "json", "--top", "0", d).stdout)
     logdir = d + "-logs"
     r = gpuspy("export", "--tensorboard", logdir, "--top", top, d)
     files = event_files(logdir)
@@ -135,26 +136,30 @@ def export_variant(what, d, top="0"):
 
 
 # Two sites of one headline (site 2's innermost frame made leak_driver
-# too): one tag, their sum at each sample; the bucket's, the sum of the
-# two maxima.  The values by hand from the fixture's history: at 12.5 s
-# site 1 holds 3 MiB and site 2 8 MiB; the bucket has maxima 1 and 8 MiB.
+# too), told apart as every surface tells them (by their APIs): two tags,
+# each its own site's values.  By hand from the fixture's history: at
+# 12.5 s site 1 holds 3 MiB and site 2 8 MiB; the bucket has maxima 1 and
+# 8 MiB.
+A, B = "leak_driver (leaky) by cuMemAlloc_v2", "leak_driver (leaky) by cudaMalloc"
 names, tags, got = export_variant("two sites of one headline",
                                   variant("twin", {2: "leak_driver"}))
-check(set(names.values()) == {"leak_driver (leaky)"}, "two sites of one headline: the CSV's",
-      names)
-check(tags == {"device/0", "nvml/0", "sites/other", "sites/leak_driver (leaky)"},
-      "two sites of one headline: one tag, no #2", tags)
+check({names.get(1), names.get(2)} == {A, B}, "two sites of one headline: two names", names)
+check(tags == {"device/0", "nvml/0", "sites/other", "sites/" + A, "sites/" + B},
+      "two sites of one headline: a tag each, no #2", tags)
 by_step = {g[0]: g[2] for g in got or []}
-check(by_step.get(12, {}).get("sites/leak_driver (leaky)") == 3145728 + 8388608
-      and by_step.get(9, {}).get("sites/leak_driver (leaky)") == 1048576 + 8388608,
-      "two sites of one headline: the sum of both, in a sample and in a bucket",
-      {k: v.get("sites/leak_driver (leaky)") for k, v in by_step.items()})
-# --top 1 among headlines: the one merged headline, nothing of it in other
+check(by_step.get(12, {}).get("sites/" + A) == 3145728
+      and by_step.get(12, {}).get("sites/" + B) == 8388608
+      and by_step.get(9, {}).get("sites/" + A) == 1048576
+      and by_step.get(9, {}).get("sites/" + B) == 8388608,
+      "two sites of one headline: each its own, in a sample and in a bucket",
+      {k: (v.get("sites/" + A), v.get("sites/" + B)) for k, v in by_step.items()})
+# --top 1: the higher peak's tag, the other site in other
 names, tags, got = export_variant("two sites of one headline, --top 1",
                                   variant("twin1", {2: "leak_driver"}), "1")
-check(tags == {"device/0", "nvml/0", "sites/other", "sites/leak_driver (leaky)"}
-      and all(g[2].get("sites/other") == 1024 for g in got or []),
-      "two sites of one headline, --top 1: both in its tag, other only other", got)
+check(tags == {"device/0", "nvml/0", "sites/other", "sites/" + B}
+      and by_step and all(g[2].get("sites/other") == 1024 + by_step[g[0]].get("sites/" + A, 0)
+                          for g in got or []),
+      "two sites of one headline, --top 1: the higher peak's tag, the other in other", got)
 
 # Two headlines alike for 158 bytes, then a 2-byte character: cut to 158
 # bytes (before it) they would be one tag; the higher peak's (site 2's)
@@ -171,7 +176,7 @@ check(tags == {"device/0", "nvml/0", "sites/other", "sites/" + "f" * 158,
       "headlines alike to the cut: #2 for the lower peak", (tags, at12))
 names, tags, got = export_variant("a function named other",
                                   variant("other", {2: "other"}, module=False))
-check(set(names.values()) == {"leak_driver (leaky)", "other"}
+check({names.get(1), names.get(2)} == {"leak_driver (leaky)", "other"}
       and tags == {"device/0", "nvml/0", "sites/other", "sites/leak_driver (leaky)",
                    "sites/other #2"}
       and all(g[2].get("sites/other") == 1024 for g in got or []),
@@ -194,7 +199,7 @@ if procs:
     with open(os.path.join(pdir, "report.json")) as f:
         leaked = json.load(f)
     leaked = sum(s["live_bytes"] for s in leaked["sites"] if s.get("kind") == "device")
-    names = tbread.site_names_from_csv(gpuspy("report", "--format", "csv", out).stdout)
+    names = tbread.site_names_from_report(gpuspy("report", "--format", "json", "--top", "0", out).stdout)
     keep = [n for n in names.values() if n.startswith("keep (shapes.c:")]
     check(len(keep) == 1, "run: the leaking site by its user line, keep (shapes.c:N)", names)
     nmarks = hist.count('"event":"mark"')

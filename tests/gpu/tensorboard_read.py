@@ -52,9 +52,9 @@ for name, pdir, hist in procs:
     check(run is not None, f"{name}: an event file in a run of its own", sorted(runs))
     if run is None:
         continue
-    csv = subprocess.run([cli, "report", "--format", "csv", pdir], capture_output=True,
-                         text=True, timeout=120).stdout
-    names = tbread.site_names_from_csv(csv)
+    rep = subprocess.run([cli, "report", "--format", "json", "--top", "0", pdir],
+                         capture_output=True, text=True, timeout=120).stdout
+    names = tbread.site_names_from_report(rep)
     with open(hist) as f:
         start, want = tbread.expected(f.read(), names, mode, top)
     acc = ea.EventAccumulator(run, size_guidance={ea.SCALARS: 0})

@@ -34,7 +34,7 @@ def rows_of(path):
 
 def series(rows, label_has):
     return [(float(x["t1"]), int(x["last"])) for x in rows
-            if x["series"].startswith("site:") and label_has in x["label"]]
+            if x["series"].startswith("#") and label_has in x["label"]]
 
 
 # 1. 30 steps of 60 ms, a sample every 20 ms.

@@ -99,7 +99,7 @@ for minor, py in [(m, p) for m, ps in sorted(found.items()) for p in ps]:
     text = rep.stdout
     sec = text[text.find("\nPYTORCH TENSORS") + 1:].splitlines()
     check(rep.returncode == 0 and len(sec) > 3 and sec[2].endswith(", GROWING") and
-          sec[3].endswith(f"torch_leak.py:{line_of['leak']}"),
+          sec[3] == f"  at step (torch_leak.py:{line_of['leak']})",
           f"{tag}: gpuspy report lists the leak line first, growing: {sec[:4]}")
     summary = [l for l in text.splitlines() if l.startswith("  PyTorch tensors:")]
     check(len(summary) == 1 and f"most by step (torch_leak.py:{line_of['leak']}), growing" in summary[0],
@@ -157,7 +157,7 @@ check(d.returncode == 1 and len(grew) == 1 and grew[0]["live"]["delta"] == 60 * 
       f"{d.returncode} {[(t['key'], t['live']['delta']) for t in grew]}")
 t = subprocess.run([cli, "diff"] + runs, capture_output=True, text=True)
 check("PYTORCH TENSORS CHANGED" in t.stdout and
-      f"+60.0 MiB  step ({script}:{line_of['leak']})" in t.stdout, "... and says so in text")
+      f"+60.0 MiB  step ({os.path.basename(script)}:{line_of['leak']})" in t.stdout, "... and says so in text")
 for out in runs:
     shutil.rmtree(out)
 

@@ -47,11 +47,13 @@
 			s += " (" + basename(f.module) + ")";
 		return s;
 	}
+	/* a site's one name, as every other surface prints it (docs/format.md, "name") */
+	function nameOf(s) { return s.name || (s.headline ? frameText(s.headline) : "(no stack)"); }
 	function siteName(i) {
 		const s = R.sites[i];
 		if (!s)
 			return "site ?";
-		return frameText(s.headline) + " " + s.api;
+		return nameOf(s);
 	}
 	function siteLabel(s) { return s.library || s.pool || ""; }
 	function procName(i) {
@@ -127,7 +129,7 @@
 		/* a legend entry stays one line: C++ names can run to a
 		 * kilobyte (the tables below give them whole) */
 		const brief = (t) => (t.length > 90 ? t.slice(0, 89) + "\u2026" : t);
-		const bands = shown.map((b, i) => ({ label: "site " + (b.site + 1) + ": " + brief(siteName(b.site)),
+		const bands = shown.map((b, i) => ({ label: "#" + (b.site + 1) + " " + brief(siteName(b.site)),
 			v: b.v, color: COLORS[i % COLORS.length], site: b.site }));
 		if (rest.length) {
 			const v = p.t.map((_, i) => rest.reduce((s, b) => s + (b.v[i] || 0), 0));
@@ -332,7 +334,7 @@
 	}
 	function siteCell(s) {
 		const d = el("details");
-		d.appendChild(el("summary", frameText(s.headline)));
+		d.appendChild(el("summary", nameOf(s)));
 		d.appendChild(frameList(s));
 		return d;
 	}
@@ -405,7 +407,7 @@
 		row(t, ["live", "blocks", "peak", "growing", "line"], true);
 		for (const s of T.sites) {
 			const d = el("details");
-			d.appendChild(el("summary", s.headline ? frameText(s.headline) : "(before the view started)"));
+			d.appendChild(el("summary", s.headline ? nameOf(s) : "(before the view started)"));
 			const ol = el("ol", null, "frames");
 			for (const f of s.frames)
 				ol.appendChild(el("li", frameText(f)));
@@ -424,14 +426,15 @@
 			const div = el("div", null, "oom-event");
 			div.appendChild(el("h3", "Out of memory " + o.number + " in " + o.process + " (pid " + o.pid + ")"));
 			div.appendChild(el("p", o.api + " of " + size(o.requested_bytes) + " (" + o.kind + ") on device " +
-				o.device + (o.requested_by ? ", by " + frameText(o.requested_by) : "") +
+				o.device + (o.requested_by_name ? ", by " + o.requested_by_name :
+					o.requested_by ? ", by " + frameText(o.requested_by) : "") +
 				"; gpuspy tracked " + size(o.live_bytes) + " live" +
 				(o.free_bytes >= 0 ? ", the device had " + size(o.free_bytes) + " free of " + size(o.total_bytes) : "") +
 				(o.untracked_bytes !== undefined ? ", " + size(o.untracked_bytes) + " used beyond what gpuspy tracked" : "")));
 			const t = el("table");
 			row(t, ["live then", "site", "label"], true);
 			for (const s of o.top_sites)
-				row(t, [num(size(s.live_bytes)), frameText(s.headline), siteLabel(s)]);
+				row(t, [num(size(s.live_bytes)), nameOf(s), siteLabel(s)]);
 			div.appendChild(t);
 			box.appendChild(div);
 		}

@@ -6,28 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* classify.c: what a frame means to the person reading the report.  The
- * rules live in tables there, each with its reason. */
-
-/* Why a native frame is noise: the same for every call site of its kind,
- * so it tells nothing about which of them to look at. */
-enum rd_noise {
-	NOISE_NONE,
-	NOISE_GPUSPY,	 /* gpuspy itself */
-	NOISE_CUDA,	 /* libcuda, libcudart (shared or linked in) */
-	NOISE_START,	 /* what runs main or a thread */
-	NOISE_PYTHON,	 /* the CPython interpreter's own machinery */
-	NOISE_FFI,	 /* ctypes and libffi */
-	NOISE_ALLOCATOR, /* a framework's caching allocator */
-};
-
-/* PATH: the module's path (NULL when the frame lies in no module);
- * MAIN_EXE: whether that module is the process's executable; FUNCTION:
- * the symbolized name, NULL when unknown. */
-enum rd_noise classify_noise(const char *path, bool main_exe, const char *function);
-
-/* Whether the module (a basename) is CPython's: libpython*, python3*. */
-bool classify_python_module(const char *module);
+/* The frame rules both sides apply (src/common/frame_rules.h), and what the
+ * reader judges over a merged site's frames (classify.c here). */
+#include "frame_rules.h"
 
 /* A frame of a merged site as people read it: symbolized, with its noise. */
 struct rd_report_frame {
@@ -50,18 +31,6 @@ struct rd_report_frame {
  * "library"): "cuBLAS", ..., CLASSIFY_CUDA_CONTEXT, or NULL for user code.
  * FRAMES must carry their noise already. */
 const char *classify_site_library(const struct rd_report_frame *frames, size_t nframes);
-
-/* The framework allocator whose pool segment an allocation by API is
- * (docs/format.md, "pool"), judged on one native frame of its stack, noise
- * or not (PATH and FUNCTION as classify_noise takes them): "PyTorch caching
- * allocator", "CuPy memory pool", "XLA allocator", or NULL.  The innermost
- * frame with a label decides for the site. */
-const char *classify_pool(const char *api, const char *path, const char *function);
-
-/* The I-th pool label in a fixed order, NULL past the last; the one-line
- * hint for a label's sites (without the label), NULL for another string. */
-const char *classify_pool_label(size_t i);
-const char *classify_pool_hint(const char *label);
 
 /* Whether a Python source file is the user's own code: not the standard
  * library, not an installed package. */

@@ -34,8 +34,10 @@ static const char usage[] =
 	"                     pprof (gzip'ed profile.proto), perfetto (trace-event\n"
 	"                     JSON) or collapsed (folded stacks): for other tools;\n"
 	"                     html: one self-contained page\n"
-	"      --at LABEL     pprof, collapsed, html: at each process's last mark LABEL\n"
-	"      --peak         pprof, collapsed, html: at each process's peak\n"
+	"      --at LABEL     what was live at each process's last mark LABEL (text and\n"
+	"                     json: a list beside the rest; pprof, collapsed, html:\n"
+	"                     the stacks of that moment)\n"
+	"      --peak         the same at each process's peak\n"
 	"  -n, --top N        call sites per list (text: default 10; json: all);\n"
 	"                     0 means all\n"
 	"  -s, --sections L   text: only the sections of the comma-separated list L:\n"
@@ -266,6 +268,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct cli_loaded l;
 	struct rd_growth_view growth;
+	struct rd_stacks moment = { 0 };
 	unsigned sections = TEXT_ALL_SECTIONS;
 	struct rd_error err = { .msg = "" };
 	struct leak_gate gate = { 0 };
@@ -305,6 +308,16 @@ int cmd_report(int argc, char **argv)
 		return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 	}
 	l.rep.growth = &growth;
+	if (l.at || l.peak) {
+		e = stacks_build(&l.rep, l.at ? STACKS_MARK : STACKS_PEAK, l.at, &moment, &err);
+		if (e < 0) {
+			cli_print_error(&err, e);
+			growth_view_clear(&growth);
+			cli_report_done(&l, 0);
+			return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+		}
+		l.rep.moment = &moment;
+	}
 	warn_missed_doors(&l.list);
 	if (l.json)
 		e = json_print_report(&l.rep, &l.list, stdout, l.top);
@@ -315,5 +328,6 @@ int cmd_report(int argc, char **argv)
 								  .paths = l.paths,
 								  .npaths = l.npaths });
 	growth_view_clear(&growth);
+	stacks_clear(&moment);
 	return gate_verdict(&gate, cli_report_done(&l, e));
 }

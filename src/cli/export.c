@@ -32,10 +32,13 @@ int cli_export_check(const char *cmd, const struct cli_loaded *l)
 {
 	if (l->at && l->peak)
 		return cli_usage_error(cmd, "--at and --peak choose one moment, not both", NULL);
-	if ((l->at || l->peak) && l->export != CLI_EXPORT_PPROF &&
-	    l->export != CLI_EXPORT_COLLAPSED && l->export != CLI_EXPORT_HTML)
+	/* text and JSON say what was live then beside the rest; CSV and
+	 * Perfetto draw the whole run */
+	if ((l->at || l->peak) && (l->csv || l->export == CLI_EXPORT_PERFETTO))
 		return cli_usage_error(
-			cmd, "--at and --peak go with --format pprof, collapsed or html", NULL);
+			cmd,
+			"--at and --peak go with --format text, json, pprof, collapsed or html",
+			NULL);
 	return -1;
 }
 

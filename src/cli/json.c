@@ -18,6 +18,7 @@
 #include "merge.h"
 #include "names.h"
 #include "print.h"
+#include "stacks.h"
 #include "trend.h"
 #include "util.h"
 
@@ -435,6 +436,35 @@ static json_t *oom_json(const struct rd_report_oom *ro)
 	return o;
 }
 
+/* report --at LABEL, --peak: {"state", "label", "processes",
+ * "live_bytes", "sites": [{"number", "name", "live_bytes"}]}, most first;
+ * NULL (no such member) on out-of-memory. */
+static json_t *moment_json(const struct rd_report *r, size_t top)
+{
+	const struct rd_stacks *st = r->moment;
+	const struct rd_report_site **order;
+	json_t *o, *sites;
+	int64_t *bytes;
+	size_t n;
+
+	if (stacks_by_site(r, st, &bytes, &order, &n) < 0)
+		return NULL;
+	o = json_pack("{s:s, s:I, s:I}", "state", stacks_state_name(st->state), "processes",
+		      (json_int_t)st->processes, "live_bytes", (json_int_t)st->live_bytes);
+	if (o && st->state == STACKS_MARK)
+		json_object_set_new(o, "label", json_string(st->label));
+	sites = json_array();
+	for (size_t i = 0; i < n && (!top || i < top); i++)
+		json_array_append_new(sites, json_pack("{s:I, s:s, s:I}", "number",
+						       (json_int_t)order[i]->number, "name",
+						       merge_site_name(order[i]), "live_bytes",
+						       (json_int_t)bytes[order[i]->number - 1]));
+	json_object_set_new(o, "sites", sites);
+	free(bytes);
+	free(order);
+	return o;
+}
+
 json_t *json_report_object(const struct rd_report *r, const struct rd_process_list *list,
 			   size_t top)
 {
@@ -473,6 +503,8 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 		json_object_set_new(ap, "devices", devs);
 		json_object_set_new(root, "at_peak", ap);
 	}
+	if (r->moment)
+		json_object_set_new(root, "moment", moment_json(r, top));
 	pinned = counts_json("leaked_bytes", r->pinned_leaked_bytes, "leaked_allocations",
 			     r->pinned_leaked_allocations);
 	json_object_set_new(pinned, "peak_bytes", json_integer(r->pinned_peak_bytes));
@@ -520,7 +552,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	    json_array_size(ooms) != r->nooms ||
 	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
 					      (size_t)r->torch.present + (list->nunreported > 0) +
-					      (r->folded_sites > 0))
+					      (r->folded_sites > 0) + (r->moment != NULL))
 		e = -ENOMEM;
 out:
 	json_decref(procs);

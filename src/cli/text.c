@@ -20,6 +20,7 @@
 #include "merge.h"
 #include "print.h"
 #include "sitename.h"
+#include "stacks.h"
 #include "trend.h"
 #include "util.h"
 
@@ -1256,6 +1257,53 @@ static bool want(const struct text_report_opts *o, enum text_section s)
 	return o->sections & (1u << s);
 }
 
+/* report --at LABEL, --peak: what was live at that moment, by site, most
+ * first, each by its name as the lists below name it. */
+static int print_moment(FILE *out, const struct rd_report *r, size_t top)
+{
+	const struct rd_stacks *st = r->moment;
+	const struct rd_report_site **order;
+	size_t n, shown;
+	int64_t *bytes;
+	int width = 0;
+	char a[32];
+
+	if (stacks_by_site(r, st, &bytes, &order, &n) < 0)
+		return -ENOMEM;
+	shown = top && top < n ? top : n;
+	if (st->state == STACKS_MARK) {
+		fputs("\nLIVE AT THE MARK \"", out);
+		cli_put_clean(out, st->label);
+		putc('"', out);
+	} else {
+		fputs("\nLIVE AT THE PEAK", out);
+	}
+	fprintf(out, " (%s in %zu of %zu %s; %zu call %s",
+		util_human_size(st->live_bytes, a, sizeof(a)), st->processes, r->nprocs,
+		plural(r->nprocs, "process", "processes"), n, plural(n, "site", "sites"));
+	if (shown < n)
+		fprintf(out, ", top %zu; --top 0 lists all", shown);
+	fputs(")\n", out);
+	for (size_t i = 0; i < shown; i++) {
+		int w = (int)strlen(util_human_size(bytes[order[i]->number - 1], a, sizeof(a)));
+
+		width = w > width ? w : width;
+	}
+	for (size_t i = 0; i < shown; i++) {
+		const struct rd_report_site *s = order[i];
+
+		fprintf(out, "  #%-3zu %*s  %s by ", s->number, width,
+			util_human_size(bytes[s->number - 1], a, sizeof(a)), merge_site_name(s));
+		cli_put_clean(out, s->api);
+		fprintf(out, " (%s)\n", names_kind(s->kind));
+	}
+	if (!n)
+		fputs("  nothing live\n", out);
+	free(bytes);
+	free(order);
+	return 0;
+}
+
 int text_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
 		      const struct text_report_opts *o)
 {
@@ -1396,6 +1444,12 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		text_print_torch_summary(out, &r->torch);
 	}
 
+	if (r->moment && print_moment(out, r, top) < 0) {
+		free(by_peak);
+		free(by_calls);
+		free(shown);
+		return -ENOMEM;
+	}
 	if (want(o, TEXT_OOM))
 		print_ooms(out, r, top);
 	/* by live bytes: what a growing site holds now */

@@ -128,6 +128,9 @@ struct rd_report {
 	/* Growth read from the processes' history.jsonl (growth_view.h),
 	 * set by whoever loaded it and owned by them; NULL: not loaded. */
 	const struct rd_growth_view *growth;
+	/* report --at LABEL, --peak: what was live at that moment (stacks.h),
+	 * set and owned as GROWTH is; NULL: no moment asked for */
+	const struct rd_stacks *moment;
 	/* key -> site, open addressing */
 	struct rd_report_site **table;
 	size_t table_size;

@@ -158,6 +158,52 @@ int stacks_build(const struct rd_report *r, enum stacks_state state, const char 
 	return e;
 }
 
+struct held {
+	int64_t bytes;
+	const struct rd_report_site *site;
+};
+
+static int cmp_held(const void *pa, const void *pb)
+{
+	const struct held *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return (a->site->number > b->site->number) - (a->site->number < b->site->number);
+}
+
+int stacks_by_site(const struct rd_report *r, const struct rd_stacks *st, int64_t **out,
+		   const struct rd_report_site ***order, size_t *norder)
+{
+	int64_t *bytes = calloc(r->nsites + 1, sizeof(*bytes));
+	const struct rd_report_site **o = calloc(r->nsites + 1, sizeof(*o));
+	struct held *h = calloc(r->nsites + 1, sizeof(*h));
+	size_t n = 0;
+
+	*out = NULL;
+	*order = NULL;
+	*norder = 0;
+	if (!bytes || !o || !h) {
+		free(bytes);
+		free(o);
+		free(h);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < st->n; i++)
+		util_add_sat(&bytes[st->samples[i].site->number - 1], st->samples[i].live_bytes);
+	for (size_t i = 0; i < r->nsites; i++)
+		if (bytes[i] > 0)
+			h[n++] = (struct held){ bytes[i], r->sites[i] };
+	qsort(h, n, sizeof(*h), cmp_held);
+	for (size_t i = 0; i < n; i++)
+		o[i] = h[i].site;
+	free(h);
+	*out = bytes;
+	*order = o;
+	*norder = n;
+	return 0;
+}
+
 void stacks_clear(struct rd_stacks *s)
 {
 	free(s->samples);

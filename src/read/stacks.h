@@ -68,6 +68,14 @@ void stacks_clear(struct rd_stacks *s);
  * (classify.h) — all of them when every frame is noise.  Returns how many. */
 size_t stacks_frames(const struct rd_report_site *s, bool fold, const struct rd_report_frame **out);
 
+/* What each of R's sites (by number - 1) held in ST, summed over its
+ * processes, into *OUT (R->nsites values, the caller's to free); and the
+ * order of the sites by it, most first, ties as the report orders them,
+ * those that held nothing left out, into *ORDER (*NORDER of them).
+ * -ENOMEM. */
+int stacks_by_site(const struct rd_report *r, const struct rd_stacks *st, int64_t **out,
+		   const struct rd_report_site ***order, size_t *norder);
+
 /* "exit", "peak", or "mark"; for people: "at exit", "at the peak", ... */
 const char *stacks_state_name(enum stacks_state state);
 

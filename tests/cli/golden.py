@@ -51,6 +51,12 @@ CASES = [
     # a process whose files folded sites past GPUSPY_MAX_SITES
     (["report", "folded"], "folded.expected.txt"),
     (["report", "--format", "json", "folded"], "folded.expected.json"),
+    # what was live at a mark and at the peak, beside the rest: the sites
+    # by what they held then, by the names the other lists give them
+    (["report", "--at", "epoch 2", "timeline"], "timeline-at-epoch2.expected.txt"),
+    (["report", "--format", "json", "--at", "epoch 2", "timeline"],
+     "timeline-at-epoch2.expected.json"),
+    (["report", "--peak", "--top", "2", "timeline"], "timeline-peak-top2.expected.txt"),
     # four ranks of one job, rank 2 the outlier
     (["report", "ranks"], "ranks.expected.txt"),
     (["report", "--format", "json", "ranks"], "ranks.expected.json"),

@@ -304,7 +304,7 @@ for args, what in ((["--format", "collapsed", "--at", "nope", "timeline"], "an u
     err = p.stderr.decode()
     check(p.returncode == 2 and not p.stdout and len(err.splitlines()) == 1
           and "report.json" in err, "%s: status 2, one line naming the file" % what, err)
-for args in (["--format", "perfetto", "--at", "x"], ["--format", "json", "--peak"],
+for args in (["--format", "perfetto", "--at", "x"], ["--format", "csv", "--peak"],
              ["--format", "pprof", "--peak", "--at", "x"], ["--format", "svg"]):
     p = report(*(args + ["timeline"]))
     check(p.returncode == 2 and not p.stdout and len(p.stderr.splitlines()) == 1,

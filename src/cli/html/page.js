@@ -35,6 +35,16 @@
 		while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
 		return (b < 0 ? "-" : "") + (i ? v.toFixed(1) : String(v)) + " " + u[i];
 	}
+	/* an axis tick: a power of two of bytes reads whole ("256 MiB") */
+	function tick(b) {
+		const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+		let v = Math.abs(b), i = 0;
+		while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+		const t = Number.isInteger(v) ? String(v) : v.toFixed(1);
+		return (b < 0 ? "-" : "") + t + " " + u[i];
+	}
+	/* the steps of the bytes axis: powers of two, 1 B to 1 PiB */
+	const BINARY_STEPS = Array.from({ length: 51 }, (_, i) => Math.pow(2, i));
 	function basename(p) { const i = p.lastIndexOf("/"); return i < 0 ? p : p.slice(i + 1); }
 	function frameText(f) {
 		if (!f)
@@ -72,6 +82,8 @@
 					td.className = "num";
 				if (c.title)
 					td.title = c.title;
+				if (c.sort !== undefined && !Number.isNaN(c.sort))
+					td.dataset.sort = String(c.sort);
 			} else {
 				td.textContent = c === undefined || c === null ? "" : clean(c);
 			}
@@ -80,7 +92,59 @@
 		table.appendChild(tr);
 		return tr;
 	}
-	function num(v, title) { return { text: v, num: true, title: title }; }
+	/* V shown as TEXT, sorted by V (a number: bytes, a count) */
+	function num(v, title, sortBy) {
+		return { text: v, num: true, title: title, sort: sortBy === undefined ? Number(v) : sortBy };
+	}
+	function bytesCell(b, title) { return num(size(b), title, b); }
+	/* A table whose header sorts it (click: descending, again: ascending)
+	 * and whose rows a filter above it narrows to those holding its text:
+	 * the page stays usable with thousands of sites. */
+	function tableTools(t, label) {
+		const head = t.rows[0];
+		if (!head || t.dataset.tools)
+			return;
+		t.dataset.tools = "1";
+		const input = el("input");
+		input.type = "search";
+		input.placeholder = "filter " + label;
+		input.className = "filter";
+		input.addEventListener("input", () => {
+			const q = input.value.toLowerCase();
+			let shown = 0;
+			for (let i = 1; i < t.rows.length; i++) {
+				const hit = !q || t.rows[i].textContent.toLowerCase().indexOf(q) >= 0;
+				t.rows[i].style.display = hit ? "" : "none";
+				shown += hit;
+			}
+			input.title = shown + " of " + (t.rows.length - 1) + " rows";
+		});
+		t.parentNode.insertBefore(input, t);
+		Array.from(head.cells).forEach((th, col) => {
+			th.classList.add("sortable");
+			th.title = "sort by " + th.textContent;
+			th.addEventListener("click", () => {
+				const down = th.dataset.dir !== "down";
+				Array.from(head.cells).forEach((h) => { delete h.dataset.dir; });
+				th.dataset.dir = down ? "down" : "up";
+				const rows = Array.from(t.rows).slice(1);
+				const key = (r) => {
+					const c = r.cells[col];
+					if (!c)
+						return "";
+					return c.dataset.sort !== undefined ? Number(c.dataset.sort) : c.textContent.toLowerCase();
+				};
+				rows.sort((a, b) => {
+					const x = key(a), y = key(b);
+					const o = typeof x === "number" && typeof y === "number" ? x - y :
+						String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
+					return down ? -o : o;
+				});
+				for (const r of rows)
+					t.appendChild(r);
+			});
+		});
+	}
 	function spreadText(sp, bytes) {
 		if (!sp)
 			return "";
@@ -108,9 +172,10 @@
 		sel.addEventListener("change", () => { proc = Number(sel.value); drawProcess(); });
 		const t = byId("procs");
 		row(t, ["process", "host", "pid", "rank", "leaked", "peak", "state", "command"], true);
+		tableTools(t, "processes");
 		R.processes.forEach((p) => {
 			row(t, [p.path, p.host, num(p.pid), p.rank === undefined ? "" : num(p.rank),
-				num(size(p.leaked.bytes)), num(size(p.peak.bytes)),
+				bytesCell(p.leaked.bytes), bytesCell(p.peak.bytes),
 				p.state ? p.state + (p.signal ? " (signal " + p.signal + ")" : "") :
 					(p.partial ? "partial: " + basename(p.report) : "exited"),
 				p.command.join(" ")]);
@@ -224,7 +289,8 @@
 		plot = new uPlot({
 			width: width, height: 360,
 			scales: { x: { time: false } },
-			axes: [{ label: "seconds" }, { values: (u, vals) => vals.map(size), size: 80 }],
+			axes: [{ label: "seconds" },
+				{ values: (u, vals) => vals.map(tick), incrs: BINARY_STEPS, size: 80 }],
 			series: series,
 			legend: { live: true },
 			plugins: [eventsPlugin(p)],
@@ -346,16 +412,16 @@
 		if (several)
 			head.push("leaked per process: min / median / max");
 		row(t, head, true);
-		const MAX = 500;
-		list.slice(0, MAX).forEach((s) => {
-			const cells = [num(size(s.leaked_bytes), s.leaked_bytes + " bytes"), num(s.leaked_allocations),
+		list.forEach((s) => {
+			const cells = [bytesCell(s.leaked_bytes, s.leaked_bytes + " bytes"), num(s.leaked_allocations),
 				siteCell(s), s.api, s.kind, siteLabel(s), num(s.processes)];
 			if (several)
 				cells.push(spreadText(s.spread && s.spread.leaked, true));
 			row(t, cells).className = "leak";
 		});
-		byId("leak-note").textContent = list.length === 0 ? "Nothing leaked." :
-			list.length > MAX ? "The " + MAX + " largest of " + list.length + " sites." : "";
+		byId("leak-note").textContent = list.length === 0 ? "Nothing leaked." : "";
+		if (list.length)
+			tableTools(t, "leaked sites");
 	}
 	function sparkline(samples) {
 		const NS = "http://www.w3.org/2000/svg";
@@ -377,21 +443,71 @@
 		}
 		return svg;
 	}
+	/* The PyTorch view's growing lines: where it names the tensors' line,
+	 * that line is the verdict, and a pool segment that grew is its
+	 * consequence */
+	function torchGrowing() { return R.torch ? R.torch.sites.filter((s) => s.growing && s.headline) : []; }
 	function growth() {
 		const t = byId("growth");
+		const lines = torchGrowing();
 		const list = R.sites.filter((s) => s.growing);
-		if (!list.length) {
+		if (!list.length && !lines.length) {
 			t.parentNode.insertBefore(el("p", "No site keeps growing.", "note"), t);
 			return;
 		}
 		row(t, ["rate", "since", "shape", "history", "live", "site", "api"], true);
+		for (const s of lines)
+			row(t, ["", "", "", "", bytesCell(s.live_bytes), nameOf(s) + " [PyTorch view]",
+				"tensors"]).className = "growing";
 		for (const s of list) {
 			const g = s.growth;
-			row(t, [num(g ? size(g.rate_bytes_per_s * 60) + "/min" : ""),
-				num(g && g.since_s !== null ? g.since_s.toFixed(0) + " s" : ""),
+			const cell = siteCell(s);
+			if (lines.length && s.pool)
+				cell.appendChild(el("div", "the pool grew for the PyTorch tensors above: a consequence", "note"));
+			row(t, [num(g ? size(g.rate_bytes_per_s * 60) + "/min" : "", undefined,
+				g ? g.rate_bytes_per_s : 0),
+				num(g && g.since_s !== null ? g.since_s.toFixed(0) + " s" : "", undefined,
+					g && g.since_s !== null ? g.since_s : -1),
 				g ? g.shape : "", g ? sparkline(g.samples) : "",
-				num(size(s.leaked_bytes)), siteCell(s), s.api]).className = "growing";
+				bytesCell(s.leaked_bytes), cell, s.api]).className = "growing";
 		}
+		tableTools(t, "growing sites");
+	}
+	/* The page's first lines: what leaks, what grows, at which line; the
+	 * tables below say the same at length */
+	function verdict() {
+		const ul = byId("verdict-list");
+		const add = (text, cls) => ul.appendChild(el("li", text, cls));
+		const lines = torchGrowing();
+		for (const s of lines.slice(0, 3))
+			add("Growing: " + nameOf(s) + ", " + size(s.live_bytes) + " live in " + s.live_blocks +
+				" PyTorch tensor blocks (PyTorch view)", "growing");
+		const grow = R.sites.filter((s) => s.growing && !(lines.length && s.pool));
+		for (const s of grow.slice(0, 3)) {
+			const g = s.growth;
+			add("Growing: " + nameOf(s) + (g ? ", " + size(g.rate_bytes_per_s * 60) + "/min" +
+				(g.since_s !== null ? " since " + g.since_s.toFixed(0) + " s" : "") +
+				(g.shape ? " (" + g.shape + ")" : "") : "") + ", " + size(s.leaked_bytes) + " live", "growing");
+		}
+		const pools = R.sites.filter((s) => s.growing && s.pool && lines.length);
+		if (pools.length)
+			add("The " + pools[0].pool + "'s segments grew with them (" + nameOf(pools[0]) +
+				"): a consequence of the tensors above, not a line to change.", "note");
+		const own = R.sites.filter((s) => s.leaked_bytes > 0 && !s.pool && !s.library);
+		for (const s of own.slice(0, 3))
+			add("Leaked at exit: " + size(s.leaked_bytes) + " in " + s.leaked_allocations + " by " +
+				nameOf(s), "leak");
+		const held = R.sites.filter((s) => s.leaked_bytes > 0 && (s.pool || s.library));
+		if (held.length) {
+			const b = held.reduce((a, s) => a + s.leaked_bytes, 0);
+			add("Held at exit by pools and libraries (not the program's own leak): " + size(b), "note");
+		}
+		for (const o of R.oom.slice(0, 3))
+			add("Out of memory: " + o.api + " of " + size(o.requested_bytes) +
+				(o.device >= 0 ? " on device " + o.device : "") +
+				(o.requested_by_name ? " at " + o.requested_by_name : ""), "oom");
+		if (!ul.children.length)
+			add("Nothing leaked, nothing keeps growing, no allocation failed.", "ok");
 	}
 	function torch() {
 		const T = R.torch;
@@ -405,6 +521,7 @@
 			(T.final ? " at exit" : " at its last sample") + ", " + T.processes +
 			(T.processes === 1 ? " process" : " processes") + ".";
 		row(t, ["live", "blocks", "peak", "growing", "line"], true);
+		tableTools(t, "lines");
 		for (const s of T.sites) {
 			const d = el("details");
 			d.appendChild(el("summary", s.headline ? nameOf(s) : "(before the view started)"));
@@ -412,7 +529,7 @@
 			for (const f of s.frames)
 				ol.appendChild(el("li", frameText(f)));
 			d.appendChild(ol);
-			row(t, [num(size(s.live_bytes)), num(s.live_blocks), num(size(s.peak_bytes)),
+			row(t, [bytesCell(s.live_bytes), num(s.live_blocks), bytesCell(s.peak_bytes),
 				s.growing ? "growing" : "", d]);
 		}
 	}
@@ -434,7 +551,7 @@
 			const t = el("table");
 			row(t, ["live then", "site", "label"], true);
 			for (const s of o.top_sites)
-				row(t, [num(size(s.live_bytes)), nameOf(s), siteLabel(s)]);
+				row(t, [bytesCell(s.live_bytes), nameOf(s), siteLabel(s)]);
 			div.appendChild(t);
 			box.appendChild(div);
 		}
@@ -476,6 +593,7 @@
 		ledger();
 	}
 
+	verdict();
 	summary();
 	moments();
 	leaks();

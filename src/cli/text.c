@@ -1300,6 +1300,7 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		fprintf(out, "; %zu more %s no report (see PROCESSES)", list->nunreported,
 			plural(list->nunreported, "process wrote", "processes wrote"));
 	putc('\n', out);
+	text_print_unreadable(out, r, "");
 
 	if (want(o, TEXT_SUMMARY)) {
 		fputs("\nSUMMARY\n", out);
@@ -1880,6 +1881,7 @@ int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 	fprintf(out, "gpuspy merge: %zu %s, %zu call %s\n", r->nprocs,
 		r->nprocs == 1 ? "process" : "processes", r->nsites,
 		r->nsites == 1 ? "site" : "sites");
+	text_print_unreadable(out, r, "");
 	e = merge_print_processes(out, r);
 	if (e < 0)
 		return e;
@@ -2150,6 +2152,8 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		fprintf(out, " (%zu %s)", s->list.n, s->list.n == 1 ? "process" : "processes");
 	}
 	putc('\n', out);
+	text_print_unreadable(out, ro, "OLD: ");
+	text_print_unreadable(out, rn, "NEW: ");
 
 	fprintf(out, "\nSETTINGS%*s%-32s %s\n", 27 - 8, "", "OLD", "NEW");
 	for (size_t i = 0; i < nset; i++) {
@@ -2272,4 +2276,22 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 			fprintf(out, "\nOK: no site grew by more than %s\n", a);
 	}
 	return ferror(out) ? -EIO : 0;
+}
+
+void text_print_unreadable(FILE *out, const struct rd_report *r, const char *who)
+{
+	size_t total = r->nprocs + r->nunreadable;
+
+	if (r->nunreadable == 0)
+		return;
+	fprintf(out, "%s%zu of %zu %s could not be read, left out of every figure:\n", who,
+		r->nunreadable, total, total == 1 ? "process" : "processes");
+	for (size_t i = 0; i < r->nunreadable; i++) {
+		fputs("  ", out);
+		cli_put_clean(out, r->unreadable[i].path);
+		fputs(": ", out);
+		/* sanitized when it was made */
+		fputs(r->unreadable[i].reason, out);
+		putc('\n', out);
+	}
 }

@@ -118,6 +118,10 @@ struct rd_report {
 	struct rd_report_torch torch;
 	/* site_of[P][I]: the merged site that process P's sites[I] went into */
 	struct rd_report_site ***site_of;
+	/* the processes of the paths that could not be read, borrowed from
+	 * the process list (model.h), for the printers to say so */
+	const struct rd_unreadable *unreadable;
+	size_t nunreadable;
 	/* Growth read from the processes' history.jsonl (growth_view.h),
 	 * set by whoever loaded it and owned by them; NULL: not loaded. */
 	const struct rd_growth_view *growth;

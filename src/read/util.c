@@ -52,6 +52,36 @@ void rd_error_set(struct rd_error *err, const char *file, const char *fmt, ...)
 	util_sanitize(err->msg);
 }
 
+/* Set once, before anything is read (rd_read_setup): the command's. */
+static rd_notice_fn *notice_fn;
+static bool read_strict;
+
+void rd_read_setup(rd_notice_fn *notice, bool strict)
+{
+	notice_fn = notice;
+	read_strict = strict;
+}
+
+bool rd_read_strict(void)
+{
+	return read_strict;
+}
+
+void rd_notice(enum rd_notice kind, const char *file, const char *fmt, ...)
+{
+	struct rd_error line;
+	char what[768];
+	va_list ap;
+
+	if (!notice_fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	rd_error_set(&line, file, "%s", what);
+	notice_fn(kind, line.msg);
+}
+
 char *util_path_join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir);

@@ -97,15 +97,21 @@ static void perfetto_track_name(const struct rd_report *r, const struct rd_tl_tr
 	h = s ? merge_site_headline(s) : -1;
 	if (h < 0) {
 		snprintf(buf, size, "site %zu: %s", k, s ? s->api : "?");
-	} else if (s->frames[h].file) {
-		snprintf(buf, size, "site %zu: %.120s (%.100s:%" PRId64 ") %s", k,
-			 s->frames[h].function ? s->frames[h].function : "??",
-			 util_basename(s->frames[h].file), s->frames[h].line, s->api);
 	} else {
-		snprintf(buf, size, "site %zu: %.120s (%s) %s", k,
-			 s->frames[h].function ? s->frames[h].function : "??",
-			 s->frames[h].module ? s->frames[h].module : "?", s->api);
+		/* cut where no character is split: the trace is JSON, UTF-8 */
+		const char *fn = s->frames[h].function ? s->frames[h].function : "??";
+		const char *file = s->frames[h].file ? util_basename(s->frames[h].file) : NULL;
+
+		if (file)
+			snprintf(buf, size, "site %zu: %.*s (%.*s:%" PRId64 ") %s", k,
+				 util_utf8_prefix(fn, 120), fn, util_utf8_prefix(file, 100), file,
+				 s->frames[h].line, s->api);
+		else
+			snprintf(buf, size, "site %zu: %.*s (%s) %s", k, util_utf8_prefix(fn, 120),
+				 fn, s->frames[h].module ? s->frames[h].module : "?", s->api);
 	}
+	/* and BUF's own end, where SIZE cut it */
+	util_utf8_fix(buf);
 	util_sanitize(buf);
 }
 
@@ -116,13 +122,15 @@ static void perfetto_instant(struct perfetto *pf, int64_t pid, const struct rd_t
 
 	switch (ev->kind) {
 	case RD_TL_MARK:
-		snprintf(name, sizeof(name), "mark: %.200s", ev->label);
+		snprintf(name, sizeof(name), "mark: %.*s", util_utf8_prefix(ev->label, 200),
+			 ev->label);
 		args = json_pack("{s:s, s:I}", "label", ev->label, "live_bytes",
 				 (json_int_t)ev->bytes);
 		break;
 	case RD_TL_SNAPSHOT:
-		snprintf(name, sizeof(name), "snapshot %" PRId64 "%s%.200s", ev->number,
-			 ev->label ? ": " : "", ev->label ? ev->label : "");
+		snprintf(name, sizeof(name), "snapshot %" PRId64 "%s%.*s", ev->number,
+			 ev->label ? ": " : "", util_utf8_prefix(ev->label ? ev->label : "", 200),
+			 ev->label ? ev->label : "");
 		args = json_pack("{s:I, s:s?}", "number", (json_int_t)ev->number, "label",
 				 ev->label);
 		break;

@@ -1923,9 +1923,9 @@ static void print_value(FILE *out, const struct diff_setting *v, int width)
 		int keep = width - (cli_utf8() ? 1 : 3);
 
 		snprintf(buf, sizeof(buf), "%.*s%s",
-			 keep < 0  ? 0 :
-			 keep < 60 ? keep :
-				     60,
+			 util_utf8_prefix(s, keep < 0  ? 0 :
+					     keep < 60 ? (size_t)keep :
+							 60),
 			 s, cli_glyph(CLI_ELLIPSIS));
 		s = buf;
 	}
@@ -1972,7 +1972,8 @@ static void put_name(FILE *out, const char *name)
 		cli_put_clean(out, name);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%.*s%s", (int)sizeof(buf) - 4, name, cli_glyph(CLI_ELLIPSIS));
+	snprintf(buf, sizeof(buf), "%.*s%s", util_utf8_prefix(name, sizeof(buf) - 4), name,
+		 cli_glyph(CLI_ELLIPSIS));
 	cli_put_clean(out, buf);
 }
 
@@ -2184,7 +2185,8 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 	if (d->at_label) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "live at \"%.40s\"", d->at_label);
+		snprintf(name, sizeof(name), "live at \"%.*s\"", util_utf8_prefix(d->at_label, 40),
+			 d->at_label);
 		util_sanitize(name);
 		print_total(out, name, d->side[0].at_total, d->side[1].at_total);
 	}

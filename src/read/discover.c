@@ -161,12 +161,14 @@ static int proc_start_time(pid_t pid, double *t)
  * another process. */
 static int still_running(const char *host, int64_t pid, double started, double not_after)
 {
-	char here[GS_HOST_SIZE], path[64];
+	char here[GS_HOST_SIZE], dir[GS_HOST_SIZE], path[64];
 	double t = 0;
 	int r;
 
+	/* HOST as a report says it, or as a process directory's name does */
 	names_host(here, sizeof(here));
-	if (strcmp(host, here) != 0 || pid <= 0 || pid > INT32_MAX)
+	names_host_component(dir, sizeof(dir));
+	if ((strcmp(host, here) != 0 && strcmp(host, dir) != 0) || pid <= 0 || pid > INT32_MAX)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (access(path, F_OK) < 0)

@@ -29,6 +29,7 @@
 		.output_dir = GS_OUTPUT_DIR_DEFAULT, .depth = 16, .py_depth = 32,                  \
 		.interval_us = GS_INTERVAL_DEFAULT_US, .signal = GS_SIGNAL_DEFAULT, .nvml = true,  \
 		.torch = true, .frameworks = true, .max_sites = GS_MAX_SITES_DEFAULT,              \
+		.max_distinct_sites = GS_MAX_DISTINCT_SITES_DEFAULT,                               \
 		.prometheus_top = PROM_TOP_DEFAULT,                                                \
 	}
 
@@ -246,6 +247,8 @@ void config_load(void)
 	load_uint("GPUSPY_DEPTH", GS_MAX_DEPTH, &gs_config.depth);
 	load_uint("GPUSPY_PYTHON_DEPTH", GS_MAX_PY_DEPTH, &gs_config.py_depth);
 	load_uint("GPUSPY_MAX_SITES", GS_MAX_SITES_MAX, &gs_config.max_sites);
+	load_uint("GPUSPY_MAX_DISTINCT_SITES", GS_MAX_DISTINCT_SITES_MAX,
+		  &gs_config.max_distinct_sites);
 	load_interval();
 	load_signal();
 	load_unwind();

@@ -96,5 +96,21 @@ check(r.returncode == 0 and all(p.startswith("out/") for p in new) and len(runs)
       (r.returncode, sorted(new)[:5], r.stderr[-300:]))
 shutil.rmtree(top, ignore_errors=True)
 
+# an output directory with a newline and an escape in its name: each line
+# the library and gpuspy run say is one line, without the control bytes
+top = tempfile.mkdtemp(prefix="gpuspy-nl-")
+odd = os.path.join(top, "out\nnext\x1b[2J")
+for argv, e in (([cli, "run", "-o", odd, "--", prog, "2", "20", "64"], env),
+                ([prog, "2", "20", "64"], dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=odd,
+                                               GPUSPY_QUIET="0"))):
+    r = subprocess.run(argv, env=dict(e, GPUSPY_QUIET="0"), capture_output=True, timeout=60)
+    err = r.stderr.decode(errors="replace")
+    lines = err.splitlines()
+    check(r.returncode == 0 and lines and all(l.startswith("gpuspy") for l in lines)
+          and "\x1b" not in err and any("out?next?[2J" in l for l in lines),
+          f"an output directory with a newline, {os.path.basename(argv[0])}: one line each, "
+          "the control bytes as '?'", lines)
+shutil.rmtree(top, ignore_errors=True)
+
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)

@@ -267,6 +267,13 @@ void config_load(void)
 	load_bool("GPUSPY_FRAMEWORKS", &gs_config.frameworks);
 	load_bool("GPUSPY_QUIET", &gs_config.quiet);
 	load_bool("GPUSPY_DISABLE", &gs_config.disabled);
+	/* A set-user-ID or set-group-ID program (or one given capabilities)
+	 * runs as another user than the one who started it, whose files and
+	 * working directory these are not: gpuspy records nothing there,
+	 * writes nothing and says nothing (GPUSPY_* is not read there
+	 * either), as if it were not loaded. */
+	if (getauxval(AT_SECURE))
+		gs_config.disabled = true;
 	if (early_cut)
 		config_warn("the environment's GPUSPY_* settings were too long to read before "
 			    "the C library started; some have their defaults");

@@ -293,13 +293,11 @@ int cli_report_done(struct cli_loaded *l, int e)
 	return status;
 }
 
-/* The reading library's notices (rd_notice) not said yet, and those said:
- * a history read twice by one command (its growth, its timeline) is said
- * once. */
+/* The reading library's notices (rd_notice) not said yet: a history read
+ * twice by one command (its growth, its timeline) is said once. */
 static struct cli_notice {
 	enum rd_notice kind;
 	char *line;
-	bool said;
 } * notices;
 static size_t nnotices;
 
@@ -315,7 +313,6 @@ static void cli_notice(enum rd_notice kind, const char *line)
 		return;
 	notices = n;
 	n[nnotices].kind = kind;
-	n[nnotices].said = false;
 	n[nnotices].line = strdup(line);
 	if (n[nnotices].line)
 		nnotices++;
@@ -331,18 +328,19 @@ void cli_notices_say(bool fatal)
 	for (size_t i = 0; i < nnotices; i++) {
 		const struct cli_notice *n = &notices[i];
 
-		if (n->said)
-			continue;
-		notices[i].said = true;
 		cli_error_prefix();
 		/* the line was sanitized when it was made */
-		if (fatal && n->kind == RD_NOTICE_LEFT_OUT) {
+		if (fatal && n->kind == RD_NOTICE_LEFT_OUT)
 			fprintf(stderr, "%s\n", n->line);
-			continue;
-		}
-		fprintf(stderr, "warning: %s%s\n", n->line,
-			n->kind == RD_NOTICE_LEFT_OUT ? "; left out, the rest is read" : "");
+		else
+			fprintf(stderr, "warning: %s%s\n", n->line,
+				n->kind == RD_NOTICE_LEFT_OUT ? "; left out, the rest is read" :
+								"");
+		free(notices[i].line);
 	}
+	free(notices);
+	notices = NULL;
+	nnotices = 0;
 }
 
 int cli_said_unreadable(const struct rd_process_list *list, bool strict)

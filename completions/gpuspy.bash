@@ -77,9 +77,9 @@ _gpuspy()
 		esac
 		if [[ $cur == -* ]]; then
 			if [[ $cmd == report ]]; then
-				COMPREPLY=($(compgen -W '--format --at --peak --top --sections --fail-on-leak --help' -- "$cur"))
+				COMPREPLY=($(compgen -W '--format --at --peak --top --sections --fail-on-leak --strict --help' -- "$cur"))
 			else
-				COMPREPLY=($(compgen -W '--format --top --help' -- "$cur"))
+				COMPREPLY=($(compgen -W '--format --top --strict --help' -- "$cur"))
 			fi
 			return 0
 		fi
@@ -122,7 +122,7 @@ _gpuspy()
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W '--format --fail-on-growth --threshold --at --top
-				--old --new --help' -- "$cur"))
+				--old --new --strict --help' -- "$cur"))
 			return 0
 		fi
 		;;
@@ -139,7 +139,7 @@ _gpuspy()
 		-n | --top) return 0 ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W '--tensorboard --step --top --help' -- "$cur"))
+			COMPREPLY=($(compgen -W '--tensorboard --step --top --strict --help' -- "$cur"))
 			return 0
 		fi
 		;;

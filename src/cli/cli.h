@@ -83,6 +83,19 @@ int cli_run_path(const char *cmd, const char *path, unsigned back, char **out);
  * to more than one run (their "run" ids). */
 struct rd_process_list;
 void cli_warn_mixed(const char *cmd, const char *what, const struct rd_process_list *list);
+/* The reading library set up for a command that reads around what it
+ * cannot read (STRICT: --strict, that refuses it instead): what it reads
+ * around (rd_notice) is kept, each line once, until cli_notices_say. */
+void cli_read_setup(bool strict);
+/* The notices kept, on stderr, one line each: "gpuspy CMD: warning:
+ * FILE: ...", or, FATAL (nothing usable is left), as the refusals they
+ * are, "gpuspy CMD: FILE: ...".  Each is said once. */
+void cli_notices_say(bool fatal);
+/* The processes of LIST that could not be read (LIST->unreadable): one
+ * line each on stderr, "gpuspy CMD: K of N processes could not be read:
+ * PATH: REASON", and -1 to go on; or, when no process of LIST is left or
+ * STRICT, each refusal as the error it is and EXIT_USAGE. */
+int cli_said_unreadable(const struct rd_process_list *list, bool strict);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 
@@ -107,7 +120,8 @@ struct cli_loaded {
 	} export;
 	const char *at;
 	bool peak;
-	size_t top; /* 0: all */
+	bool strict; /* --strict: a process that cannot be read is fatal */
+	size_t top;  /* 0: all */
 	/* report only: --sections' value (NULL: all), and the PATHs */
 	const char *sections;
 	char **paths;

@@ -38,11 +38,15 @@ static const char usage[] =
 	"  -n, --top N               text: sites listed (default 20; 0 means all)\n"
 	"      --old PATH            a path of the old run (repeatable)\n"
 	"      --new PATH            a path of the new run (repeatable)\n"
+	"      --strict              a process that cannot be read is fatal (default:\n"
+	"                            left out of its side, said on stderr and in the\n"
+	"                            output)\n"
 	"  -h, --help                show this help\n"
 	"\n"
 	"SIZE is bytes, or a number with K, M, G or T (powers of 1024): 512K, 1.5M.\n"
 	"Exit status: 0 no site grew by more than SIZE (always, without\n"
-	"--fail-on-growth); 1 some site did; 2 bad usage or input.\n";
+	"--fail-on-growth), in what could be read; 1 some site did; 2 bad usage,\n"
+	"or a side with no usable input (with --strict: any that cannot be read).\n";
 
 /* A usage error: one line, then status 2. */
 static int usage_error(const char *what, const char *arg)
@@ -52,7 +56,7 @@ static int usage_error(const char *what, const char *arg)
 
 int cmd_diff(int argc, char **argv)
 {
-	enum { OPT_FAIL = 256, OPT_OLD, OPT_NEW };
+	enum { OPT_FAIL = 256, OPT_OLD, OPT_NEW, OPT_STRICT };
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "fail-on-growth", required_argument, NULL, OPT_FAIL },
@@ -61,6 +65,7 @@ int cmd_diff(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "old", required_argument, NULL, OPT_OLD },
 		{ "new", required_argument, NULL, OPT_NEW },
+		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -69,7 +74,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff_setting_row *set = NULL;
 	struct diff_total *tot = NULL;
 	size_t nset = 0, ntot = 0, top = DEFAULT_TOP;
-	bool json = false, named = false;
+	bool json = false, named = false, strict = false;
 	char *owned[2] = { NULL, NULL };
 	int c, e, status = EXIT_OK;
 
@@ -108,6 +113,9 @@ int cmd_diff(int argc, char **argv)
 			top = (size_t)v;
 			break;
 		}
+		case OPT_STRICT:
+			strict = true;
+			break;
 		case OPT_OLD:
 		case OPT_NEW:
 			named = true;
@@ -160,11 +168,18 @@ int cmd_diff(int argc, char **argv)
 		goto done;
 	}
 
+	/* a process that cannot be read is left out of its side and said;
+	 * a side with none left fails the diff */
+	cli_read_setup(strict);
 	for (int k = 0; k < 2; k++) {
 		e = diff_side_load(&d.side[k], d.at_label, &err);
 		if (e < 0) {
 			cli_print_error(&err, e);
 			status = e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+			goto done;
+		}
+		if (cli_said_unreadable(&d.side[k].list, strict) >= 0) {
+			status = EXIT_USAGE;
 			goto done;
 		}
 	}
@@ -193,6 +208,7 @@ int cmd_diff(int argc, char **argv)
 		status = d.failed ? EXIT_GROWTH : EXIT_OK;
 	}
 done:
+	cli_notices_say(false);
 	diff_settings_free(set, nset);
 	free(tot);
 	diff_clear(&d);

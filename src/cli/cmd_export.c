@@ -26,7 +26,8 @@
 #define DEFAULT_TOP 10
 
 static const char usage[] =
-	"Usage: gpuspy export --tensorboard LOGDIR [--step time|mark] [--top N] [PATH...]\n"
+	"Usage: gpuspy export --tensorboard LOGDIR [--step time|mark] [--top N] [--strict]\n"
+	"                     [PATH...]\n"
 	"\n"
 	"Write the history of every process of the PATHs (history.jsonl: live bytes\n"
 	"over time) for another tool.  Each PATH is a run directory, one of its\n"
@@ -42,15 +43,20 @@ static const char usage[] =
 	"                     mark: the number of marks (gpuspy_mark) before the sample\n"
 	"  -n, --top N        headlines with a tag of their own (default 10; 0: all),\n"
 	"                     the sites of each summed; the others in sites/other\n"
+	"      --strict       a process or history that cannot be read is fatal\n"
+	"                     (default: left out, said on stderr, the rest exported)\n"
 	"  -h, --help         show this help\n"
 	"\n"
-	"Exit status: 0 success; 1 gpuspy's own failure (out of memory, cannot\n"
-	"write); 2 bad usage, bad input, or a LOGDIR that is refused.\n";
+	"Exit status: 0 success (processes that could not be read are left out\n"
+	"and said); 1 gpuspy's own failure (out of memory, cannot write); 2 bad\n"
+	"usage, no usable input (or, with --strict, any that cannot be read), or\n"
+	"a LOGDIR that is refused.\n";
 
 static const struct option options[] = {
 	{ "tensorboard", required_argument, NULL, 't' },
 	{ "step", required_argument, NULL, 'S' },
 	{ "top", required_argument, NULL, 'n' },
+	{ "strict", no_argument, NULL, 's' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -194,7 +200,7 @@ static int export_tensorboard(struct cli_loaded *l, const char *logdir, enum tb_
 	struct rd_history *h = calloc(r->nprocs + 1, sizeof(*h));
 	struct export_file *files = calloc(r->nprocs + 1, sizeof(*files));
 	struct rd_error err = { .msg = "" };
-	size_t with = 0;
+	size_t with = 0, refused = 0;
 	char *made = NULL;
 	int e = h && files ? 0 : -ENOMEM, status = EXIT_OK, lfd = -1;
 
@@ -206,7 +212,10 @@ static int export_tensorboard(struct cli_loaded *l, const char *logdir, enum tb_
 		e = load_history(r->procs[i], &h[i], &err);
 	for (size_t i = 0; i < r->nprocs && e == 0; i++) {
 		if (!h[i].present) {
-			cli_error(r->procs[i]->path, "no history.jsonl: nothing to export");
+			/* a refused one was said as it was read around */
+			refused += h[i].refused;
+			if (!h[i].refused)
+				cli_error(r->procs[i]->path, "no history.jsonl: nothing to export");
 			continue;
 		}
 		with++;
@@ -219,6 +228,9 @@ static int export_tensorboard(struct cli_loaded *l, const char *logdir, enum tb_
 	if (e < 0) {
 		cli_print_error(&err, e);
 		status = e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
+	} else if (with == 0 && refused) {
+		cli_notices_say(true);
+		status = EXIT_USAGE;
 	} else if (with == 0) {
 		cli_error(NULL, "no process of these paths has a history: nothing written");
 		status = EXIT_USAGE;
@@ -304,6 +316,9 @@ int cmd_export(int argc, char **argv)
 			if (cli_parse_count(optarg, &top) < 0)
 				return cli_usage_error("export", "--top needs a number, not",
 						       optarg);
+			break;
+		case 's':
+			l.strict = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -839,6 +839,9 @@ int cmd_exporter(int argc, char **argv)
 	const char *top_env;
 	int c, e, status = EXIT_OK;
 
+	/* each process is served or said apart (load_served): a bad history
+	 * is its process's refusal, as it always was */
+	rd_read_setup(NULL, true);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":l:h", opts, NULL)) != -1) {

@@ -17,7 +17,7 @@
 #define DEFAULT_TOP 10
 
 static const char usage[] =
-	"Usage: gpuspy merge [--format text|json] [--top N] [PATH...]\n"
+	"Usage: gpuspy merge [--format text|json] [--top N] [--strict] [PATH...]\n"
 	"\n"
 	"Show the processes of a run side by side: each process's totals, and\n"
 	"per call site what each process gave it, with the process that stands\n"
@@ -27,6 +27,8 @@ static const char usage[] =
 	"  -f, --format FMT   text (default) or json (format " GS_FORMAT_MERGE ")\n"
 	"  -n, --top N        call sites listed (text: default 10; json: all);\n"
 	"                     0 means all\n"
+	"      --strict       a process that cannot be read is fatal (default: left\n"
+	"                     out, said on stderr and in the output)\n"
 	"  -h, --help         show this help\n";
 
 int cmd_merge(int argc, char **argv)

@@ -21,7 +21,7 @@
 
 static const char usage[] =
 	"Usage: gpuspy report [--format FMT] [--at LABEL|--peak] [--top N] [--sections LIST]\n"
-	"                     [--fail-on-leak SIZE] [PATH...]\n"
+	"                     [--fail-on-leak SIZE] [--strict] [PATH...]\n"
 	"\n"
 	"Summarize gpuspy reports.  Each PATH is a run directory (as written by\n"
 	"'gpuspy run'), one of its process directories, or a report file\n"
@@ -49,11 +49,14 @@ static const char usage[] =
 	"                     VMM memory is live at exit (exactly SIZE passes;\n"
 	"                     0: anything live fails); a directory holding no\n"
 	"                     report because nothing was allocated passes\n"
+	"      --strict       a process or history that cannot be read is fatal\n"
+	"                     (default: left out, said on stderr and in the report)\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"SIZE is bytes, or a number with K, M, G or T (powers of 1024): 512K, 1.5M.\n"
-	"Exit status: 0 success (with --fail-on-leak: not more than SIZE live);\n"
-	"1 more than SIZE live, or gpuspy's own failure; 2 bad usage or input.\n";
+	"Exit status: 0 success (with --fail-on-leak: not more than SIZE live in\n"
+	"what could be read); 1 more than SIZE live, or gpuspy's own failure; 2 bad\n"
+	"usage, or no usable input (with --strict: any that cannot be read).\n";
 
 /*
  * --fail-on-leak SIZE, a CI gate on what is live at exit.  Taken out of
@@ -242,17 +245,26 @@ static void warn_missed_doors(const struct rd_process_list *list)
 	}
 }
 
-/* Every process's history.jsonl loaded before anything is printed: one
- * bad file is one line and exit status 2, nothing on stdout. */
+/* Every process's history.jsonl loaded before anything is printed: a bad
+ * one is left out with one line, the others are printed; when none is
+ * left (or with --strict), the bad one's line and exit status 2, nothing
+ * on stdout. */
 static int report_csv(struct cli_loaded *l)
 {
 	struct rd_history *h = calloc(l->rep.nprocs + 1, sizeof(*h));
 	struct rd_error err = { .msg = "" };
+	size_t present = 0, refused = 0;
 	int e = h ? 0 : -ENOMEM;
 
-	for (size_t i = 0; i < l->rep.nprocs && e == 0; i++)
+	for (size_t i = 0; i < l->rep.nprocs && e == 0; i++) {
 		e = load_history(l->rep.procs[i], &h[i], &err);
-	if (e < 0) {
+		present += h[i].present;
+		refused += h[i].refused;
+	}
+	if (e == 0 && refused && !present) {
+		cli_notices_say(true);
+		e = EXIT_USAGE;
+	} else if (e < 0) {
 		cli_print_error(&err, e);
 		e = e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 	} else {

@@ -41,6 +41,7 @@
 #include "growth_view.h"
 #include "load_history.h"
 #include "merge.h"
+#include "print.h"
 #include "util.h"
 
 #define DEFAULT_TOP 10 /* call sites per block when not on a terminal */
@@ -319,6 +320,23 @@ static int refresh(struct top *t, struct rd_error *err)
 		return e;
 	}
 	t->missing = false;
+	/* A process that cannot be read is left out and shown (render) when
+	 * it never could be; one the view holds is mid-replacement, as any
+	 * file that turns bad: the refresh fails, the view stays.  None left
+	 * is a failure like any. */
+	for (size_t i = 0; i < list.nunreadable; i++) {
+		const struct rd_unreadable *u = &list.unreadable[i];
+		bool held = list.n == 0;
+
+		for (size_t k = 0; t->have && !held && k < t->list.n; k++)
+			held = strcmp(t->list.items[k]->path, u->path) == 0;
+		if (held) {
+			e = u->error;
+			snprintf(err->msg, sizeof(err->msg), "%s", u->msg);
+			rd_process_list_clear(&list);
+			return e;
+		}
+	}
 	e = merge_build(&rep, &list, t->sym, err);
 	if (e < 0) {
 		rd_process_list_clear(&list);
@@ -551,6 +569,7 @@ static void render(FILE *out, char **buf, size_t *len, const struct top *t, size
 	if (t->gone && r->partial)
 		fprintf(out, " (process %d has exited without a report)", (int)t->pid);
 	putc('\n', out);
+	text_print_unreadable(out, r, "");
 	/* nothing will change: the figures are the end's, not live ones */
 	if (finished(t)) {
 		if (t->gone && r->partial)
@@ -845,6 +864,9 @@ int cmd_top(int argc, char **argv)
 		symbolizer_free(t.sym);
 		return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
 	}
+	/* on the normal screen too, before the view takes it */
+	if (t.have)
+		cli_said_unreadable(&t.list, false);
 
 	/* The signals that end or redraw the view are taken only while
 	 * waiting (wait_event); a reader that goes away is a write error. */

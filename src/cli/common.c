@@ -20,6 +20,8 @@
 #include "rundir.h"
 #include "util.h"
 
+static void cli_error_prefix(void);
+
 const char cli_report_shortopts[] = ":f:n:s:h";
 const struct option cli_report_options[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -27,6 +29,7 @@ const struct option cli_report_options[] = {
 	{ "at", required_argument, NULL, 'a' },
 	{ "peak", no_argument, NULL, 'p' },
 	{ "sections", required_argument, NULL, 's' },
+	{ "strict", no_argument, NULL, 'S' }, /* a process not read is fatal */
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -190,6 +193,9 @@ int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int
 				return cli_usage_error(cmd, "unknown option", "--sections");
 			l->sections = optarg;
 			break;
+		case 'S':
+			l->strict = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
@@ -214,9 +220,11 @@ int cli_report_load(const char *cmd, struct cli_loaded *l)
 	struct rd_error err = { .msg = "" };
 	int e;
 
-	/* Everything is loaded before anything is printed: one bad file
-	 * fails the whole command rather than yield a partial sum.  No PATH:
-	 * the latest run (cli_run_path). */
+	/* Everything is loaded before anything is printed.  A process that
+	 * cannot be read is left out and said, the others are read
+	 * (cli_said_unreadable); a PATH that is not there, or holds no report
+	 * at all, fails the command.  No PATH: the latest run (cli_run_path). */
+	cli_read_setup(l->strict);
 	for (size_t i = 0; i < l->npaths || (i == 0 && l->npaths == 0); i++) {
 		char *path;
 
@@ -238,6 +246,11 @@ int cli_report_load(const char *cmd, struct cli_loaded *l)
 			rd_process_list_clear(&l->list);
 			return e;
 		}
+	}
+	e = cli_said_unreadable(&l->list, l->strict);
+	if (e >= 0) {
+		rd_process_list_clear(&l->list);
+		return e;
 	}
 	if (l->npaths > 1)
 		cli_warn_mixed(cmd, "these paths", &l->list);
@@ -273,10 +286,87 @@ int cli_report_done(struct cli_loaded *l, int e)
 		cli_error(NULL, "cannot write the output: %s", strerror(-e));
 		status = EXIT_FAILURE_OTHER;
 	}
+	cli_notices_say(false);
 	merge_clear(&l->rep);
 	symbolizer_free(l->sym);
 	rd_process_list_clear(&l->list);
 	return status;
+}
+
+/* The reading library's notices (rd_notice) not said yet: a history read
+ * twice by one command (its growth, its timeline) is said once. */
+static struct cli_notice {
+	enum rd_notice kind;
+	char *line;
+} * notices;
+static size_t nnotices;
+
+static void cli_notice(enum rd_notice kind, const char *line)
+{
+	struct cli_notice *n;
+
+	for (size_t i = 0; i < nnotices; i++)
+		if (strcmp(notices[i].line, line) == 0)
+			return;
+	n = reallocarray(notices, nnotices + 1, sizeof(*notices));
+	if (!n)
+		return;
+	notices = n;
+	n[nnotices].kind = kind;
+	n[nnotices].line = strdup(line);
+	if (n[nnotices].line)
+		nnotices++;
+}
+
+void cli_read_setup(bool strict)
+{
+	rd_read_setup(cli_notice, strict);
+}
+
+void cli_notices_say(bool fatal)
+{
+	for (size_t i = 0; i < nnotices; i++) {
+		const struct cli_notice *n = &notices[i];
+
+		cli_error_prefix();
+		/* the line was sanitized when it was made */
+		if (fatal && n->kind == RD_NOTICE_LEFT_OUT)
+			fprintf(stderr, "%s\n", n->line);
+		else
+			fprintf(stderr, "warning: %s%s\n", n->line,
+				n->kind == RD_NOTICE_LEFT_OUT ? "; left out, the rest is read" :
+								"");
+		free(notices[i].line);
+	}
+	free(notices);
+	notices = NULL;
+	nnotices = 0;
+}
+
+int cli_said_unreadable(const struct rd_process_list *list, bool strict)
+{
+	size_t total = list->n + list->nunreadable;
+
+	if (list->nunreadable == 0)
+		return -1;
+	for (size_t i = 0; i < list->nunreadable; i++) {
+		const struct rd_unreadable *u = &list->unreadable[i];
+
+		cli_error_prefix();
+		/* nothing else to read: the refusal, as for one file */
+		if (list->n == 0) {
+			/* the message was sanitized when it was made */
+			fprintf(stderr, "%s\n", u->msg);
+			continue;
+		}
+		fprintf(stderr, "%zu of %zu %s could not be read: ", list->nunreadable, total,
+			total == 1 ? "process" : "processes");
+		cli_put_clean(stderr, u->path);
+		fprintf(stderr, ": %s\n", u->reason);
+	}
+	if (list->n == 0 || strict)
+		return EXIT_USAGE;
+	return -1;
 }
 
 int cli_usage_error(const char *cmd, const char *what, const char *arg)

@@ -546,13 +546,16 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 		else
 			json_decref(un);
 	}
+	if (r->nunreadable)
+		json_object_set_new(root, "unreadable", json_unreadable_array(r));
 	/* a part that could not be allocated is simply missing: check the
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
 	    json_array_size(ooms) != r->nooms ||
 	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
 					      (size_t)r->torch.present + (list->nunreported > 0) +
-					      (r->folded_sites > 0) + (r->moment != NULL))
+					      (r->folded_sites > 0) + (r->moment != NULL) +
+					      (r->nunreadable > 0))
 		e = -ENOMEM;
 out:
 	json_decref(procs);
@@ -698,6 +701,8 @@ int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 	for (size_t i = 0; i < r->nprocs; i++)
 		json_array_append_new(procs, merge_process_json(r, i));
 	json_object_set(root, "processes", procs);
+	if (r->nunreadable)
+		json_object_set_new(root, "unreadable", json_unreadable_array(r));
 	json_object_set_new(root, "spread", json_spreads_object(r->spread));
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(sites, merge_site_json(r, order[i]));
@@ -705,7 +710,7 @@ int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 	/* a part that could not be allocated is simply missing: check the
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
-	    json_object_size(root) != 4) {
+	    json_object_size(root) != 4 + (r->nunreadable > 0)) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -749,8 +754,16 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		if (one && d->at_label)
 			json_object_set_new(one, "marked_processes",
 					    json_integer((json_int_t)s->marked));
+		if (one && s->rep.nunreadable) {
+			json_t *un = json_unreadable_array(&s->rep);
+
+			if (!un || json_object_set_new(one, "unreadable", un) < 0)
+				e = -ENOMEM;
+		}
 		json_object_set_new(root, k ? "new" : "old", one);
 	}
+	if (e < 0)
+		goto out;
 	for (size_t i = 0; i < nset; i++) {
 		json_t *o = json_object();
 
@@ -873,4 +886,18 @@ out:
 	json_decref(sides);
 	json_decref(root);
 	return e;
+}
+
+json_t *json_unreadable_array(const struct rd_report *r)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < r->nunreadable; i++)
+		json_array_append_new(a, json_pack("{ssss}", "path", r->unreadable[i].path,
+						   "reason", r->unreadable[i].reason));
+	if (a && json_array_size(a) != r->nunreadable) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
 }

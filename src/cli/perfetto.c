@@ -93,6 +93,8 @@ static void perfetto_track_name(const struct rd_report *r, const struct rd_tl_tr
 		snprintf(buf, size, "#%zu %s", s->number, merge_site_name(s));
 	else
 		snprintf(buf, size, "site ?");
+	/* BUF's own end, where SIZE cut it: the trace is JSON, UTF-8 */
+	util_utf8_fix(buf);
 	util_sanitize(buf);
 }
 
@@ -103,13 +105,15 @@ static void perfetto_instant(struct perfetto *pf, int64_t pid, const struct rd_t
 
 	switch (ev->kind) {
 	case RD_TL_MARK:
-		snprintf(name, sizeof(name), "mark: %.200s", ev->label);
+		snprintf(name, sizeof(name), "mark: %.*s", util_utf8_prefix(ev->label, 200),
+			 ev->label);
 		args = json_pack("{s:s, s:I}", "label", ev->label, "live_bytes",
 				 (json_int_t)ev->bytes);
 		break;
 	case RD_TL_SNAPSHOT:
-		snprintf(name, sizeof(name), "snapshot %" PRId64 "%s%.200s", ev->number,
-			 ev->label ? ": " : "", ev->label ? ev->label : "");
+		snprintf(name, sizeof(name), "snapshot %" PRId64 "%s%.*s", ev->number,
+			 ev->label ? ": " : "", util_utf8_prefix(ev->label ? ev->label : "", 200),
+			 ev->label ? ev->label : "");
 		args = json_pack("{s:I, s:s?}", "number", (json_int_t)ev->number, "label",
 				 ev->label);
 		break;

@@ -272,8 +272,9 @@ static uint64_t pprof_location(struct pprof *p, const struct rd_report_frame *f)
 	pb_line *ln;
 
 	if (!fn) {
-		snprintf(name, sizeof(name), "%.40s+0x%" PRIx64, f->module ? f->module : "",
-			 f->offset);
+		snprintf(name, sizeof(name), "%.*s+0x%" PRIx64,
+			 util_utf8_prefix(f->module ? f->module : "", 40),
+			 f->module ? f->module : "", f->offset);
 		fn = name;
 	}
 	if (asprintf(&key, "%d\n%" PRIu64 "\n%" PRIu64 "\n%s\n%s\n%" PRId64, f->python, mid,
@@ -434,8 +435,8 @@ static void pprof_build(struct pprof *p, const struct rd_report *r, const struct
 	if (st->time > 0)
 		p->prof.time_nanos = (int64_t)(st->time * 1e9);
 	if (st->state == STACKS_MARK)
-		snprintf(line, sizeof(line), "gpuspy: live GPU memory at the mark \"%.200s\"",
-			 st->label);
+		snprintf(line, sizeof(line), "gpuspy: live GPU memory at the mark \"%.*s\"",
+			 util_utf8_prefix(st->label, 200), st->label);
 	else
 		snprintf(line, sizeof(line), "gpuspy: live GPU memory %s",
 			 st->state == STACKS_PEAK ? "at the peak (within 1%)" : "at exit");

@@ -144,6 +144,14 @@ void text_print_growth_rate(FILE *out, const struct rd_growth *g);
 void text_print_torch_summary(FILE *out, const struct rd_report_torch *t);
 void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top);
 
+/* R's processes that could not be read (R->unreadable), said near the top
+ * of a text output: a line that counts them (after WHO, "" or "OLD: "),
+ * then one per process, PATH: REASON.  Nothing when there are none. */
+void text_print_unreadable(FILE *out, const struct rd_report *r, const char *who);
+/* The same as the JSON outputs list them ("unreadable", docs/format.md):
+ * [{"path", "reason"}]; NULL on out-of-memory. */
+struct json_t *json_unreadable_array(const struct rd_report *r);
+
 /* A frame as "gpuspy-report/1" writes it; NULL on out-of-memory. */
 struct json_t *json_frame_object(const struct rd_report_frame *f);
 

@@ -531,6 +531,61 @@ int run_print_library(void)
 	return e;
 }
 
+/* Whether NAME is a temporary of the library's, ".<file>.tmp". */
+static bool tmp_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 5 && name[0] == '.' && strcmp(name + n - 4, ".tmp") == 0;
+}
+
+/*
+ * The temporaries a process killed mid-write left (".snapshot.json.tmp"):
+ * in each process directory of RUN_DIR of this host whose process is gone,
+ * every such regular file of ours is removed, relative to the directory,
+ * never through a link.  Nothing else is touched; a process still running
+ * (a daemon the command left) keeps its own.
+ */
+static void sweep_temporaries(const char *run_dir)
+{
+	char host[GS_HOST_SIZE];
+	struct dirent *de;
+	DIR *d = opendir(run_dir);
+
+	if (!d)
+		return;
+	names_host_component(host, sizeof(host));
+	while ((de = readdir(d))) {
+		size_t host_len;
+		struct dirent *e;
+		pid_t pid;
+		DIR *pd;
+		int fd;
+
+		if (names_parse_process_dir(de->d_name, &pid, &host_len) < 0 ||
+		    host_len != strlen(host) || strncmp(de->d_name, host, host_len) != 0 ||
+		    kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		pd = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!pd) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		while ((e = readdir(pd))) {
+			struct stat st;
+
+			if (tmp_name(e->d_name) &&
+			    fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode) && st.st_uid == geteuid())
+				unlinkat(fd, e->d_name, 0);
+		}
+		closedir(pd);
+	}
+	closedir(d);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -643,6 +698,7 @@ int cmd_run(int argc, char **argv)
 
 	status = spawn(argv + optind, &o);
 	record_run(run.dir, run.id, argv + optind, &o);
+	sweep_temporaries(run.dir);
 
 	/* the reports of this run: an explicit directory may hold older ones */
 	reports = discover_has_reports_since(run.dir, explicit ? o.start_time : -1);

@@ -1342,6 +1342,7 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		fprintf(out, "; %zu more %s no report (see PROCESSES)", list->nunreported,
 			plural(list->nunreported, "process wrote", "processes wrote"));
 	putc('\n', out);
+	text_print_unreadable(out, r, "");
 
 	if (want(o, TEXT_SUMMARY)) {
 		fputs("\nSUMMARY\n", out);
@@ -1916,6 +1917,7 @@ int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 	fprintf(out, "gpuspy merge: %zu %s, %zu call %s\n", r->nprocs,
 		r->nprocs == 1 ? "process" : "processes", r->nsites,
 		r->nsites == 1 ? "site" : "sites");
+	text_print_unreadable(out, r, "");
 	e = merge_print_processes(out, r);
 	if (e < 0)
 		return e;
@@ -1957,9 +1959,9 @@ static void print_value(FILE *out, const struct diff_setting *v, int width)
 		int keep = width - (cli_utf8() ? 1 : 3);
 
 		snprintf(buf, sizeof(buf), "%.*s%s",
-			 keep < 0  ? 0 :
-			 keep < 60 ? keep :
-				     60,
+			 util_utf8_prefix(s, keep < 0  ? 0 :
+					     keep < 60 ? (size_t)keep :
+							 60),
 			 s, cli_glyph(CLI_ELLIPSIS));
 		s = buf;
 	}
@@ -1987,7 +1989,8 @@ static void put_name(FILE *out, const char *name)
 		cli_put_clean(out, name);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%.*s%s", (int)sizeof(buf) - 4, name, cli_glyph(CLI_ELLIPSIS));
+	snprintf(buf, sizeof(buf), "%.*s%s", util_utf8_prefix(name, sizeof(buf) - 4), name,
+		 cli_glyph(CLI_ELLIPSIS));
 	cli_put_clean(out, buf);
 }
 
@@ -2162,6 +2165,8 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 		fprintf(out, " (%zu %s)", s->list.n, s->list.n == 1 ? "process" : "processes");
 	}
 	putc('\n', out);
+	text_print_unreadable(out, ro, "OLD: ");
+	text_print_unreadable(out, rn, "NEW: ");
 
 	fprintf(out, "\nSETTINGS%*s%-32s %s\n", 27 - 8, "", "OLD", "NEW");
 	for (size_t i = 0; i < nset; i++) {
@@ -2192,7 +2197,8 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 	if (d->at_label) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "live at \"%.40s\"", d->at_label);
+		snprintf(name, sizeof(name), "live at \"%.*s\"", util_utf8_prefix(d->at_label, 40),
+			 d->at_label);
 		util_sanitize(name);
 		print_total(out, name, d->side[0].at_total, d->side[1].at_total);
 	}
@@ -2284,4 +2290,22 @@ int text_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 			fprintf(out, "\nOK: no site grew by more than %s\n", a);
 	}
 	return ferror(out) ? -EIO : 0;
+}
+
+void text_print_unreadable(FILE *out, const struct rd_report *r, const char *who)
+{
+	size_t total = r->nprocs + r->nunreadable;
+
+	if (r->nunreadable == 0)
+		return;
+	fprintf(out, "%s%zu of %zu %s could not be read, left out of every figure:\n", who,
+		r->nunreadable, total, total == 1 ? "process" : "processes");
+	for (size_t i = 0; i < r->nunreadable; i++) {
+		fputs("  ", out);
+		cli_put_clean(out, r->unreadable[i].path);
+		fputs(": ", out);
+		/* sanitized when it was made */
+		fputs(r->unreadable[i].reason, out);
+		putc('\n', out);
+	}
 }

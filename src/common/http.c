@@ -11,11 +11,13 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -336,15 +338,22 @@ int http_start(const struct http_opts *o, struct http_server **out, char *err, s
 	 * never delivered there, in the middle of libmicrohttpd. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	s->daemon = s->api.start(
-		MHD_USE_POLL_INTERNAL_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
-		NULL, NULL, http_access, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-		MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)(o->max_conn ? o->max_conn : HTTP_DEFAULT_CONN),
-		MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)(o->timeout_s ? o->timeout_s : HTTP_DEFAULT_TIMEOUT_S),
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)(o->memory ? o->memory : HTTP_DEFAULT_MEMORY), MHD_OPTION_END);
+	/* MHD_USE_ITC: at the connection limit libmicrohttpd stops polling
+	 * the listening socket, so shutting it down (its default wake-up on
+	 * Linux) no longer wakes the thread, and a stop would wait for the
+	 * poll's timeout, the connection timeout, with every idle client */
+	s->daemon =
+		s->api.start(MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC |
+				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+			     0, NULL, NULL, http_access, s, MHD_OPTION_LISTEN_SOCKET,
+			     (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
+			     (unsigned int)(o->max_conn ? o->max_conn : HTTP_DEFAULT_CONN),
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+			     (unsigned int)(o->per_ip ? o->per_ip : HTTP_DEFAULT_PER_IP),
+			     MHD_OPTION_CONNECTION_TIMEOUT,
+			     (unsigned int)(o->timeout_s ? o->timeout_s : HTTP_DEFAULT_TIMEOUT_S),
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+			     (size_t)(o->memory ? o->memory : HTTP_DEFAULT_MEMORY), MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!s->daemon) {
 		rc = -EIO;
@@ -371,12 +380,68 @@ int http_port(const struct http_server *s)
 	return s->port;
 }
 
+/* The stop, in a thread of its own so that its caller can stop waiting.
+ * STATE says who frees: the stopper when the caller has left, else the
+ * caller, once the stopper is joined. */
+enum { STOP_RUNNING, STOP_DONE, STOP_LEFT };
+struct http_stopper {
+	struct http_server *s;
+	atomic_int state;
+};
+
+static void *http_stopper_main(void *arg)
+{
+	struct http_stopper *st = arg;
+
+	st->s->api.stop(st->s->daemon);
+	if (atomic_exchange(&st->state, STOP_DONE) == STOP_LEFT) {
+		free(st->s);
+		free(st);
+	}
+	return NULL;
+}
+
 void http_stop(struct http_server *s)
 {
+	struct http_stopper *st;
+	struct timespec until;
+	sigset_t all, old;
+	pthread_t t;
+	int e;
+
 	if (!s)
 		return;
-	s->api.stop(s->daemon);
+	st = calloc(1, sizeof(*st));
+	if (st) {
+		st->s = s;
+		atomic_init(&st->state, STOP_RUNNING);
+		/* no signal of the program in a thread inside libmicrohttpd */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		e = pthread_create(&t, NULL, http_stopper_main, st);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (!st || e != 0) {
+		/* no thread for the deadline: the stop itself, which the
+		 * inter-thread channel keeps short */
+		free(st);
+		s->api.stop(s->daemon);
+		free(s);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += (long)HTTP_STOP_DEADLINE_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	if (pthread_clockjoin_np(t, NULL, CLOCK_MONOTONIC, &until) != 0) {
+		pthread_detach(t);
+		/* past the deadline: the stopper frees both when (if) the
+		 * stop returns; done meanwhile, they are ours */
+		if (atomic_exchange(&st->state, STOP_LEFT) == STOP_RUNNING)
+			return;
+	}
 	/* a socket passed with MHD_OPTION_LISTEN_SOCKET is closed by MHD_stop_daemon */
+	free(st);
 	free(s);
 }
 

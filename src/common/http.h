@@ -5,8 +5,8 @@
  * exporter).  Built on libmicrohttpd, which is dlopen()ed the first time a
  * server starts and never linked, so that libgpuspy.so needs only libc.
  *
- * What a client can do is bounded: a connection limit, a per-connection
- * timeout, a request memory limit (a request line or headers larger than
+ * What a client can do is bounded: a connection limit, one per client
+ * address, a per-connection timeout, a request memory limit (a request line or headers larger than
  * it get 414/431 or a closed socket), GET and HEAD only (405 with Allow
  * otherwise); malformed requests get 400 from libmicrohttpd.  The server
  * runs in one thread of its own, started with every signal blocked, so the
@@ -26,6 +26,12 @@
 #define HTTP_DEFAULT_CONN      32
 #define HTTP_DEFAULT_TIMEOUT_S 5
 #define HTTP_DEFAULT_MEMORY    ((size_t)32 * 1024)
+/* connections of one client address at once: a scraper needs one, a few
+ * scrapers of one host a few; one address never holds every slot */
+#define HTTP_DEFAULT_PER_IP 8
+/* how long http_stop waits for the server's thread before it leaves it:
+ * a process exiting is never held by its clients */
+#define HTTP_STOP_DEADLINE_MS 200
 
 /* "[::1]:65535" and the like, with the terminating NUL */
 #define HTTP_ADDR_MAX 64
@@ -54,6 +60,7 @@ struct http_opts {
 	http_handler_fn handler;
 	void *ctx;
 	unsigned max_conn;  /* 0: HTTP_DEFAULT_CONN */
+	unsigned per_ip;    /* of one client address; 0: HTTP_DEFAULT_PER_IP */
 	unsigned timeout_s; /* 0: HTTP_DEFAULT_TIMEOUT_S */
 	size_t memory;	    /* per connection; 0: HTTP_DEFAULT_MEMORY */
 	const char *lib;    /* the library to dlopen; NULL: HTTP_LIB_SONAME */
@@ -92,7 +99,14 @@ int http_start(const struct http_opts *o, struct http_server **out, char *err, s
 const char *http_bound(const struct http_server *s);
 int http_port(const struct http_server *s);
 
-/* Stops serving (waits for the server's thread) and frees S; NULL is fine. */
+/*
+ * Stops serving and frees S; NULL is fine.  Every connection is closed at
+ * once, idle or halfway through a request: the server's thread is woken
+ * through libmicrohttpd's inter-thread channel, not by its poll timeout.
+ * Waits at most HTTP_STOP_DEADLINE_MS for that thread; past it (a
+ * libmicrohttpd that does not wake) it returns and leaves the server, its
+ * thread and S as they are, for the process's exit to end.
+ */
 void http_stop(struct http_server *s);
 
 /*

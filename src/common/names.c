@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,6 +75,9 @@ void names_host(char *buf, size_t size)
 	if (gethostname(buf, size) != 0)
 		snprintf(buf, size, "unknown");
 	buf[size - 1] = '\0';
+	/* a name all the same: readers refuse an empty one */
+	if (!buf[0])
+		snprintf(buf, size, "unknown");
 }
 
 /* snprintf's count as 0 or -ENAMETOOLONG */
@@ -82,11 +86,39 @@ static int fit(int n, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+void names_host_component(char *buf, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char host[GS_HOST_SIZE];
+	size_t n = 0;
+
+	names_host(host, sizeof(host));
+	for (const unsigned char *p = (const unsigned char *)host; *p; p++) {
+		bool plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			     (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
+			     (*p == '.' && p != (const unsigned char *)host);
+
+		if (n + (plain ? 1 : 3) >= size)
+			break;
+		if (plain) {
+			buf[n++] = (char)*p;
+		} else {
+			buf[n++] = '%';
+			buf[n++] = hex[*p >> 4];
+			buf[n++] = hex[*p & 15];
+		}
+	}
+	buf[n] = '\0';
+	/* nothing left (no name, or no room): a name all the same */
+	if (n == 0)
+		snprintf(buf, size, "unknown");
+}
+
 int names_process_dir(char *buf, size_t size, pid_t pid)
 {
 	char host[GS_HOST_SIZE];
 
-	names_host(host, sizeof(host));
+	names_host_component(host, sizeof(host));
 	return fit(snprintf(buf, size, "%s-%d", host, (int)pid), size);
 }
 
@@ -94,7 +126,7 @@ int names_process_path(char *buf, size_t size, const char *run_dir, pid_t pid)
 {
 	char host[GS_HOST_SIZE];
 
-	names_host(host, sizeof(host));
+	names_host_component(host, sizeof(host));
 	return fit(snprintf(buf, size, "%s/%s-%d", run_dir, host, (int)pid), size);
 }
 

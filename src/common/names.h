@@ -100,12 +100,23 @@ int names_fw_counter_parse(const char *s);
 /*
  * This machine's name in BUF (SIZE > 0), always NUL-terminated: "unknown"
  * (truncated to fit) when gethostname fails, which it does when the name
- * does not fit.  The only caller of gethostname in gpuspy.
+ * does not fit, or gives an empty name.  The only caller of gethostname
+ * in gpuspy.
  */
 void names_host(char *buf, size_t size);
 
 /*
- * "<host>-<pid>", the name of process PID's directory on this machine.
+ * This machine's name as a path component, in BUF (SIZE > 0): the host
+ * name is data (a container's, a hostile administrator's: "../../esc"),
+ * so every byte but A-Z a-z 0-9 '_' '-' and a '.' that does not lead is
+ * written %XX, and nothing is "", "." or "..", nor hidden; cut at an
+ * escape's edge to fit.  "unknown" when there is no name.
+ */
+void names_host_component(char *buf, size_t size);
+
+/*
+ * "<host>-<pid>", the name of process PID's directory on this machine,
+ * its host as names_host_component writes it.
  * 0, or -ENAMETOOLONG when it did not fit: BUF then holds as much as fit,
  * NUL-terminated (nothing when SIZE is 0).  Same for the functions below.
  */

@@ -9,6 +9,11 @@
 #define GS_MAX_SITES_DEFAULT 2000
 #define GS_MAX_SITES_MAX     (1u << 24)
 
+/* GPUSPY_MAX_DISTINCT_SITES: the call sites kept apart (sites.c); 0 = no
+ * cap.  About 1.3 KiB each (a 16-frame stack): 100,000 are 130 MiB. */
+#define GS_MAX_DISTINCT_SITES_DEFAULT 100000
+#define GS_MAX_DISTINCT_SITES_MAX     (1u << 30)
+
 struct gs_config {
 	const char *output_dir;		/* as given, GS_OUTPUT_DIR_DEFAULT when unset */
 	const char *output_given;	/* GPUSPY_OUTPUT_DIR, NULL when unset or empty */
@@ -19,6 +24,7 @@ struct gs_config {
 	unsigned long long interval_us; /* GPUSPY_INTERVAL, 0 = no snapshots */
 	int signal;			/* GPUSPY_SIGNAL: on-demand snapshots, 0 = off */
 	unsigned max_sites;		/* GPUSPY_MAX_SITES: listed per ranking, 0 = all */
+	unsigned max_distinct_sites;	/* GPUSPY_MAX_DISTINCT_SITES: kept apart, 0 = all */
 	bool nvml;			/* GPUSPY_NVML: the outside view in snapshots */
 	bool torch;	    /* GPUSPY_TORCH: PyTorch's live blocks by Python line (torch_probe.c) */
 	bool frameworks;    /* GPUSPY_FRAMEWORKS: the frameworks' own counters (fw_view.py) */

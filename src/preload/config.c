@@ -29,6 +29,7 @@
 		.output_dir = GS_OUTPUT_DIR_DEFAULT, .depth = 16, .py_depth = 32,                  \
 		.interval_us = GS_INTERVAL_DEFAULT_US, .signal = GS_SIGNAL_DEFAULT, .nvml = true,  \
 		.torch = true, .frameworks = true, .max_sites = GS_MAX_SITES_DEFAULT,              \
+		.max_distinct_sites = GS_MAX_DISTINCT_SITES_DEFAULT,                               \
 		.prometheus_top = PROM_TOP_DEFAULT,                                                \
 	}
 
@@ -246,6 +247,8 @@ void config_load(void)
 	load_uint("GPUSPY_DEPTH", GS_MAX_DEPTH, &gs_config.depth);
 	load_uint("GPUSPY_PYTHON_DEPTH", GS_MAX_PY_DEPTH, &gs_config.py_depth);
 	load_uint("GPUSPY_MAX_SITES", GS_MAX_SITES_MAX, &gs_config.max_sites);
+	load_uint("GPUSPY_MAX_DISTINCT_SITES", GS_MAX_DISTINCT_SITES_MAX,
+		  &gs_config.max_distinct_sites);
 	load_interval();
 	load_signal();
 	load_unwind();
@@ -264,6 +267,13 @@ void config_load(void)
 	load_bool("GPUSPY_FRAMEWORKS", &gs_config.frameworks);
 	load_bool("GPUSPY_QUIET", &gs_config.quiet);
 	load_bool("GPUSPY_DISABLE", &gs_config.disabled);
+	/* A set-user-ID or set-group-ID program (or one given capabilities)
+	 * runs as another user than the one who started it, whose files and
+	 * working directory these are not: gpuspy records nothing there,
+	 * writes nothing and says nothing (GPUSPY_* is not read there
+	 * either), as if it were not loaded. */
+	if (getauxval(AT_SECURE))
+		gs_config.disabled = true;
 	if (early_cut)
 		config_warn("the environment's GPUSPY_* settings were too long to read before "
 			    "the C library started; some have their defaults");

@@ -48,8 +48,8 @@
 static struct http_server *server;
 static struct site_walk walk;
 static bool device_seen[GS_MAX_DEVICES];
-/* set once before `served`, read by any thread after it; the exit report
- * still names the address, though the server stopped just before */
+/* set once before `served`, read by any thread after it; the exit report,
+ * written before the server stops, names it */
 static char bound[HTTP_ADDR_MAX];
 static atomic_bool served;
 

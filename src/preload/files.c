@@ -82,6 +82,26 @@ bool files_lasting(int err)
 	}
 }
 
+int files_write_all(int fd, const void *buf, size_t len, size_t *done)
+{
+	const char *p = buf;
+	size_t n = 0;
+
+	while (n < len) {
+		ssize_t k = write(fd, p + n, len - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			*done = n;
+			return k < 0 ? errno : ENOSPC;
+		}
+		n += (size_t)k;
+	}
+	*done = n;
+	return 0;
+}
+
 void files_guard_begin(struct files_guard *g)
 {
 	sigset_t xfsz, pending;

@@ -37,6 +37,14 @@ int files_write(const char *dir, const char *name, int (*fn)(FILE *, const struc
 bool files_lasting(int err);
 
 /*
+ * LEN bytes of BUF to FD, written again after a short write until all are
+ * or one fails: 0, or that write's errno (EFBIG under a file size limit,
+ * ENOSPC on a full disk; a write that writes nothing without one is
+ * ENOSPC), never a stale errno.  *DONE: the bytes written.
+ */
+int files_write_all(int fd, const void *buf, size_t len, size_t *done);
+
+/*
  * Around gpuspy's own writes, on the writing thread: SIGXFSZ blocked, so
  * that a file size limit (ulimit -f) makes the write fail with EFBIG
  * instead of killing the program, and a SIGXFSZ that our write left

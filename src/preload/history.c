@@ -120,6 +120,9 @@ struct top_site {
 
 static struct {
 	bool set, off, open;
+	/* the file lacks lines memory holds (a write failed for now): it is
+	 * rewritten from memory at the next sample, appends wait until then */
+	bool rewrite;
 	pid_t pid;
 	char dir[4400];
 	double start, interval_s;
@@ -373,30 +376,39 @@ static void put_bucket(struct out *o, const struct bucket *b, const long long *v
 }
 
 /*
- * One line, one write(2).  A write that wrote nothing (a full disk, a
- * file size limit, for now) loses that line only, said once; one that
- * wrote part of it would leave half a line in the middle of the file, so
- * history stops there.
+ * One line, one write(2) (a short one is finished, files_write_all).  A
+ * write that fails for now (a full disk, a file size limit) is said once
+ * with its own errno, the part of the line it wrote is cut back off, and
+ * the file waits for a rewrite from memory (h.rewrite, at the next
+ * sample), which gives back the lines lost meanwhile: memory holds them.
+ * A lasting failure ends history.
  */
 static void append(const char *line, size_t len)
 {
 	struct files_guard g;
-	ssize_t n;
+	size_t done;
 	int err;
 
-	if (!h.open)
+	if (!h.open || h.rewrite)
 		return;
 	files_guard_begin(&g);
-	n = write(h.fd, line, len);
-	err = errno;
+	err = files_write_all(h.fd, line, len, &done);
+	/* a torn line would be in the middle of the file once appends
+	 * resume; if it cannot be cut, it stays the last until the rewrite
+	 * replaces the file, and a reader drops a torn last line */
+	if (err && done && ftruncate(h.fd, (off_t)h.bytes) < 0)
+		done = 0; /* the rewrite will do */
 	files_guard_end(&g);
-	if (n < 0 && !files_lasting(err)) {
-		gs_problem(GS_PROBLEM_HISTORY, err, "history: a line lost in %s/%s: %s", h.dir,
-			   GS_FILE_HISTORY, strerror(err));
+	if (err && files_lasting(err)) {
+		history_off("cannot append to", err);
 		return;
 	}
-	if (n != (ssize_t)len) {
-		history_off("cannot append to", n < 0 ? err : ENOSPC);
+	if (err) {
+		gs_problem(GS_PROBLEM_HISTORY, err,
+			   "history: cannot append to %s/%s: %s; kept in memory, written again "
+			   "when it can be",
+			   h.dir, GS_FILE_HISTORY, strerror(err));
+		h.rewrite = true;
 		return;
 	}
 	h.bytes += len;
@@ -733,10 +745,11 @@ static void sink_line(struct sink *k, const struct out *o, const char *line)
 	if (k->err)
 		return;
 	if (k->len + n > sizeof(k->buf)) {
-		if (write(k->fd, k->buf, k->len) != (ssize_t)k->len) {
-			k->err = errno ? errno : ENOSPC;
+		size_t done;
+
+		k->err = files_write_all(k->fd, k->buf, k->len, &done);
+		if (k->err)
 			return;
-		}
 		k->len = 0;
 	}
 	memcpy(k->buf + k->len, line, n);
@@ -818,8 +831,11 @@ static void compact(void)
 	}
 	while (e < h.nev)
 		sink_event(&k, e++);
-	if (!k.err && k.len && write(k.fd, k.buf, k.len) != (ssize_t)k.len)
-		k.err = errno ? errno : ENOSPC;
+	if (!k.err && k.len) {
+		size_t done;
+
+		k.err = files_write_all(k.fd, k.buf, k.len, &done);
+	}
 	/* No fsync: the appends are not synced either, and a process's
 	 * death, unlike the machine's, loses nothing the kernel holds. */
 	if (!k.err && renameat(dfd, tmp, dfd, GS_FILE_HISTORY) < 0)
@@ -842,6 +858,10 @@ static void compact(void)
 	h.fd = k.fd;
 	h.bytes = h.compacted = k.bytes;
 	h.compactions++;
+	if (h.rewrite)
+		gs_warn("history: %s/%s is whole again, rewritten from memory", h.dir,
+			GS_FILE_HISTORY);
+	h.rewrite = false;
 }
 
 /* A series of the PyTorch view's: its slot (1 + slot in *AT), made
@@ -1023,7 +1043,7 @@ void history_end(void)
 		append(h.line, (size_t)(o.p - h.line));
 	to_recent(h.t, h.cur);
 	h.samples++;
-	if (h.open && h.bytes > FILE_MIN && h.bytes > 2 * h.compacted)
+	if (h.open && (h.rewrite || (h.bytes > FILE_MIN && h.bytes > 2 * h.compacted)))
 		compact();
 	gs_unlock(&gs_events_lock);
 }

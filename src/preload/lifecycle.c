@@ -327,11 +327,14 @@ __attribute__((constructor)) static void gpuspy_ctor(void)
 __attribute__((destructor)) static void gpuspy_dtor(void)
 {
 	writer_stop();
-	endpoint_stop();
 	if (atomic_load(&gs_state.active) && !atomic_load(&gs_state.silent)) {
 		/* The history's last sample is the state at exit: the writer
 		 * thread, joined above, no longer touches it. */
 		history_tick();
 		events_exit();
 	}
+	/* After the report, which therefore never waits on the server; the
+	 * server only copies the last page meanwhile, and its stop closes
+	 * every client at once, within a deadline (http_stop). */
+	endpoint_stop();
 }

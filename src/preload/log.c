@@ -28,6 +28,15 @@ static __attribute__((format(printf, 1, 0))) void vlog(const char *fmt, va_list 
 	n += m;
 	if (n > (int)sizeof(buf) - 64)
 		n = (int)sizeof(buf) - 64;
+	/* a path, a host or a symbol in the message is data: a newline or a
+	 * terminal's escape in it would make a second line, or a command */
+	for (unsigned char *p = (unsigned char *)buf; p < (unsigned char *)buf + n; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+		else if (p[0] == 0xc2 && p + 1 < (unsigned char *)buf + n && p[1] >= 0x80 &&
+			 p[1] <= 0x9f)
+			p[0] = p[1] = '?';
+	}
 	n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s\n", suffix);
 	/* stderr may be a file under a size limit too */
 	files_guard_begin(&g);

@@ -11,14 +11,21 @@
  * resolved to module + offset, which takes the loader's lock in dladdr)
  * with no gpuspy lock held, then inserted; a racing twin is dropped.
  * Sites are never freed, so a cached pointer stays valid.
+ *
+ * Each costs about 1.3 KiB, so their number is capped
+ * (GPUSPY_MAX_DISTINCT_SITES): past it, a stack not met yet is counted
+ * in one site per kind of memory, without a stack (said once on stderr),
+ * and memory stays bounded however many distinct stacks a program makes.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf.h"
 #include "core.h"
 #include "counters.h"
 #include "locks.h"
+#include "log.h"
 #include "pystack.h"
 #include "sites.h"
 #include "unwind.h"
@@ -58,6 +65,9 @@ static GS_TLS struct {
 
 static _Atomic(struct gs_site *) all_sites;
 static atomic_uint n_sites;
+/* past the cap: per kind, the site of every stack not met before it */
+static _Atomic(struct site_node *) beyond[GS_KIND_COUNT];
+static atomic_bool beyond_said;
 
 static uint64_t key_hash(const struct site_key *k, size_t len)
 {
@@ -134,6 +144,39 @@ static void site_drop(struct site_node *n)
 	free(n);
 }
 
+/* Published on the list of every site, with its id: the report walks it. */
+static void site_publish(struct site_node *n)
+{
+	n->site.id = atomic_fetch_add(&n_sites, 1);
+	n->site.next_all = atomic_load(&all_sites);
+	while (!atomic_compare_exchange_weak(&all_sites, &n->site.next_all, &n->site))
+		;
+}
+
+/* KIND's site for stacks past the cap, made the first time (a racing
+ * twin is dropped); NULL on out-of-memory. */
+static struct gs_site *site_beyond(enum gs_api api, enum gs_kind kind, enum gs_door door)
+{
+	struct site_key k = { .api = (uint8_t)api, .kind = (uint8_t)kind };
+	struct site_node *n = atomic_load(&beyond[kind]), *none = NULL;
+
+	if (n)
+		return &n->site;
+	n = site_new(&k, sizeof(k), door);
+	if (!n)
+		return NULL;
+	if (!atomic_compare_exchange_strong(&beyond[kind], &none, n)) {
+		site_drop(n);
+		return &none->site;
+	}
+	site_publish(n);
+	if (!atomic_exchange(&beyond_said, true))
+		gs_warn("%u distinct call sites (GPUSPY_MAX_DISTINCT_SITES): those met from now "
+			"on are counted in one site per kind of memory, without a stack",
+			gs_config.max_distinct_sites);
+	return &n->site;
+}
+
 struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
 			    const uintptr_t *pcs, unsigned depth, const struct gs_pyraw *py,
 			    unsigned pydepth)
@@ -178,6 +221,11 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 		return &n->site;
 	}
 
+	/* a new stack past the cap: not kept apart (a race may let a few
+	 * more in than the cap: memory stays bounded all the same) */
+	if (gs_config.max_distinct_sites &&
+	    atomic_load_explicit(&n_sites, memory_order_relaxed) >= gs_config.max_distinct_sites)
+		return site_beyond(api, kind, door);
 	n = site_new(&u.k, len, door);
 	if (!n)
 		return NULL;
@@ -194,12 +242,9 @@ struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door doo
 			site_drop(n);
 			return NULL;
 		}
-		n->site.id = atomic_fetch_add(&n_sites, 1);
 		/* Published while the shard lock is held, so the report's walk
 		 * of all_sites sees a fully built site. */
-		n->site.next_all = atomic_load(&all_sites);
-		while (!atomic_compare_exchange_weak(&all_sites, &n->site.next_all, &n->site))
-			;
+		site_publish(n);
 	}
 	gs_unlock(lk);
 	if (twin) {

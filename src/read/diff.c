@@ -143,6 +143,9 @@ int diff_side_load(struct diff_side *s, const char *at_label, struct rd_error *e
 		if (e < 0)
 			return e;
 	}
+	/* every process unreadable: the caller says so (list.unreadable) */
+	if (s->list.n == 0 && s->list.nunreadable)
+		return 0;
 	e = symbolizer_new(&s->sym);
 	if (e < 0)
 		return e;

@@ -105,7 +105,9 @@ int64_t diff_abs_sat(int64_t x);
 int diff_add_path(struct diff_side *s, char *path);
 /* Load, symbolize and merge every path of S; with AT_LABEL, what each
  * merged site held at the last mark of that label (-EINVAL, naming the
- * labels there are, when no process has one). */
+ * labels there are, when no process has one).  Processes that cannot be
+ * read are left out (S->list.unreadable); when no other is left, 0 with
+ * nothing built. */
 int diff_side_load(struct diff_side *s, const char *at_label, struct rd_error *err);
 void diff_side_clear(struct diff_side *s);
 

@@ -49,6 +49,59 @@ static int list_add(struct rd_process_list *list, struct rd_process *p)
 	return 0;
 }
 
+/* PATH's process left out, ERR saying why and E (-errno) how: the
+ * others are read.  0, or -ENOMEM. */
+static int add_unreadable(struct rd_process_list *list, const char *path,
+			  const struct rd_error *err, int e)
+{
+	struct rd_unreadable *items, *u;
+	char *clean = strdup(path);
+	size_t n;
+
+	items = clean ? reallocarray(list->unreadable, list->nunreadable + 1, sizeof(*items)) :
+			NULL;
+	if (!items) {
+		free(clean);
+		return -ENOMEM;
+	}
+	list->unreadable = items;
+	u = &items[list->nunreadable];
+	u->path = strdup(path);
+	u->msg = strdup(err->msg[0] ? err->msg : strerror(-e));
+	if (!u->path || !u->msg) {
+		free(u->path);
+		free(u->msg);
+		free(clean);
+		return -ENOMEM;
+	}
+	u->error = e;
+	/* the message names the file as rd_error_set does: sanitized */
+	util_sanitize(clean);
+	n = strlen(clean);
+	u->reason = u->msg;
+	if (strncmp(u->msg, clean, n) == 0 && u->msg[n] == '/' && u->msg[n + 1])
+		u->reason = u->msg + n + 1;
+	else if (strncmp(u->msg, clean, n) == 0 && u->msg[n] == ':' && u->msg[n + 1] == ' ')
+		u->reason = u->msg + n + 2;
+	free(clean);
+	list->nunreadable++;
+	return 0;
+}
+
+/* R, the result of reading process PATH: a refusal (anything but -ENOMEM)
+ * becomes an entry of LIST's unreadable, and 0. */
+static int read_around(struct rd_process_list *list, const char *path, int r, struct rd_error *err)
+{
+	if (r >= 0 || r == -ENOMEM)
+		return r;
+	r = add_unreadable(list, path, err, r);
+	if (r == 0)
+		err->msg[0] = '\0';
+	else
+		rd_error_set(err, path, "out of memory");
+	return r;
+}
+
 /* How far apart two clocks' readings of one moment may lie: the boot time
  * of /proc/stat is whole seconds, and both clocks are stepped by NTP. */
 #define CLOCK_SLACK_S 2.0
@@ -108,12 +161,14 @@ static int proc_start_time(pid_t pid, double *t)
  * another process. */
 static int still_running(const char *host, int64_t pid, double started, double not_after)
 {
-	char here[GS_HOST_SIZE], path[64];
+	char here[GS_HOST_SIZE], dir[GS_HOST_SIZE], path[64];
 	double t = 0;
 	int r;
 
+	/* HOST as a report says it, or as a process directory's name does */
 	names_host(here, sizeof(here));
-	if (strcmp(host, here) != 0 || pid <= 0 || pid > INT32_MAX)
+	names_host_component(dir, sizeof(dir));
+	if ((strcmp(host, here) != 0 && strcmp(host, dir) != 0) || pid <= 0 || pid > INT32_MAX)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (access(path, F_OK) < 0)
@@ -479,7 +534,7 @@ static void run_said(const struct rd_run *run, char *buf, size_t size)
 static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd_error *err)
 {
 	char **names = NULL;
-	size_t n = 0, cap = 0, found = 0;
+	size_t n = 0, cap = 0, found = 0, unreadable = 0;
 	struct rd_run run;
 	struct dirent *de;
 	DIR *d;
@@ -532,9 +587,21 @@ static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd
 		 * error, and listed when it is empty, as the library left
 		 * it. */
 		r = has_report(dir, names[i], &file);
+		if (r < 0 && r != -ENOMEM) {
+			/* a process directory that cannot be searched, a
+			 * report that cannot be looked at: left out */
+			char *sub = util_path_join(dir, names[i]);
+
+			rd_error_set(err, file ? file : sub ? sub : dir, "%s", strerror(-r));
+			r = sub ? read_around(list, sub, r, err) : -ENOMEM;
+			free(sub);
+			free(file);
+			if (r < 0)
+				goto out;
+			unreadable++;
+			continue;
+		}
 		if (r < 0) {
-			if (file)
-				rd_error_set(err, file, "%s", strerror(-r));
 			free(file);
 			goto out;
 		}
@@ -551,14 +618,21 @@ static int load_run_dir(struct rd_process_list *list, const char *dir, struct rd
 			goto out;
 		}
 		r = load_one(list, file, display, true, &run, err);
+		if (r < 0 && r != -ENOMEM) {
+			/* one bad process does not hide the others */
+			r = read_around(list, display, r, err);
+			unreadable++;
+		} else if (r == 0) {
+			found++;
+		}
 		free(display);
 		free(file);
 		if (r < 0)
 			goto out;
-		found++;
 	}
 	r = 0;
-	if (found == 0) {
+	/* only bad processes: the caller says so, as it does for any */
+	if (found == 0 && unreadable == 0) {
 		char what[256];
 
 		run_said(&run, what, sizeof(what));
@@ -602,9 +676,10 @@ out:
 	return r;
 }
 
-/* Process directory PATH, whose report is FILE (process_report). */
+/* Process directory PATH, whose report is FILE (process_report); AROUND:
+ * a refused report is listed as unreadable (read_around), not returned. */
 static int load_process_dir(struct rd_process_list *list, const char *path, const char *file,
-			    struct rd_error *err)
+			    bool around, struct rd_error *err)
 {
 	/* its run's run.json, one level up */
 	struct rd_run run = { .exit_status = -1 };
@@ -616,10 +691,13 @@ static int load_process_dir(struct rd_process_list *list, const char *path, cons
 		r = -ENOMEM;
 	else if (names_parse_process_dir(util_basename(path), &pid, NULL) == 0)
 		r = load_run(parent, &run, err);
-	if (r >= 0)
+	if (r >= 0) {
 		r = load_one(list, file, path, true, &run, err);
-	else if (r == -ENOMEM)
+		if (around)
+			r = read_around(list, path, r, err);
+	} else if (r == -ENOMEM) {
 		rd_error_set(err, path, "out of memory");
+	}
 	rd_run_clear(&run);
 	free(parent);
 	return r;
@@ -643,17 +721,19 @@ int discover_path(struct rd_process_list *list, const char *path, struct rd_erro
 		return r;
 	}
 	if (!S_ISDIR(st.st_mode))
-		return load_one(list, path, path, false, NULL, err);
+		return read_around(list, path, load_one(list, path, path, false, NULL, err), err);
 
 	r = process_report(path, &file);
-	if (r > 0)
-		r = load_process_dir(list, path, file, err);
-	else if (r == 0)
+	if (r > 0) {
+		r = load_process_dir(list, path, file, true, err);
+	} else if (r == 0) {
 		r = load_run_dir(list, path, err);
-	else if (file)
-		rd_error_set(err, file, "%s", strerror(-r));
-	else
+	} else if (r != -ENOMEM) {
+		rd_error_set(err, file ? file : path, "%s", strerror(-r));
+		r = read_around(list, path, r, err);
+	} else {
 		rd_error_set(err, path, "out of memory");
+	}
 	free(file);
 	return r;
 }
@@ -665,7 +745,7 @@ int discover_process_dir(struct rd_process_list *list, const char *dir, struct r
 	int r = process_report(dir, &file);
 
 	if (r > 0)
-		r = load_process_dir(list, dir, file, err);
+		r = load_process_dir(list, dir, file, false, err);
 	else if (r < 0 && file)
 		rd_error_set(err, file, "%s", strerror(-r));
 	else if (r < 0)

@@ -11,7 +11,13 @@
  * from the newer, by their own end_time, of its snapshot.json and its
  * highest-numbered oom-N.json (snapshot.json on a tie, or when either time
  * is unknown).  Appends every process found (run directories in version
- * order of their entries), each with its snapshots. */
+ * order of their entries), each with its snapshots.  A process whose
+ * report, or a file the report names, is refused (cut short, of another
+ * format, not readable) is appended to LIST's unreadable instead, with why,
+ * and the others are read: 0 then, even when no process of PATH could be
+ * read (the caller decides what is left).  -errno with ERR set: PATH
+ * missing, a run directory that cannot be listed or holds no report at
+ * all, a run.json refused, -ENOMEM. */
 int discover_path(struct rd_process_list *list, const char *path, struct rd_error *err);
 
 /*

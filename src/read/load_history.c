@@ -613,7 +613,7 @@ int load_history_file(const char *file, int64_t pid, struct rd_history *h, struc
 {
 	struct parse ps = { .v = { .file = file, .err = err }, .h = h };
 	char where[40], *buf = NULL, *p, *end;
-	size_t len = 0, lineno = 0;
+	size_t len = 0, lineno = 0, torn = 0, torn_at = 0;
 	struct stat st;
 	int r;
 
@@ -633,8 +633,11 @@ int load_history_file(const char *file, int64_t pid, struct rd_history *h, struc
 			r = validate_bad(&ps.v, NULL, "longer than %ld bytes", LINE_MAX_BYTES);
 			goto out;
 		}
-		/* the last line, cut short by a kill: dropped */
+		/* the last line, cut short by a kill: dropped, and said once
+		 * the rest is read */
 		if (!nl) {
+			torn = n;
+			torn_at = (size_t)(p - buf);
 			lineno--;
 			break;
 		}
@@ -657,6 +660,11 @@ int load_history_file(const char *file, int64_t pid, struct rd_history *h, struc
 		goto out;
 	}
 	h->present = true;
+	if (torn)
+		rd_notice(RD_NOTICE_DROPPED, file,
+			  "its last record is cut short (%zu bytes from byte %zu, as a writer "
+			  "killed mid-line leaves it): dropped",
+			  torn, torn_at);
 out:
 	if (r == -ENOMEM)
 		rd_error_set(err, file, "out of memory");
@@ -680,6 +688,13 @@ int load_history(const struct rd_process *p, struct rd_history *h, struct rd_err
 		r = 0;
 	else
 		r = load_history_file(file, p->pid, h, err);
+	/* one bad history does not hide the others' */
+	if (r < 0 && r != -ENOMEM && !rd_read_strict()) {
+		rd_notice(RD_NOTICE_LEFT_OUT, NULL, "%s", err->msg[0] ? err->msg : strerror(-r));
+		err->msg[0] = '\0';
+		h->refused = true;
+		r = 0;
+	}
 	free(file);
 	return r;
 }

@@ -3,7 +3,8 @@
  * Reading history.jsonl, a process's live bytes over time (docs/format.md,
  * "gpuspy-history/1").  Strict like every loader: the whole file is valid
  * or it is refused with one line naming it; only a last line without its
- * newline (the process was killed while writing it) is dropped.
+ * newline (the process was killed while writing it) is dropped, and said
+ * (rd_notice, RD_NOTICE_DROPPED).
  */
 #ifndef GPUSPY_READ_LOAD_HISTORY_H
 #define GPUSPY_READ_LOAD_HISTORY_H
@@ -80,6 +81,7 @@ struct rd_hist_row {
 
 struct rd_history {
 	bool present;
+	bool refused; /* load_history: there, but refused and read around */
 	int64_t pid;
 	double start;	   /* seconds since the epoch */
 	double interval_s; /* GPUSPY_INTERVAL */
@@ -95,7 +97,10 @@ struct rd_history {
  * content), -errno (cannot read), -ENOMEM; ERR says which. */
 int load_history_file(const char *file, int64_t pid, struct rd_history *h, struct rd_error *err);
 /* history.jsonl beside P's report, when it is there (else H stays not
- * present and 0 is returned). */
+ * present and 0 is returned).  A file that is there but refused is read
+ * around unless rd_read_strict(): said (rd_notice, RD_NOTICE_LEFT_OUT, its
+ * message), H not present but REFUSED, and 0; the other processes'
+ * histories are still read.  -ENOMEM is always returned. */
 int load_history(const struct rd_process *p, struct rd_history *h, struct rd_error *err);
 void rd_history_clear(struct rd_history *h);
 

@@ -1079,8 +1079,11 @@ static int load_root(const struct vctx *v, json_t *root, struct rd_process *p)
 		return validate_bad(
 			v, NULL,
 			"unsupported format \"%.64s\" (this gpuspy reads \"" GS_FORMAT_PROCESS
-			"\")",
-			json_string_value(j));
+			"\"%s)",
+			json_string_value(j),
+			validate_newer_format(json_string_value(j), GS_FORMAT_PROCESS) ?
+				"; a newer gpuspy wrote it" :
+				"");
 
 	if ((r = validate_str(v, root, "host", true, false, &p->host)) < 0 ||
 	    (r = validate_int(v, root, "pid", true, 1, INT32_MAX, &p->pid)) < 0 ||

@@ -1191,6 +1191,8 @@ int merge_build(struct rd_report *r, const struct rd_process_list *list, struct 
 	memset(r, 0, sizeof(*r));
 	r->procs = list->items;
 	r->nprocs = list->n;
+	r->unreadable = list->unreadable;
+	r->nunreadable = list->nunreadable;
 	r->site_of = calloc(list->n + 1, sizeof(*r->site_of));
 	r->line_of = calloc(list->n + 1, sizeof(*r->line_of));
 	if (!r->site_of || !r->line_of) {

@@ -125,6 +125,10 @@ struct rd_report {
 	 * the merged site's headline may not have when it has several */
 	struct rd_report_site ***site_of;
 	int64_t **line_of;
+	/* the processes of the paths that could not be read, borrowed from
+	 * the process list (model.h), for the printers to say so */
+	const struct rd_unreadable *unreadable;
+	size_t nunreadable;
 	/* Growth read from the processes' history.jsonl (growth_view.h),
 	 * set by whoever loaded it and owned by them; NULL: not loaded. */
 	const struct rd_growth_view *growth;

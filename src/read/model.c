@@ -100,4 +100,11 @@ void rd_process_list_clear(struct rd_process_list *list)
 	free(list->unreported);
 	list->unreported = NULL;
 	list->nunreported = 0;
+	for (size_t i = 0; i < list->nunreadable; i++) {
+		free(list->unreadable[i].path);
+		free(list->unreadable[i].msg);
+	}
+	free(list->unreadable);
+	list->unreadable = NULL;
+	list->nunreadable = 0;
 }

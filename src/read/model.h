@@ -377,13 +377,46 @@ struct rd_unreported {
 	bool empty; /* else it holds files, none of them a report */
 };
 
+/* A process of the paths read whose report, or a file its report names (an
+ * oom-N.json, torch.json), was refused: cut short, torn, of another format,
+ * or not readable (discover_path).  It is left out; the others are read,
+ * and the command says so. */
+struct rd_unreadable {
+	char *path; /* the process directory, or the file when one was named */
+	char *msg;  /* the refusal, one line: "FILE: what is wrong" */
+	/* MSG less the PATH it begins with: "report.json: what is wrong"
+	 * (a pointer into MSG; MSG itself when it does not begin so) */
+	const char *reason;
+	int error; /* -errno: -EINVAL (bad content), -EACCES, ... */
+};
+
 struct rd_process_list {
 	struct rd_process **items;
 	size_t n;
 	size_t cap;
 	struct rd_unreported *unreported;
 	size_t nunreported;
+	struct rd_unreadable *unreadable; /* in the order they were met */
+	size_t nunreadable;
 };
+
+/*
+ * What the reading library reads around rather than refuses (a journal's
+ * torn last record dropped, a history left out): said through a function
+ * the command registers at start-up, one sanitized line "FILE: what" per
+ * call, without a newline; nothing is said before one is registered.
+ * STRICT: what would be read around is refused instead (a history, then,
+ * fails its loader as any bad file does).
+ */
+enum rd_notice {
+	RD_NOTICE_DROPPED,  /* a part of a file dropped: a torn last record */
+	RD_NOTICE_LEFT_OUT, /* a whole file refused and read around */
+};
+typedef void rd_notice_fn(enum rd_notice kind, const char *line);
+void rd_read_setup(rd_notice_fn *notice, bool strict);
+bool rd_read_strict(void);
+void rd_notice(enum rd_notice kind, const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 void rd_process_free(struct rd_process *p);
 void rd_process_list_clear(struct rd_process_list *list);

@@ -389,6 +389,9 @@ int symbolize_frame(struct sym_module *mod, uint64_t offset, const char *fallbac
 		if (!info->function)
 			goto nomem;
 	}
+	/* the module's tables are any bytes: every printer gets UTF-8 */
+	util_utf8_fix(info->function);
+	util_utf8_fix(info->file);
 	return 0;
 nomem:
 	sym_info_clear(info);

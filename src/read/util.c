@@ -52,6 +52,98 @@ void rd_error_set(struct rd_error *err, const char *file, const char *fmt, ...)
 	util_sanitize(err->msg);
 }
 
+size_t util_utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	size_t n;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return c ? 1 : 0;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+size_t util_utf8_fix(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t fixed = 0;
+
+	while (p && *p) {
+		size_t n = util_utf8_len(p);
+
+		if (n) {
+			p += n;
+			continue;
+		}
+		*p++ = '?';
+		fixed++;
+	}
+	return fixed;
+}
+
+int util_utf8_prefix(const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t at = 0;
+
+	while (p[at] && at < max) {
+		size_t n = util_utf8_len(p + at);
+
+		/* a byte that starts no character counts as one */
+		n = n ? n : 1;
+		if (at + n > max)
+			break;
+		at += n;
+	}
+	return at > INT32_MAX ? INT32_MAX : (int)at;
+}
+
+/* Set once, before anything is read (rd_read_setup): the command's. */
+static rd_notice_fn *notice_fn;
+static bool read_strict;
+
+void rd_read_setup(rd_notice_fn *notice, bool strict)
+{
+	notice_fn = notice;
+	read_strict = strict;
+}
+
+bool rd_read_strict(void)
+{
+	return read_strict;
+}
+
+void rd_notice(enum rd_notice kind, const char *file, const char *fmt, ...)
+{
+	struct rd_error line;
+	char what[768];
+	va_list ap;
+
+	if (!notice_fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	rd_error_set(&line, file, "%s", what);
+	notice_fn(kind, line.msg);
+}
+
 char *util_path_join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir);

@@ -33,6 +33,17 @@ void util_path_normalize(char *path, bool dotdot);
 bool util_is_c1(const unsigned char *p);
 /* Replace control characters (C0, DEL, C1) in place by '?'. */
 void util_sanitize(char *s);
+/* The length of the UTF-8 character at P (RFC 3629: no overlong form, no
+ * surrogate, at most U+10FFFF), 0 when P does not start one (or is the
+ * end). */
+size_t util_utf8_len(const unsigned char *p);
+/* Replace in place each byte of S that starts no UTF-8 character by '?':
+ * a name from a module on disk (its symbol table, its DWARF) may be any
+ * bytes, and every output format wants UTF-8.  How many were replaced. */
+size_t util_utf8_fix(char *s);
+/* The most bytes of S, at most MAX, that end on a character: the
+ * precision of a "%.*s" that cuts S without splitting a character. */
+int util_utf8_prefix(const char *s, size_t max);
 /* The directory of FILE ("." when it names none); NULL on out-of-memory. */
 char *util_dir_of(const char *file);
 

@@ -239,8 +239,15 @@ const char *validate_json_what(const json_error_t *jerr)
 
 void validate_json_error(struct rd_error *err, const char *file, const json_error_t *jerr)
 {
-	rd_error_set(err, file, "invalid JSON at line %d, column %d (byte %d): %s", jerr->line,
-		     jerr->column, jerr->position, validate_json_what(jerr));
+	/* what a full disk or a killed writer leaves: said as such */
+	if (json_error_code(jerr) == json_error_premature_end_of_input)
+		rd_error_set(err, file,
+			     "cut short at byte %d (line %d): the text ends before the "
+			     "document does",
+			     jerr->position, jerr->line);
+	else
+		rd_error_set(err, file, "invalid JSON at line %d, column %d (byte %d): %s",
+			     jerr->line, jerr->column, jerr->position, validate_json_what(jerr));
 }
 
 /* O_NONBLOCK so that a FIFO named by mistake fails instead of hanging; it
@@ -338,6 +345,22 @@ out_close:
 	return r;
 }
 
+bool validate_newer_format(const char *got, const char *want)
+{
+	const char *slash = strrchr(want, '/');
+	size_t n = slash ? (size_t)(slash - want) + 1 : 0;
+	char *end;
+	long a, b;
+
+	if (!slash || strncmp(got, want, n) != 0 || !got[n] || got[n] < '0' || got[n] > '9')
+		return false;
+	a = strtol(got + n, &end, 10);
+	if (*end)
+		return false;
+	b = strtol(want + n, NULL, 10);
+	return a > b;
+}
+
 int validate_format(const struct vctx *v, json_t *root, const char *what, const char *format)
 {
 	json_t *j;
@@ -350,7 +373,10 @@ int validate_format(const struct vctx *v, json_t *root, const char *what, const 
 		return r;
 	if (strcmp(json_string_value(j), format) != 0)
 		return validate_bad(v, NULL,
-				    "unsupported format \"%.64s\" (this gpuspy reads \"%s\")",
-				    json_string_value(j), format);
+				    "unsupported format \"%.64s\" (this gpuspy reads \"%s\"%s)",
+				    json_string_value(j), format,
+				    validate_newer_format(json_string_value(j), format) ?
+					    "; a newer gpuspy wrote it" :
+					    "");
 	return 0;
 }

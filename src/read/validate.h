@@ -40,6 +40,10 @@ __attribute__((format(printf, 3, 4))) int validate_bad(const struct vctx *v, con
  * whose "format" member is FORMAT.  0 or -EINVAL. */
 int validate_format(const struct vctx *v, json_t *root, const char *what, const char *format);
 
+/* Whether format id GOT is a later version of WANT ("gpuspy-process/2"
+ * of "gpuspy-process/1"): said in the refusal, the file is not broken. */
+bool validate_newer_format(const char *got, const char *want);
+
 /* Element J of an array: SUB's path becomes the one FMT names (formatted
  * into BUF, which must outlive SUB's use), and J must be an object. */
 __attribute__((format(printf, 5, 6))) int validate_element(struct vctx *sub, json_t *j, char *buf,

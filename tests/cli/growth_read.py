@@ -9,8 +9,8 @@ fake driver (tests/cli/leaker.c: keep_output() keeps KIB KiB per step):
  - diff: a leak of 1 MiB per step against 2 MiB: the rates double;
  - top: on a job that leaked before top was started, the first frame's
    sparkline already rises;
- - a corrupted history.jsonl beside a good report: status 2, one line;
-   without one, no growth figures.
+ - a corrupted history.jsonl beside a good report: left out with one line
+   (--strict: status 2); without one, no growth figures.
 Usage: growth_read.py LIBGPUSPY GPUSPY FAKE_DIR LEAKER"""
 import glob, json, os, re, shutil, subprocess, sys, tempfile, time
 
@@ -172,18 +172,28 @@ finally:
     p.kill()
     p.wait()
 
-# 5. A corrupted history beside a good report: status 2, one line naming
-# it, for report (text and json) and diff; without one, as before.
+# 5. A corrupted history beside a good report: read around, one line
+# naming it, the output that without it, for report (text and json) and
+# diff; --strict: status 2, one line; without one, as before.
 bad = tempfile.mkdtemp()
 shutil.copytree(one, bad, dirs_exist_ok=True)
 hist = glob.glob(os.path.join(bad, "*", "history.jsonl"))[0]
+shutil.move(hist, hist + ".away")
+CASES = (["report", bad], ["report", "--format", "json", bad], ["diff", one, bad])
+without = [gpuspy(*args).stdout for args in CASES]
+shutil.move(hist + ".away", hist)
 with open(hist, "a") as f:
     f.write('{"t":1e12,"dev":{}}\n')
-for args in (["report", bad], ["report", "--format", "json", bad], ["diff", one, bad]):
+for args, want in zip(CASES, without):
     r = gpuspy(*args)
+    check(r.returncode == 0 and r.stdout == want and r.stderr.count("\n") == 1
+          and hist in r.stderr and "warning:" in r.stderr,
+          f"{args[0]} {args[1]}: a corrupted history: left out, one line",
+          (r.returncode, r.stdout[:300], r.stderr))
+    r = gpuspy(args[0], "--strict", *args[1:])
     check(r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1
-          and "history.jsonl" in r.stderr, f"{args[0]} {args[1]}: a corrupted history: status 2,"
-          " one line", (r.returncode, r.stdout[:300], r.stderr))
+          and hist in r.stderr, f"{args[0]} --strict: a corrupted history: status 2, one line",
+          (r.returncode, r.stdout[:300], r.stderr))
 os.unlink(hist)
 r = gpuspy("report", bad)
 check(r.returncode == 0 and "growth:" not in r.stdout and "[growing]" in r.stdout,

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """'gpuspy report --format csv' on history.jsonl (docs/format.md,
 "gpuspy-history/1"): a valid history prints its series; a last line cut
-short by a kill is dropped; each of 25+ corrupted histories gives exit
+short by a kill is dropped with one warning; each of 25+ corrupted histories
+(the only one of the run) gives exit
 status 2, exactly one line on stderr naming the file, and nothing on stdout
 (among them 30 corrupted sections of the frameworks' counters).
 
@@ -145,8 +146,11 @@ check(r.returncode == 0 and r.stderr == b""
       and fwrows.get("fw:jax:1:allocated") == [["1", "5", "2"]] and len(fwrows) == 10,
       f"the frameworks' counters: a series each, fw:FRAMEWORK:PLACE:COUNTER: {fwrows}")
 r = run(VALID + '{"t":7.5,"dev":{"0":1')
-check(r.returncode == 0 and len(r.stdout.decode().splitlines()) == len(rows),
-      "a last line without its newline is dropped")
+err = r.stderr.decode().splitlines()
+check(r.returncode == 0 and len(r.stdout.decode().splitlines()) == len(rows)
+      and len(err) == 1 and err[0].startswith("gpuspy report: warning: " + hist + ": ")
+      and "last record is cut short" in err[0],
+      f"a last line without its newline is dropped, with one warning: {err}")
 
 BAD = {
     "empty file": "",
@@ -328,8 +332,16 @@ bad = os.path.join(run_dir, procs[2], "history.jsonl")
 with open(bad, "a") as f:
     f.write(sample(1.0, 5))
 r = subprocess.run([cli, "report", "--format", "csv", run_dir], capture_output=True, text=True)
+got = {x.split(",")[1] for x in r.stdout.splitlines()[1:]}
+check(r.returncode == 0 and sorted(got) == [p.rsplit("-", 1)[1] for p in procs if p != procs[2]]
+      and len(r.stderr.splitlines()) == 1 and bad in r.stderr and "warning:" in r.stderr,
+      f"a run with one bad history: the others' rows, one line: {r.returncode}, {got}, "
+      f"{r.stderr.strip()}")
+r = subprocess.run([cli, "report", "--strict", "--format", "csv", run_dir], capture_output=True,
+                   text=True)
 check(r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1
-      and bad in r.stderr, f"a run with one bad history: {r.returncode}, {r.stderr.strip()}")
+      and bad in r.stderr, f"... with --strict: status 2, one line: {r.returncode}, "
+      f"{r.stderr.strip()}")
 shutil.rmtree(tmp)
 print(f"{len(BAD)} corrupted histories; {len(failed)} failures")
 sys.exit(1 if failed else 0)

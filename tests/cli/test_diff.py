@@ -223,11 +223,23 @@ try:
     for name, path in bad:
         report = os.path.join(path, "node7-4242", "report.json")
         for argv, side in (([base, path], "NEW"), ([path, base], "OLD"),
-                           (["--old", base, "--old", path, "--new", base], "second OLD")):
+                           (["--strict", "--old", base, "--old", path, "--new", base],
+                            "second OLD, --strict")):
             p = diff(*argv)
+            want = ("gpuspy diff: 1 of 2 processes could not be read: " +
+                    os.path.join(path, "node7-4242") + ": report.json: ") if "strict" in side \
+                else "gpuspy diff: " + report + ":"
             check(p.returncode == 2 and len(p.stderr.splitlines()) == 1 and
-                  p.stderr.startswith("gpuspy diff: " + report + ":") and p.stdout == "",
+                  p.stderr.startswith(want) and p.stdout == "",
                   "%s as %s: status %d, %r" % (name, side, p.returncode, p.stderr.strip()[:150]))
+        # beside a good process of its side: read around, said, the diff goes on
+        p = diff("--old", base, "--old", path, "--new", base)
+        check(p.returncode == 0 and len(p.stderr.splitlines()) == 1 and
+              p.stderr.startswith("gpuspy diff: 1 of 2 processes could not be read: " +
+                                  os.path.join(path, "node7-4242") + ": report.json: ") and
+              "OLD: 1 of 2 processes could not be read" in p.stdout,
+              "%s as second OLD: read around: status %d, %r" % (name, p.returncode,
+                                                               p.stderr.strip()[:150]))
     p = diff(base, os.path.join(tmp, "does-not-exist"))
     check(p.returncode == 2 and len(p.stderr.splitlines()) == 1 and "does-not-exist" in p.stderr,
           "a missing path: one line naming it")

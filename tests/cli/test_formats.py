@@ -503,17 +503,26 @@ BAD_HIST = {
     "history with a negative value": HIST + '{"t":50,"dev":{"0":-1},"sites":{},"other":0}\n',
     "history with a NUL": HIST + "\0\n",
 }
+# a bad history is left out with one line: the trace is the one drawn
+# from the report alone (as without history.jsonl); --strict refuses it
 for name, text in BAD_HIST.items():
     d = os.path.join(bad_dir, name.replace(" ", "-"), "node7-4242")
     shutil.copytree(os.path.join(fixtures, "timeline", "node7-4242"), d)
+    os.remove(os.path.join(d, "history.jsonl"))
+    cmd = [gpuspy, "report", "--format", "perfetto", os.path.dirname(d)]
+    without = subprocess.run(cmd, env=ENV, capture_output=True, timeout=30).stdout
     with open(os.path.join(d, "history.jsonl"), "w") as f:
         f.write(text)
-    p = subprocess.run([gpuspy, "report", "--format", "perfetto", os.path.dirname(d)], env=ENV,
-                       capture_output=True, timeout=30)
+    p = subprocess.run(cmd, env=ENV, capture_output=True, timeout=30)
+    err = p.stderr.decode()
+    check(p.returncode == 0 and p.stdout == without and without and len(err.splitlines()) == 1
+          and os.path.join(d, "history.jsonl") in err and "left out" in err,
+          "perfetto, %s: left out with one line naming it, the trace of the report" % name, err)
+    p = subprocess.run(cmd[:2] + ["--strict"] + cmd[2:], env=ENV, capture_output=True, timeout=30)
     err = p.stderr.decode()
     check(p.returncode == 2 and not p.stdout and len(err.splitlines()) == 1
           and os.path.join(d, "history.jsonl") in err,
-          "perfetto, %s: status 2, one line naming it, nothing on stdout" % name, err)
+          "perfetto --strict, %s: status 2, one line naming it, nothing on stdout" % name, err)
 
 shutil.rmtree(tmp, ignore_errors=True)
 print("FAILED: %d checks" % len(failures) if failures else "all checks passed")

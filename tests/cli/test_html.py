@@ -306,6 +306,26 @@ try:
     n = page.eval("document.getElementById('proc').options.length")
     check(n == 7, "two runs: six processes and all of them in the selector", n)
 
+    # a run with one process cut short: the page draws the other three
+    # and says which one it left out, and why
+    cut = os.path.join(tmp, "cut-ranks")
+    shutil.copytree(os.path.join(fixtures, "ranks"), cut)
+    with open(os.path.join(cut, "node2-201", "report.json"), "r+b") as f:
+        f.truncate(1000)
+    p = report("--format", "html", cut, cwd=tmp)
+    check(p.returncode == 0 and p.stderr.decode().count("could not be read") == 1,
+          "one process cut short: the page of the others", p.stderr)
+    page = browser.open(write_page("cut", p.stdout))
+    clean(page, "one process cut short")
+    un = page.eval("[document.querySelector('#unreadable p').textContent,"
+                   " Array.from(document.querySelectorAll('#unreadable li'))"
+                   ".map(e => e.textContent),"
+                   " document.getElementById('procs').rows.length]")
+    check(un[0] == "1 of 4 processes could not be read, left out of every figure:"
+          and len(un[1]) == 1 and un[1][0].startswith(os.path.join(cut, "node2-201") +
+                                                      ": report.json: cut short at byte 1000")
+          and un[2] == 4, "one process cut short: the page says so, three processes listed", un)
+
     # strings of the input are text: a frame that is markup stays text
     hostile = os.path.join(tmp, "markup", "node7-4242")
     shutil.copytree(os.path.join(fixtures, "timeline", "node7-4242"), hostile)
@@ -389,8 +409,8 @@ p = subprocess.run([gpuspy, "merge", "--format", "html", "ranks"], cwd=fixtures,
 check(p.returncode == 2 and not p.stdout, "gpuspy merge has no html format", p.stderr)
 
 
-def refused(path, named):
-    p = subprocess.run([gpuspy, "report", "--format", "html", path], env=ENV,
+def refused(path, named, *opts):
+    p = subprocess.run([gpuspy, "report", "--format", "html"] + list(opts) + [path], env=ENV,
                        capture_output=True, timeout=30)
     err = p.stderr.decode(errors="replace")
     lines = err.splitlines()
@@ -431,13 +451,24 @@ BAD_HIST = {
     "history value of an undeclared site": HIST + '{"t":50,"dev":{"0":1},"sites":{"9":1},"other":0}\n',
     "history with a NUL": HIST + "\0\n",
 }
+# a bad history is left out with one line, the page that of the report
+# alone (as without history.jsonl); --strict refuses it
 for name, content in BAD_HIST.items():
     d = os.path.join(tmp, "badhist", name.replace(" ", "-"), "node7-4242")
     shutil.copytree(os.path.join(fixtures, "timeline", "node7-4242"), d)
+    os.remove(os.path.join(d, "history.jsonl"))
+    cmd = [gpuspy, "report", "--format", "html", os.path.dirname(d)]
+    without = subprocess.run(cmd, env=ENV, capture_output=True, timeout=30).stdout
     with open(os.path.join(d, "history.jsonl"), "w") as f:
         f.write(content)
-    why = refused(os.path.dirname(d), os.path.join(d, "history.jsonl"))
-    check(why is None, "%s: status 2, one line naming it, nothing on stdout" % name, why)
+    p = subprocess.run(cmd, env=ENV, capture_output=True, timeout=30)
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 0 and p.stdout == without and without and len(err.splitlines()) == 1
+          and os.path.join(d, "history.jsonl") in err and "left out" in err,
+          "%s: left out with one line naming it, the page of the report" % name, err)
+    why = refused(os.path.dirname(d), os.path.join(d, "history.jsonl"), "--strict")
+    check(why is None, "%s, --strict: status 2, one line naming it, nothing on stdout" % name,
+          why)
 
 shutil.rmtree(tmp, ignore_errors=True)
 print("FAILED: %d checks" % len(failures) if failures else "all checks passed")

@@ -8,6 +8,7 @@ corrupted run.json files refused with one line naming the file.
 
     test_killed.py GPUSPY LIBGPUSPY FAKE_DIR GROWTH_PROGRAM
 """
+import glob
 import json
 import os
 import re
@@ -321,8 +322,40 @@ def main():
         r = report(d)
         check(r.returncode == 2 and r.stderr.count("\n") == 1 and f in r.stderr,
               "run.json %s: status 2, one line naming the file" % name, r.stderr)
+    stale_temporaries(tmp)
     subprocess.run(["rm", "-rf", tmp], check=True)
     return 1 if failed else 0
+
+
+def stale_temporaries(tmp):
+    """What a process killed mid-write leaves (.snapshot.json.tmp) is
+    removed by 'gpuspy run' once the command ended; a process still
+    running keeps its own, and a link by such a name is not followed."""
+    run_dir = os.path.join(tmp, "stale")
+    victim = os.path.join(tmp, "victim")
+    open(victim, "w").write("kept\n")
+    # the one left running must not hold the pipes gpuspy run's output is
+    # read from
+    script = ('"$0" 40 20 hang >/dev/null 2>&1 & a=$!; '
+              '"$0" 40 20 hang >/dev/null 2>&1 & b=$!; sleep 1; '
+              'd="$1/$(hostname)"; : > "$d-$a/.snapshot.json.tmp"; '
+              ': > "$d-$b/.snapshot.json.tmp"; ln -s "$2" "$d-$a/.link.tmp"; '
+              'kill -9 $a; wait $a; echo $b')
+    r = subprocess.run([gpuspy, "run", "-o", run_dir, "--", "sh", "-c", script, prog, run_dir,
+                        victim], env=env, capture_output=True, text=True, timeout=60)
+    left = r.stdout.split()[-1] if r.stdout.split() else None
+    try:
+        tmps = sorted(os.path.relpath(p, run_dir)
+                      for p in glob.glob(os.path.join(run_dir, "*", ".*.tmp")))
+        want = sorted([f"{socket.gethostname()}-{left}/.snapshot.json.tmp",
+                       next((os.path.relpath(p, run_dir) for p in
+                             glob.glob(os.path.join(run_dir, "*", ".link.tmp"))), "?")])
+        check(r.returncode == 0 and tmps == want and open(victim).read() == "kept\n",
+              "gpuspy run: a killed process's temporary removed, a running one's kept, a "
+              "link left as it is", (r.returncode, tmps, want, r.stderr[-300:]))
+    finally:
+        if left and left.isdigit():
+            os.kill(int(left), signal.SIGKILL)
 
 
 if __name__ == "__main__":

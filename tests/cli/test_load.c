@@ -81,8 +81,9 @@ static void test_bad_file(void **state)
 		const char *want;
 	} cases[] = {
 		{ "", "empty file" },
-		{ "{\"format\": \"gpuspy-process/1\"", "invalid JSON" },
-		{ "{\"format\": \"gpuspy-process/2\"}", "unsupported format" },
+		{ "{\"format\": \"gpuspy-process/1\"", "cut short at byte 29" },
+		{ "{\"format\": \"gpuspy-process/2\"}", "a newer gpuspy wrote it" },
+		{ "{\"format\": \"gpuspy-thing/2\"}", "unsupported format" },
 		{ "[1, 2]", "top level is an array" },
 		{ "{\"format\": \"gpuspy-process/1\", \"host\": 7}", "host: expected a string" },
 		{ "{\"a\": 1, \"a\": 2}", "invalid JSON" },
@@ -481,12 +482,81 @@ static void test_snapshot_fallback(void **state)
 		struct rd_process_list list = { 0 };
 		struct rd_error err = { "" };
 
-		assert_int_equal(discover_path(&list, dir, &err), -EINVAL);
-		assert_non_null(strstr(err.msg, "snapshot.json"));
-		assert_non_null(strstr(err.msg, "snapshot: missing"));
+		/* read around: the process is unreadable, with why */
+		assert_int_equal(discover_path(&list, dir, &err), 0);
+		assert_int_equal(list.n, 0);
+		assert_int_equal(list.nunreadable, 1);
+		assert_string_equal(list.unreadable[0].path, dir);
+		assert_int_equal(list.unreadable[0].error, -EINVAL);
+		assert_non_null(strstr(list.unreadable[0].msg, "snapshot.json"));
+		assert_non_null(strstr(list.unreadable[0].msg, "snapshot: missing"));
+		assert_string_equal(list.unreadable[0].reason,
+				    "snapshot.json: snapshot: missing (a snapshot.json is the "
+				    "report of a snapshot)");
 		rd_process_list_clear(&list);
 	}
 	unlink(snap);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* A run directory of two processes, one cut short: the other is read, the
+ * cut one listed as unreadable with why; both cut: nothing read, 0, both
+ * listed (the caller decides); a missing path is still an error. */
+static void test_read_around(void **state)
+{
+	char dir[] = "/tmp/gpuspy-test-around-XXXXXX";
+	char a[PATH_MAX], b[PATH_MAX], f[PATH_MAX + 16];
+	struct rd_process_list list = { 0 };
+	struct rd_error err = { "" };
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/node7-100", dir);
+	snprintf(b, sizeof(b), "%s/node7-101", dir);
+	assert_int_equal(mkdir(a, 0700), 0);
+	assert_int_equal(mkdir(b, 0700), 0);
+	snprintf(f, sizeof(f), "%s/report.json", a);
+	copy_file(fixture("run/node7-100/report.json"), f);
+	snprintf(f, sizeof(f), "%s/report.json", b);
+	copy_file(fixture("run/node7-101/report.json"), f);
+	assert_int_equal(truncate(f, 300), 0);
+
+	assert_int_equal(discover_path(&list, dir, &err), 0);
+	assert_int_equal(list.n, 1);
+	assert_int_equal(list.items[0]->pid, 100);
+	assert_int_equal(list.nunreadable, 1);
+	assert_string_equal(list.unreadable[0].path, b);
+	assert_int_equal(list.unreadable[0].error, -EINVAL);
+	assert_non_null(strstr(list.unreadable[0].reason, "report.json: cut short at byte 300"));
+	assert_ptr_equal(list.unreadable[0].msg + strlen(b) + 1, list.unreadable[0].reason);
+	rd_process_list_clear(&list);
+
+	snprintf(f, sizeof(f), "%s/report.json", a);
+	assert_int_equal(truncate(f, 10), 0);
+	assert_int_equal(discover_path(&list, dir, &err), 0);
+	assert_int_equal(list.n, 0);
+	assert_int_equal(list.nunreadable, 2);
+	assert_string_equal(list.unreadable[0].path, a);
+	assert_string_equal(list.unreadable[1].path, b);
+	/* a report file named directly: its own path, reason without it */
+	assert_int_equal(discover_path(&list, f, &err), 0);
+	assert_int_equal(list.nunreadable, 3);
+	assert_string_equal(list.unreadable[2].path, f);
+	assert_non_null(strstr(list.unreadable[2].reason, "cut short at byte 10"));
+	assert_ptr_equal(list.unreadable[2].msg + strlen(f) + 2, list.unreadable[2].reason);
+	rd_process_list_clear(&list);
+
+	snprintf(f, sizeof(f), "%s/none", dir);
+	assert_int_equal(discover_path(&list, f, &err), -ENOENT);
+	assert_int_equal(list.nunreadable, 0);
+	rd_process_list_clear(&list);
+
+	snprintf(f, sizeof(f), "%s/report.json", a);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/report.json", b);
+	unlink(f);
+	rmdir(a);
+	rmdir(b);
 	assert_int_equal(rmdir(dir), 0);
 }
 
@@ -497,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_bad_file),     cmocka_unit_test(test_load_python),
 		cmocka_unit_test(test_load_oom),     cmocka_unit_test(test_oom_files),
 		cmocka_unit_test(test_load_growth),  cmocka_unit_test(test_snapshot_fallback),
+		cmocka_unit_test(test_read_around),
 	};
 
 	if (read_test_init() < 0)

@@ -52,12 +52,55 @@ static void test_sanitize(void **state)
 	assert_string_equal(s, "a?b?[1m??c\xc3\xa9");
 }
 
+/* Bytes that start no UTF-8 character become '?', characters stay; a cut
+ * never splits one. */
+static void test_utf8(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} fix[] = {
+		{ "plain", "plain" },
+		{ "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" },
+		{ "bad\xff\xfe", "bad??" },
+		{ "cut\xe2\x82", "cut??" },	   /* a character cut short */
+		{ "cut\xe2\x82x", "cut??x" },	   /* ... and ASCII after it */
+		{ "over\xc0\xaf", "over??" },	   /* an overlong '/' */
+		{ "over\xe0\x80\xaf", "over???" }, /* another */
+		{ "sur\xed\xa0\x80", "sur???" },   /* a surrogate */
+		{ "big\xf4\x90\x80\x80", "big????" },
+		{ "\x80lead", "?lead" },
+		{ "c1\xc2\x9b", "c1\xc2\x9b" }, /* valid: a control, util_sanitize's */
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fix) / sizeof(fix[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", fix[i].in);
+		util_utf8_fix(buf);
+		assert_string_equal(buf, fix[i].out);
+	}
+	/* 2-, 3- and 4-byte characters: every limit ends on a character */
+	const char *mixed = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z";
+	static const int want[] = { 0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 11, 11 };
+
+	for (size_t max = 0; max < sizeof(want) / sizeof(want[0]); max++)
+		assert_int_equal(util_utf8_prefix(mixed, max), want[max]);
+	/* a byte that starts no character is one */
+	assert_int_equal(util_utf8_prefix("\xff\xfe"
+					  "ab",
+					  3),
+			 3);
+	assert_int_equal(util_utf8_len((const unsigned char *)"\xf4\x8f\xbf\xbf"), 4);
+	assert_int_equal(util_utf8_len((const unsigned char *)""), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_human_size),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_sanitize),
+		cmocka_unit_test(test_utf8),
 	};
 
 	if (read_test_init() < 0)

@@ -119,9 +119,15 @@ static void test_validate_format(void **state)
 
 	assert_int_equal(validate_format(&v, ok, "thing", "gpuspy-x/1"), 0);
 	assert_int_equal(validate_format(&v, other, "thing", "gpuspy-x/1"), -EINVAL);
+	assert_string_equal(err.msg, "f.json: unsupported format \"gpuspy-x/2\" (this gpuspy "
+				     "reads \"gpuspy-x/1\"; a newer gpuspy wrote it)");
+	/* an older one, or another kind, is not said to be newer */
+	json_decref(other);
+	other = parse("{\"format\": \"gpuspy-x/0\"}");
+	assert_int_equal(validate_format(&v, other, "thing", "gpuspy-x/1"), -EINVAL);
 	assert_string_equal(
 		err.msg,
-		"f.json: unsupported format \"gpuspy-x/2\" (this gpuspy reads \"gpuspy-x/1\")");
+		"f.json: unsupported format \"gpuspy-x/0\" (this gpuspy reads \"gpuspy-x/1\")");
 	assert_int_equal(validate_format(&v, none, "thing", "gpuspy-x/1"), -EINVAL);
 	assert_string_equal(err.msg, "f.json: format: missing");
 	assert_int_equal(validate_format(&v, arr, "thing", "gpuspy-x/1"), -EINVAL);

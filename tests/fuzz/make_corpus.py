@@ -84,7 +84,10 @@ for d in sorted(glob.glob(os.path.join(fixtures, "*", "*"))):
     parts = []
     for name in DIR_NAMES:
         path = os.path.join(d, name)
-        if os.path.exists(path):
+        if os.path.exists(path) and name == "history.jsonl":
+            with open(path, "rb") as f:
+                parts.append(f.read())
+        elif os.path.exists(path):
             parts.append(compact(path))
         elif name == "history.jsonl" and parts[0]:
             # a history of the report's process, for report --format csv
@@ -94,3 +97,27 @@ for d in sorted(glob.glob(os.path.join(fixtures, "*", "*"))):
     if not any(parts) or sum(map(len, parts)) > 40000:
         continue
     put("dir", os.path.relpath(d, fixtures).replace("/", "_"), SEP.join(parts))
+
+# Names no printer may choke on (tests/cli/test_hostile_names.py runs them
+# through every printer from a real module): the process fixture with its
+# symbols, paths and a mark's label made of multi-byte characters that any
+# byte limit cuts inside one (after 0 to 3 ASCII bytes), control characters,
+# ';', 5,000 bytes; and, as JSON cannot carry bytes that are not UTF-8,
+# those raw (refused, whole file) and as lone surrogates (\ud800).
+HOSTILE = ["\u00e9" * 300, "x" + "\u20ac" * 200, "xy" + "\U0001F600" * 150,
+           "xyz" + "\u00e9" * 150, "esc\x1b[2J\x07;tab\tdel\x7f c1\u009b", "h" * 5000 + "\u00e9"]
+doc = json.loads(compact(os.path.join(fixtures, "process", "node7-4242", "report.json")))
+for i, s in enumerate(doc["sites"]):
+    for k, fr in enumerate(s["frames"]):
+        fr["symbol"] = HOSTILE[(i + k) % len(HOSTILE)]
+for i, m in enumerate(doc["modules"]):
+    m["path"] = "/nonexistent/" + HOSTILE[i % len(HOSTILE)][:200]
+doc["marks"] = [{"time": doc["start_time"] + 1, "label": HOSTILE[0], "live_bytes": 0,
+                 "sites": []}]
+names = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+put("process", "names_multibyte", names)
+put("process", "names_not_utf8", names.replace("\u00e9".encode(), b"\xff\xc3", 3))
+put("process", "names_lone_surrogate",
+    json.dumps(doc, separators=(",", ":")).replace("\\u00e9", "\\ud800", 3).encode())
+put("history", "names", history(4242).replace(b'"epoch 1"', json.dumps(HOSTILE[2]).encode()))
+put("dir", "names", SEP.join([names, b"", b"", b"", b"", history(4242)]))

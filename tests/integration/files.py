@@ -144,6 +144,38 @@ r = run([nofd, "300", "100"], spied(out, LD_PRELOAD=preload(enospc),
 check(r.returncode == 0 and len(glob.glob(os.path.join(out, "*", "snapshot.json"))) == 1,
       "full disk for the only snapshot: written at the next interval")
 
+# The history's appends fail for a while, the first of them halfway
+# through its line: said once with the real error, the file cut back to
+# whole lines, then rewritten from memory when space is back: whole, with
+# the samples of the outage, and appended to again.
+out = os.path.join(tmp, "enospc-history")
+r = run([growth, "40", "20"], spied(out, LD_PRELOAD=preload(enospc), GPUSPY_INTERVAL="10ms",
+                                    FAKE_ENOSPC_HISTORY="5:30"))
+said = [l for l in ours(r.stderr) if "history" in l]
+check(r.returncode == 0 and len(said) == 2 and "No space left on device" in said[0]
+      and "whole again" in said[1], "history: a disk full for a while: two lines, the error "
+      "and the recovery: %r" % said)
+hist = glob.glob(os.path.join(out, "*", "history.jsonl"))
+c = subprocess.run([cli, "report", "--format", "csv", out], capture_output=True, text=True)
+check(c.returncode == 0 and not c.stderr, "history: whole again, read without a word: %r"
+      % c.stderr)
+lines = open(hist[0]).read().split("\n") if hist else [""]
+check(lines[-1] == "", "history: no line cut short: %r" % lines[-1][:80])
+times = [json.loads(l)["t"] for l in lines[:-1] if l.startswith('{"t"')]
+gaps = [b - a for a, b in zip(times, times[1:])]
+# 30 failed writes are 30 intervals or more (300 ms): without the rewrite
+# from memory the file would lack them
+check(len(times) > 40 and max(gaps) < 0.15,
+      "history: the outage's samples written back, no gap (%d samples, the widest gap %.3f s)"
+      % (len(times), max(gaps) if gaps else -1))
+# under a file size limit the message names it, not a full disk
+r = run([growth, "30", "20"], spied(os.path.join(tmp, "fsize-history"), GPUSPY_INTERVAL="10ms"),
+        [(resource.RLIMIT_FSIZE, 2048)])
+said = [l for l in ours(r.stderr) if "history" in l]
+check(r.returncode == 0 and said and all("File too large" in l for l in said)
+      and not any("No space left" in l for l in ours(r.stderr)),
+      "RLIMIT_FSIZE: the history's line says File too large: %r" % said)
+
 # 4. One line per problem, and none from processes that never allocate.
 afile = os.path.join(tmp, "a-file")
 open(afile, "w").close()

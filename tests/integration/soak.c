@@ -7,12 +7,12 @@
  *     THREADS threads each make PAIRS cuMemAlloc/cuMemFree pairs of random
  *     sizes (1 B .. 1 MiB, a fixed seed per thread) from churn_pairs();
  *     then leak_known() leaks LEAK_N allocations of known sizes.
- *   soak sites NSITES HOLD_MS
+ *   soak sites NSITES HOLD_MS [free]
  *     NSITES allocations, each from its own call stack: walk() recurses
  *     WALK_LEVELS times, branching eight ways at each level on three bits
  *     of the allocation's number, so that every number below 8^WALK_LEVELS
  *     reaches site_alloc() through distinct return addresses.  Three in
- *     four stay live.  Then, for HOLD_MS each, a phase where a few sites
+ *     four stay live (with "free", none: what the sites cost alone).  Then, for HOLD_MS each, a phase where a few sites
  *     keep allocating and freeing ("steady") and one where nothing
  *     changes ("idle").  Once the sites are made, a gpuspy_mark("created")
  *     when gpuspy is loaded.
@@ -31,7 +31,7 @@
 
 #include "prog.h"
 
-#define WALK_LEVELS 7 /* 8^7 = 2,097,152 distinct stacks */
+#define WALK_LEVELS 8 /* 8^8 = 16,777,216 distinct stacks */
 #define MAX_SIZE    (1u << 20)
 
 void churn_pairs(unsigned thread, size_t pairs);
@@ -191,7 +191,7 @@ static int churn(int argc, char **argv)
 /* ---- distinct sites ---- */
 
 static struct tally site_tally;
-static bool keep_live = true;
+static bool keep_live = true, free_all;
 
 __attribute__((noinline)) void site_alloc(unsigned long code)
 {
@@ -202,7 +202,7 @@ __attribute__((noinline)) void site_alloc(unsigned long code)
 	site_tally.allocs++;
 	site_tally.alloc_bytes += size;
 	/* the newest block is the fake driver's first: freed in O(1) */
-	if (!keep_live || code % 4 == 0) {
+	if (!keep_live || free_all || code % 4 == 0) {
 		cu_ok(cuMemFree_v2(p), "cuMemFree_v2");
 		site_tally.frees++;
 		site_tally.freed_bytes += size;
@@ -296,6 +296,7 @@ static int sites(int argc, char **argv)
 
 	if (n > (1ul << (3 * WALK_LEVELS)) || n < 64)
 		return PROG_FAIL;
+	free_all = argc > 4 && strcmp(argv[4], "free") == 0;
 	driver_context();
 	for (size_t p = 0; p < sizeof(phases) / sizeof(phases[0]); p++) {
 		if (phases[p].name) {
@@ -334,6 +335,7 @@ int main(int argc, char **argv)
 		return churn(argc, argv);
 	if (argc > 1 && strcmp(argv[1], "sites") == 0)
 		return sites(argc, argv);
-	fprintf(stderr, "usage: soak churn THREADS PAIRS LEAK_N | soak sites NSITES HOLD_MS\n");
+	fprintf(stderr,
+		"usage: soak churn THREADS PAIRS LEAK_N | soak sites NSITES HOLD_MS [free]\n");
 	return PROG_FAIL;
 }

@@ -162,6 +162,16 @@
 			R.leaked.allocations + " allocations still live at exit, peak " +
 			size(R.peak.bytes) + "; " + n + (n === 1 ? " process" : " processes") +
 			(R.oom.length ? "; " + R.oom.length + " out-of-memory events" : "");
+		/* processes of the run that could not be read: said, not drawn */
+		if (R.unreadable && R.unreadable.length) {
+			const k = R.unreadable.length, total = k + n;
+			const ul = el("ul");
+			byId("unreadable").appendChild(el("p", k + " of " + total +
+				(total === 1 ? " process" : " processes") +
+				" could not be read, left out of every figure:", "note"));
+			R.unreadable.forEach((u) => ul.appendChild(el("li", u.path + ": " + u.reason)));
+			byId("unreadable").appendChild(ul);
+		}
 		const sel = byId("proc");
 		if (n > 1)
 			sel.appendChild(new Option("all processes (stacks, leaks)", "-1"));

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""gpuspy in a privileged program (libgpuspy(7), FILES AND FAILURES): a
+set-user-ID root copy of tests/integration/secure_prog.c (libgpuspy.so and
+the fake driver linked by absolute run paths, which the loader honours in
+secure-execution mode) run by nobody from a directory of nobody's: it runs
+with gpuspy loaded and AT_SECURE set, exits 0, and leaves nothing in that
+directory (no root-owned gpuspy-out there), nor anything on stderr.
+Skipped unless run as root on a file system that honours set-user-ID.
+Usage: secure.py SECURE_PROG"""
+import os, pwd, shutil, subprocess, sys, tempfile
+
+prog = os.path.abspath(sys.argv[1])
+if os.geteuid() != 0 or not shutil.which("setpriv"):
+    print("skip: needs root and setpriv")
+    sys.exit(77)
+nobody = pwd.getpwnam("nobody")
+top = tempfile.mkdtemp(prefix="gpuspy-secure-")
+os.chmod(top, 0o755)
+copy = os.path.join(top, "secure_prog")
+shutil.copy(prog, copy)
+os.chown(copy, 0, 0)
+os.chmod(copy, 0o4755)
+cwd = os.path.join(top, "cwd")
+os.mkdir(cwd)
+os.chown(cwd, nobody.pw_uid, nobody.pw_gid)
+env = {"PATH": "/usr/bin:/bin", "GPUSPY_OUTPUT_DIR": cwd + "/out"}
+r = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
+                    "--clear-groups", "--", copy], cwd=cwd, env=env, capture_output=True,
+                   text=True, timeout=60)
+failed = 0
+if r.stdout.strip() != "secure=1 gpuspy=1":
+    print(f"skip: not in secure-execution mode with gpuspy ({r.stdout.strip()!r}, "
+          f"{r.stderr.strip()[:200]!r})")
+    shutil.rmtree(top)
+    sys.exit(77)
+left = os.listdir(cwd)
+ok = r.returncode == 0 and not left and not r.stderr
+print(("ok   " if ok else "FAIL ") + "a set-user-ID program: gpuspy writes nothing, says nothing "
+      f"(status {r.returncode}, left {left}, stderr {r.stderr.strip()[:200]!r})")
+shutil.rmtree(top)
+sys.exit(0 if ok else 1)

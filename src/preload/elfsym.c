@@ -331,7 +331,8 @@ static int read_names(const struct elfsym_file *f, uint64_t str_off, uint64_t st
 
 	if (!win)
 		return -ENOMEM;
-	qsort(c, n, sizeof(*c), by_name_off);
+	if (n) /* C is NULL without symbols */
+		qsort(c, n, sizeof(*c), by_name_off);
 	for (size_t i = 0; i < n && !err; i++) {
 		const char *name = NULL, *end = NULL;
 		size_t len, cut;
@@ -431,7 +432,8 @@ int elfsym_read(const struct elfsym_file *f, int section, size_t max_bytes, stru
 		for (size_t i = 0; i < n; i++)
 			if (c[i].pool_off != UINT32_MAX)
 				c[k++] = c[i];
-		qsort(c, k, sizeof(*c), by_address);
+		if (k)
+			qsort(c, k, sizeof(*c), by_address);
 		t->syms = malloc((k ? k : 1) * sizeof(*t->syms));
 		if (!t->syms)
 			err = -ENOMEM;

@@ -86,8 +86,8 @@ static struct image make_image(void)
 		  .st_size = 4 },
 		sym("unterminated", STB_GLOBAL, STT_FUNC, 0x10d0, 0x4, S_TEXT),
 	};
-	static const unsigned char note[] = { 4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 'G', 'N',
-					      'U', 0, 0xde, 0xad, 0xbe, 0xef };
+	static const unsigned char note[] = { 4, 0, 0,	 0,   4,   0, 0,    0,	  3,	0,
+					      0, 0, 'G', 'N', 'U', 0, 0xde, 0xad, 0xbe, 0xef };
 	struct image im = { 0 };
 	Elf64_Ehdr eh = { 0 };
 	Elf64_Shdr sh[N_SECT] = { { 0 } };
@@ -167,8 +167,8 @@ static Elf64_Ehdr *ehdr(struct image *im)
 }
 
 /* elfsym_open and, when it succeeds, elfsym_read of the symtab. */
-static int parse(struct image *im, size_t max_bytes, struct elfsym_file *f,
-		 struct elfsym_table *t, int *read_err)
+static int parse(struct image *im, size_t max_bytes, struct elfsym_file *f, struct elfsym_table *t,
+		 int *read_err)
 {
 	int fd = file_of(im->p, im->len);
 	int err = elfsym_open(fd, f);
@@ -495,7 +495,9 @@ static void test_self_garbled(void **state)
 		int n = 1 + (int)((seed >> 33) % 16);
 
 		for (int k = 0; k < n; k++) {
-			uint64_t r = (seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 11;
+			uint64_t r =
+				(seed = seed * 6364136223846793005ull + 1442695040888963407ull) >>
+				11;
 			uint64_t where = r % 4;
 
 			at[k] = where == 0 ? r % sizeof(*eh) :
@@ -513,7 +515,8 @@ static void test_self_garbled(void **state)
 			assert_int_equal(pwrite(fd, &saved[k], 1, (off_t)at[k]), 1);
 	}
 	/* and cut short at every 1/500th of its length, and near its start */
-	for (uint64_t len = s.len; len > 0; len = len > s.len / 500 + 1 ? len - s.len / 500 - 1 : 0) {
+	for (uint64_t len = s.len; len > 0;
+	     len = len > s.len / 500 + 1 ? len - s.len / 500 - 1 : 0) {
 		assert_int_equal(ftruncate(fd, (off_t)len), 0);
 		read_anything(fd, s.probe, &seed);
 	}
@@ -528,9 +531,9 @@ static void test_self_garbled(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rule),	     cmocka_unit_test(test_broken),
-		cmocka_unit_test(test_budget),	     cmocka_unit_test(test_not_regular),
-		cmocka_unit_test(test_self),	     cmocka_unit_test(test_self_garbled),
+		cmocka_unit_test(test_rule),   cmocka_unit_test(test_broken),
+		cmocka_unit_test(test_budget), cmocka_unit_test(test_not_regular),
+		cmocka_unit_test(test_self),   cmocka_unit_test(test_self_garbled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

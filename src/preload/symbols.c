@@ -603,6 +603,18 @@ void symbols_sitename(const struct gs_frame *fr, struct sitename_frame *out)
 
 /* ---- the passes ---- */
 
+bool symbols_site_named(const struct gs_site *s)
+{
+	for (unsigned i = 0; i < s->depth; i++) {
+		const struct gs_name *n =
+			atomic_load_explicit(&s->frames[i].name, memory_order_acquire);
+
+		if (!n || n->provisional)
+			return false;
+	}
+	return true;
+}
+
 /* Names S's frames; false when one is left for the next pass. */
 static bool name_site(struct gs_site *s)
 {

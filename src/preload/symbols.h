@@ -62,6 +62,10 @@ static inline const struct gs_name *symbols_of(const struct gs_frame *fr)
 	return n && n->symbol ? n : NULL;
 }
 
+/* Whether every frame of S has its name for good (not provisional): what
+ * is made of it once and kept (the metrics' labels) waits until then. */
+bool symbols_site_named(const struct gs_site *s);
+
 /* N's function for people: demangled where it is C++ and the process has
  * a demangler (its own libstdc++), else as spelled.  Naming thread only. */
 const char *symbols_function(const struct gs_name *n);

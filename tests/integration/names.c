@@ -15,6 +15,8 @@
  *                                              LIB ("-": LIB is deleted)
  *                                              once it is loaded, before
  *                                              its first step
+ *   names lib-call STEPS STEP_MS LIB [OTHER|-] the same through LIB's
+ *                                              exported names_lib_call()
  *
  * Then "names: held" on stdout, and it waits for stdin to end (the test
  * reads the metrics meanwhile) before it exits.  Built with -DIMPOSTOR
@@ -62,18 +64,24 @@ int main(int argc, char **argv)
 	if (n <= 0)
 		fail("readlink", "/proc/self/exe");
 	self[n] = '\0';
-	if (strcmp(mode, "lib") == 0) {
+	if (strcmp(mode, "lib") == 0 || strcmp(mode, "lib-call") == 0) {
 		void *h = argc > 4 ? dlopen(argv[4], RTLD_NOW | RTLD_LOCAL) : NULL;
 		void (*(*get)(void))(void) = NULL;
 
 		if (!h)
 			fail("dlopen", argc > 4 ? argv[4] : "(none)");
-		*(void **)&get = dlsym(h, "names_lib_step");
-		if (!get)
-			fail("dlsym", "names_lib_step");
-		/* called through a pointer: no frame of the library's is named
-		 * by the library's dynamic symbols */
-		step = get();
+		if (strcmp(mode, "lib") == 0) {
+			*(void **)&get = dlsym(h, "names_lib_step");
+			if (!get)
+				fail("dlsym", "names_lib_step");
+			/* called through a pointer: no frame of the library's
+			 * is named by the library's dynamic symbols */
+			step = get();
+		} else {
+			*(void **)&step = dlsym(h, "names_lib_call");
+			if (!step)
+				fail("dlsym", "names_lib_call");
+		}
 		if (argc > 5 && strcmp(argv[5], "-") == 0 && unlink(argv[4]) < 0)
 			fail("unlink", argv[4]);
 		if (argc > 5 && strcmp(argv[5], "-") != 0 && rename(argv[5], argv[4]) < 0)

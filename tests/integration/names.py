@@ -17,9 +17,13 @@ whose allocating function is static, so that only its .symtab names it.
    site: module+0xoffset everywhere, never the impostor's name, and the
    program runs to its end;
  - with and without a GNU build-id (the check is then the file's device
-   and inode against the mapping's).
+   and inode against the mapping's);
+ - what the loader's dynamic symbols name is named still where the file
+   cannot be used (GPUSPY_SYMBOLS=0, the library replaced): main of a
+   program linked with -rdynamic, the library's exported function.
 Usage: names.py LIBGPUSPY GPUSPY FAKE_DIR NAMES NAMES_IMPOSTOR NAMES_NOBID
-       NAMES_NOBID_IMPOSTOR NAMES_STRIPPED LIBNAMES LIBNAMES_IMPOSTOR NAMES_C NAMES_LIB_C"""
+       NAMES_NOBID_IMPOSTOR NAMES_STRIPPED NAMES_DYN LIBNAMES LIBNAMES_IMPOSTOR
+       NAMES_C NAMES_LIB_C"""
 import glob
 import json
 import os
@@ -31,8 +35,8 @@ import tempfile
 import time
 import urllib.request
 
-(lib, cli, fake, prog, impostor, nobid, nobid_impostor, stripped, libnames, libimpostor,
- source, lib_source) = sys.argv[1:13]
+(lib, cli, fake, prog, impostor, nobid, nobid_impostor, stripped, dyn, libnames, libimpostor,
+ source, lib_source) = sys.argv[1:14]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
@@ -108,15 +112,19 @@ def run(tag, argv, extra, prometheus=False):
     return r
 
 
-def frame_in(r, module):
-    """The first frame of the one site in MODULE (a base name): its offset."""
+def frames_in(r, module):
+    """The frames of the one site that lie in MODULE (a base name)."""
     rep = r["json"]
     mods = [os.path.basename(m["path"]) for m in rep.get("modules", [])]
     sites = rep.get("sites", [])
-    for f in sites[0]["frames"] if len(sites) == 1 else []:
-        if f["module"] >= 0 and mods[f["module"]] == module:
-            return f
-    return None
+    return [f for f in (sites[0]["frames"] if len(sites) == 1 else [])
+            if f["module"] >= 0 and mods[f["module"]] == module]
+
+
+def frame_in(r, module):
+    """The first frame of the one site in MODULE."""
+    got = frames_in(r, module)
+    return got[0] if got else None
 
 
 def surfaces(tag, r, name, row, growth=True):
@@ -205,6 +213,27 @@ for how in ("replaced", "deleted"):
     off = f"libvictim.so+0x{f['offset']:x}" if f else "?"
     surfaces(tag, r, off, off)
     no_impostor(tag, r)
+
+# 6b. What the loader names is named where the file cannot be used: the
+# library replaced, its exported function on the stack (the headline is
+# the first named frame); a -rdynamic program's main with GPUSPY_SYMBOLS=0.
+shutil.copy2(libnames, libpath)
+shutil.copy2(libimpostor, other)
+tag = "library replaced, called through its exported function"
+r = run(tag, [stripped, "lib-call", "3", "10", libpath, other], quiet_thread)
+fs = frames_in(r, "libvictim.so")
+check([f.get("symbol") for f in fs] == [None, "names_lib_call"],
+      f"{tag}: report.json names the exported function only: {fs}")
+check("gpuspy:   3.0 MiB in 3 from names_lib_call (libvictim.so)" in r["stderr"].splitlines(),
+      f"{tag}: the exit summary names it: {r['stderr'].splitlines()[-2:]}")
+no_impostor(tag, r)
+tag = "GPUSPY_SYMBOLS=0, -rdynamic"
+r = run(tag, [dyn, "exe", "3", "10"], dict(quiet_thread, GPUSPY_SYMBOLS="0"))
+fs = frames_in(r, "names_dyn")
+check([f.get("symbol") for f in fs] == [None, "main", "_start"],
+      f"{tag}: report.json names main only: {fs}")
+check("gpuspy:   3.0 MiB in 3 from main (names_dyn)" in r["stderr"].splitlines(),
+      f"{tag}: the exit summary names it: {r['stderr'].splitlines()[-2:]}")
 
 # 7. The program replaced (with and without a build-id; by the impostor, a
 # truncated copy, garbage) or deleted after its first allocation, with no

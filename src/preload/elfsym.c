@@ -193,6 +193,25 @@ int elfsym_open(int fd, struct elfsym_file *f)
 	return 0;
 }
 
+uint64_t elfsym_inflated_size(const struct elfsym_file *f)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < f->shnum; i++) {
+		const Elf64_Shdr *s = &f->sh[i];
+		Elf64_Chdr ch;
+
+		if (!(s->sh_flags & SHF_COMPRESSED) || s->sh_type == SHT_NOBITS)
+			continue;
+		if (!in_file(s->sh_offset, sizeof(ch), f->size) ||
+		    read_at(f->fd, &ch, sizeof(ch), s->sh_offset) < 0 ||
+		    ch.ch_size > UINT64_MAX - total)
+			return UINT64_MAX;
+		total += ch.ch_size;
+	}
+	return total;
+}
+
 void elfsym_close(struct elfsym_file *f)
 {
 	free(f->sh);

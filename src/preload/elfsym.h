@@ -66,6 +66,11 @@ struct elfsym_table {
 int elfsym_open(int fd, struct elfsym_file *f);
 void elfsym_close(struct elfsym_file *f);
 
+/* What F's compressed sections (SHF_COMPRESSED: debug information, as a
+ * reader of it would inflate them) take once inflated; a header that
+ * cannot be read counts as UINT64_MAX. */
+uint64_t elfsym_inflated_size(const struct elfsym_file *f);
+
 /*
  * The functions of F's symbol table SECTION (F->symtab or F->dynsym) into
  * T.  MAX_BYTES bounds what T may hold, and what is held while it is

@@ -11,7 +11,7 @@
  * (elfsym.c): the file's .symtab, else the .symtab of its separate debug
  * file (/usr/lib/debug/.build-id/, the same build-id), else its .dynsym.
  * With libdw loaded, the module gets a Dwfl of its own for source lines,
- * reading the same file.  A file that fails the check (rebuilt, replaced,
+ * reading the same file (its own DWARF only: see find_debuginfo).  A file that fails the check (rebuilt, replaced,
  * deleted, or not an ELF file any more), or whose table is over the
  * budget, is named from the loader's view of the image in memory, its
  * dynamic symbols (dladdr), which are the image's whatever became of the
@@ -23,7 +23,8 @@
  * The bounds (libgpuspy(7), CALL SITES): symbol tables hold at most
  * TABLE_BUDGET bytes together; at most MAX_ADDRESSES return addresses
  * are named (about 80 bytes each), later ones stay module+0xoffset; at
- * most MAX_DWARF modules have libdw's line tables open.  Each module's
+ * most MAX_DWARF modules have libdw's line tables open, none whose
+ * compressed debug sections would inflate past MAX_INFLATED.  Each module's
  * file is read once, each address looked up once; a pass costs the sites
  * that are new since the last one.
  */
@@ -51,6 +52,7 @@
 #define TABLE_BUDGET  ((size_t)512 << 20)
 #define MAX_ADDRESSES (1u << 20)
 #define MAX_DWARF     256
+#define MAX_INFLATED  ((uint64_t)16 << 20)
 #define LIBDW_DEFAULT "libdw.so.1"
 #define DEBUG_DIR     "/usr/lib/debug/.build-id/"
 
@@ -97,12 +99,7 @@ static int dw_state; /* 0: not tried, 1: loaded, -1: not to be had */
 static unsigned n_dwarf;
 static Dwfl_Callbacks dw_callbacks;
 static char *dw_debuginfo_path;
-/* The build-id of the module being looked up: the separate debug file
- * must carry it (find_debuginfo). */
-static const char *dw_build_id;
 #endif
-
-static int debug_file_open(const char *build_id, char *path, size_t len, struct elfsym_file *f);
 
 #ifdef GPUSPY_HAVE_LIBDWFL_H
 /* The module's own file is given to libdw, never looked for. */
@@ -113,27 +110,18 @@ static int find_elf_none(Dwfl_Module *mod, void **userdata, const char *name, Dw
 }
 
 /*
- * The separate debug file, by build-id, on this machine only: libdw's own
- * search (dwfl_standard_find_debuginfo) would also ask a debuginfod
- * server when DEBUGINFOD_URLS is set, a download from inside the job.
+ * Lines come from the module's own file only, never from a separate debug
+ * file: those of the system's libraries are compressed, and libdw would
+ * inflate their DWARF into memory (16 MiB for the C library's, for frames
+ * that are never a site's headline).  libdw's own search would also ask a
+ * debuginfod server when DEBUGINFOD_URLS is set: a download from inside
+ * the job.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink, GElf_Word crc,
 			  char **debuginfo_file_name)
 {
-	char path[sizeof(DEBUG_DIR) + ELFSYM_BUILD_ID_HEX + 8];
-	struct elfsym_file f;
-	int fd;
-
-	if (!dw_build_id || !dw_build_id[0])
-		return -1;
-	fd = debug_file_open(dw_build_id, path, sizeof(path), &f);
-	if (fd < 0)
-		return -1;
-	elfsym_close(&f);
-	/* libdw frees it; without it the file is still used */
-	*debuginfo_file_name = strdup(path);
-	return fd;
+	return -1;
 }
 
 static void lines_load(void)
@@ -179,17 +167,21 @@ static void lines_load(void)
 	dw_state = 1;
 }
 
-/* M's lines, from the verified FD (a copy of it goes to libdw). */
-static void lines_open(struct mod_state *ms, const struct gs_module *m, int fd)
+/* M's lines, from the verified F (a copy of its descriptor goes to
+ * libdw), unless its compressed debug sections would take more than
+ * MAX_INFLATED once inflated. */
+static void lines_open(struct mod_state *ms, const struct gs_module *m, const struct elfsym_file *f)
 {
 	Dwfl_Module *mod;
 	Dwfl *d;
 	int dfd;
 
+	if (elfsym_inflated_size(f) > MAX_INFLATED)
+		return;
 	lines_load();
 	if (dw_state <= 0 || n_dwarf >= MAX_DWARF)
 		return;
-	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	dfd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return;
 	d = dw.begin(&dw_callbacks);
@@ -222,9 +214,7 @@ static void lines_of(struct mod_state *ms, const struct gs_module *m, uint64_t a
 
 	if (!ms->dwmod)
 		return;
-	dw_build_id = m->build_id;
 	l = dw.getsrc(ms->dwmod, addr);
-	dw_build_id = NULL;
 	if (!l)
 		return;
 	src = dw.lineinfo(l, NULL, &line, NULL, NULL, NULL);
@@ -235,7 +225,7 @@ static void lines_of(struct mod_state *ms, const struct gs_module *m, uint64_t a
 	}
 }
 #else
-static void lines_open(struct mod_state *ms, const struct gs_module *m, int fd)
+static void lines_open(struct mod_state *ms, const struct gs_module *m, const struct elfsym_file *f)
 {
 }
 
@@ -371,7 +361,7 @@ static struct mod_state *mod_load(int idx)
 		read = table_read(ms, &f, f.dynsym);
 	if (read) {
 		ms->how = MOD_TABLE;
-		lines_open(ms, m, fd);
+		lines_open(ms, m, &f);
 	}
 	elfsym_close(&f);
 	close(fd);

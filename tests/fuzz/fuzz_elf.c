@@ -28,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (elfsym_open(fd, &f) < 0)
 		return 0;
+	(void)elfsym_inflated_size(&f);
 	for (int w = 0; w < 2; w++) {
 		struct elfsym_table t;
 

@@ -385,6 +385,38 @@ static void test_budget(void **state)
 	free(im.p);
 }
 
+/* What a reader of the debug information would inflate (lines are not
+ * read from a module whose compressed sections are too large). */
+static void test_inflated(void **state)
+{
+	struct image im = make_image();
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = 12345, .ch_addralign = 1 };
+	struct elfsym_file f;
+	int fd = file_of(im.p, im.len);
+
+	assert_int_equal(elfsym_open(fd, &f), 0);
+	assert_int_equal(elfsym_inflated_size(&f), 0);
+	elfsym_close(&f);
+	close(fd);
+	/* the note section made a compressed one */
+	memcpy(im.p + im.note, &ch, sizeof(ch));
+	shdr(&im, S_NOTE)->sh_flags |= SHF_COMPRESSED;
+	shdr(&im, S_NOTE)->sh_size = sizeof(ch);
+	fd = file_of(im.p, im.len);
+	assert_int_equal(elfsym_open(fd, &f), 0);
+	assert_int_equal(elfsym_inflated_size(&f), 12345);
+	elfsym_close(&f);
+	close(fd);
+	/* its header past the end: as large as can be */
+	shdr(&im, S_NOTE)->sh_offset = im.len - 4;
+	fd = file_of(im.p, im.len);
+	assert_int_equal(elfsym_open(fd, &f), 0);
+	assert_true(elfsym_inflated_size(&f) == UINT64_MAX);
+	elfsym_close(&f);
+	close(fd);
+	free(im.p);
+}
+
 static void test_not_regular(void **state)
 {
 	struct elfsym_file f;
@@ -531,9 +563,10 @@ static void test_self_garbled(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rule),   cmocka_unit_test(test_broken),
-		cmocka_unit_test(test_budget), cmocka_unit_test(test_not_regular),
-		cmocka_unit_test(test_self),   cmocka_unit_test(test_self_garbled),
+		cmocka_unit_test(test_rule),	     cmocka_unit_test(test_broken),
+		cmocka_unit_test(test_budget),	     cmocka_unit_test(test_inflated),
+		cmocka_unit_test(test_not_regular),  cmocka_unit_test(test_self),
+		cmocka_unit_test(test_self_garbled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
 /*
  * The ELF reader of the process's symbolizer (src/preload/elfsym.c): the
  * input is the file at a module's path, read as symbols.c reads it - the
- * headers and build-id, each symbol table, a few lookups - from a memfd
+ * headers and build-id, its compressed sections' sizes, each symbol
+ * table, a few lookups - from a memfd
  * (a regular file, no directory needed).  A name found must lie in the
  * table's pool.
  */

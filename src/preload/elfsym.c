@@ -15,11 +15,11 @@
 #define MAX_SECTIONS 65536
 /* A note section read for its build-id: the notes of a real file are a
  * few hundred bytes. */
-#define MAX_NOTES (64 * 1024)
+#define MAX_NOTES ((uint64_t)64 * 1024)
 /* Symbols read at once, and the window the names are read through: a
  * longer name is dropped. */
 #define SYM_CHUNK   2048
-#define NAME_WINDOW (64 * 1024)
+#define NAME_WINDOW ((size_t)64 * 1024)
 
 /* All of [OFF, OFF + LEN) of FD, or -errno; a file shorter than that
  * (truncated since it was measured) is -EIO. */
@@ -279,7 +279,8 @@ static int read_cands(const struct elfsym_file *f, const Elf64_Shdr *sym, uint64
 		      struct budget *b, struct cand **out, size_t *n)
 {
 	uint64_t count = sym->sh_size / sizeof(Elf64_Sym);
-	Elf64_Sym *chunk = malloc(SYM_CHUNK * sizeof(*chunk));
+	/* zeroed: the analyzer cannot tell that pread() filled it */
+	Elf64_Sym *chunk = calloc(SYM_CHUNK, sizeof(*chunk));
 	struct cand *c = NULL;
 	size_t cap = 0;
 	int err = 0;
@@ -293,6 +294,8 @@ static int read_cands(const struct elfsym_file *f, const Elf64_Shdr *sym, uint64
 
 		err = read_at(f->fd, chunk, k * sizeof(*chunk),
 			      sym->sh_offset + first * sizeof(Elf64_Sym));
+		if (err)
+			break;
 		for (size_t i = 0; i < k && !err; i++) {
 			const Elf64_Sym *s = &chunk[i];
 			int type = ELF64_ST_TYPE(s->st_info);
@@ -386,7 +389,7 @@ static int read_names(const struct elfsym_file *f, uint64_t str_off, uint64_t st
 		if (len == 0)
 			continue;
 		if (t->pool_len + len + 1 > cap) {
-			size_t want = cap ? cap : 64 * 1024;
+			size_t want = cap ? cap : (size_t)64 * 1024;
 			char *p;
 
 			while (want < len + 1)
@@ -462,8 +465,9 @@ int elfsym_read(const struct elfsym_file *f, int section, size_t max_bytes, stru
 		elfsym_free(t);
 		return err;
 	}
+	/* the first of each address is the best one */
 	for (size_t i = 0; i < k; i++)
-		if (t->n == 0 || t->syms[t->n - 1].addr != c[i].addr)
+		if (i == 0 || c[i - 1].addr != c[i].addr)
 			t->syms[t->n++] =
 				(struct elfsym){ c[i].addr, c[i].size, c[i].pool_off, c[i].sect };
 	free(c);

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 /* A GNU build-id in hex, as struct gs_module holds it. */
-#define ELFSYM_BUILD_ID_HEX (41 * 2)
+#define ELFSYM_BUILD_ID_HEX ((size_t)41 * 2)
 
 /* What elfsym_open read of a file's headers. */
 struct elfsym_file {

@@ -67,6 +67,9 @@ static const struct gs_frame *useful_frame(const struct gs_site *s)
 {
 	const struct gs_frame *unnamed = NULL;
 
+	if (!s->frames) /* never (sites.c), but said for the analyzer */
+		return NULL;
+
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
 		const char *mod = fr->module >= 0 ?

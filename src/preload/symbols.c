@@ -248,16 +248,28 @@ static bool mapped_from(uintptr_t addr, const struct stat *st)
 
 	if (!f)
 		return false;
+	/* "lo-hi perms offset major:minor inode path" */
 	while (getline(&line, &cap, f) > 0) {
-		unsigned long lo, hi, off, ino;
-		unsigned maj, min;
-		char perms[8];
+		char *p = line;
+		unsigned long lo = strtoul(p, &p, 16), hi, maj, min, ino;
 
-		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min,
-			   &ino) != 7 ||
-		    addr < lo || addr >= hi)
+		if (*p++ != '-')
 			continue;
-		same = ino != 0 && ino == st->st_ino && makedev(maj, min) == st->st_dev;
+		hi = strtoul(p, &p, 16);
+		if (addr < lo || addr >= hi)
+			continue;
+		p = strchr(p + 1, ' '); /* past the permissions */
+		if (p)
+			p = strchr(p + 1, ' '); /* past the offset */
+		if (!p)
+			break;
+		maj = strtoul(p + 1, &p, 16);
+		if (*p++ != ':')
+			break;
+		min = strtoul(p, &p, 16);
+		ino = strtoul(p, &p, 10);
+		same = ino != 0 && ino == st->st_ino &&
+		       makedev((unsigned)maj, (unsigned)min) == st->st_dev;
 		break;
 	}
 	free(line);
@@ -376,11 +388,10 @@ static struct mod_state *mod_load(int idx)
  */
 static const char *loader_symbol(const struct gs_module *m, uintptr_t pc)
 {
-	static long page;
+	/* each time: program threads call this too (symbols_catch_up) */
+	long page = sysconf(_SC_PAGESIZE);
 	Dl_info info;
 
-	if (!page)
-		page = sysconf(_SC_PAGESIZE);
 	/* pc - 1: a return address may be the first byte of the next function */
 	if (!dladdr((void *)(pc - 1), &info) || !info.dli_sname || !info.dli_sname[0])
 		return NULL;

@@ -230,8 +230,10 @@ no_impostor(tag, r)
 tag = "GPUSPY_SYMBOLS=0, -rdynamic"
 r = run(tag, [dyn, "exe", "3", "10"], dict(quiet_thread, GPUSPY_SYMBOLS="0"))
 fs = frames_in(r, "names_dyn")
-check([f.get("symbol") for f in fs] == [None, "main", "_start"],
-      f"{tag}: report.json names main only: {fs}")
+# (and _start, where the unwinder reaches it: not frame pointers)
+check([f.get("symbol") for f in fs][:2] == [None, "main"] and
+      all(f.get("symbol") in (None, "_start") for f in fs[2:]),
+      f"{tag}: report.json names main, not staircase_here: {fs}")
 check("gpuspy:   3.0 MiB in 3 from main (names_dyn)" in r["stderr"].splitlines(),
       f"{tag}: the exit summary names it: {r['stderr'].splitlines()[-2:]}")
 

@@ -36,9 +36,7 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Inlined: each shape's allocation is in its own function's frame, which
- * the growth notice names (the innermost frame the process can name). */
-static inline __attribute__((always_inline)) void *keep(size_t size)
+static void *keep(size_t size)
 {
 	void *p;
 

@@ -8,6 +8,7 @@
 #include "events.h"
 #include "gpuspy.h"
 #include "state.h"
+#include "symbols.h"
 
 GS_EXPORT int gpuspy_mark(const char *label)
 {
@@ -23,5 +24,8 @@ GS_EXPORT int gpuspy_snapshot(const char *label)
 		return -1;
 	if (!atomic_load(&gs_state.active) || !atomic_load(&gs_state.tracking))
 		return -1; /* nothing allocated yet, or gpuspy is off */
+	/* written on this thread: names for the sites the snapshot thread
+	 * has not come to yet */
+	symbols_catch_up();
 	return events_snapshot(label && *label ? label : "snapshot");
 }

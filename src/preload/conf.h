@@ -33,8 +33,10 @@ struct gs_config {
 	const char *prometheus;	   /* GPUSPY_PROMETHEUS: the endpoint's address, NULL: none */
 	unsigned prometheus_top;   /* GPUSPY_PROMETHEUS_TOP: sites named in the metrics */
 	const char *libmicrohttpd; /* GPUSPY_LIBMICROHTTPD: where to dlopen it from */
-	bool quiet;		   /* no summary on stderr */
-	bool disabled;		   /* GPUSPY_DISABLE: pass every call straight through */
+	bool symbols;	   /* GPUSPY_SYMBOLS: the modules' symbol tables read in the process */
+	const char *libdw; /* GPUSPY_LIBDW: where to dlopen it from, for source lines */
+	bool quiet;	   /* no summary on stderr */
+	bool disabled;	   /* GPUSPY_DISABLE: pass every call straight through */
 };
 extern struct gs_config gs_config;
 /* Reads every GPUSPY_*, from gs_init: before the first allocation is

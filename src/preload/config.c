@@ -30,7 +30,7 @@
 		.interval_us = GS_INTERVAL_DEFAULT_US, .signal = GS_SIGNAL_DEFAULT, .nvml = true,  \
 		.torch = true, .frameworks = true, .max_sites = GS_MAX_SITES_DEFAULT,              \
 		.max_distinct_sites = GS_MAX_DISTINCT_SITES_DEFAULT,                               \
-		.prometheus_top = PROM_TOP_DEFAULT,                                                \
+		.prometheus_top = PROM_TOP_DEFAULT, .symbols = true,                               \
 	}
 
 static const struct gs_config config_defaults = CONFIG_DEFAULTS;
@@ -262,6 +262,10 @@ void config_load(void)
 	gs_config.libmicrohttpd = config_getenv("GPUSPY_LIBMICROHTTPD");
 	if (gs_config.libmicrohttpd && !*gs_config.libmicrohttpd)
 		gs_config.libmicrohttpd = NULL;
+	load_bool("GPUSPY_SYMBOLS", &gs_config.symbols);
+	gs_config.libdw = config_getenv("GPUSPY_LIBDW");
+	if (gs_config.libdw && !*gs_config.libdw)
+		gs_config.libdw = NULL;
 	load_bool("GPUSPY_NVML", &gs_config.nvml);
 	load_bool("GPUSPY_TORCH", &gs_config.torch);
 	load_bool("GPUSPY_FRAMEWORKS", &gs_config.frameworks);

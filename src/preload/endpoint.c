@@ -43,6 +43,7 @@
 #include "sites.h"
 #include "state.h"
 #include "summary.h"
+#include "symbols.h"
 
 /* The snapshot thread's (and the exit's, once it is joined). */
 static struct http_server *server;
@@ -203,6 +204,11 @@ void endpoint_start(void)
 	}
 }
 
+/* The labels of sites not named yet, made for one page only (at most
+ * one per site it names), freed once it is made. */
+static struct site_labels *once[PROM_TOP_MAX];
+static unsigned n_once;
+
 static struct site_labels *site_labels(const struct gs_site *s)
 {
 	struct site_labels *l;
@@ -231,7 +237,12 @@ static struct site_labels *site_labels(const struct gs_site *s)
 		free(l);
 		return NULL;
 	}
-	labels[s->id] = l;
+	/* a site newer than this interval's naming (symbols.c) gets its
+	 * labels again at the next page, named then */
+	if (symbols_site_named(s))
+		labels[s->id] = l;
+	else
+		once[n_once++] = l;
 	return l;
 }
 
@@ -337,6 +348,7 @@ void endpoint_publish(void)
 	struct prom_buf b = { 0 };
 	unsigned n, nu, nd;
 	char *old;
+	int rc;
 
 	if (!gs_config.prometheus || !atomic_load(&gs_state.tracking))
 		return;
@@ -408,7 +420,12 @@ void endpoint_publish(void)
 	}
 	p.sites = sites;
 
-	if (prom_write(&b, procs, 1, gs_config.prometheus_top) < 0) {
+	rc = prom_write(&b, procs, 1, gs_config.prometheus_top);
+	for (; n_once; n_once--) {
+		free(once[n_once - 1]->name);
+		free(once[n_once - 1]);
+	}
+	if (rc < 0) {
 		prom_buf_free(&b); /* the last page stays */
 		return;
 	}

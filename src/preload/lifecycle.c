@@ -329,8 +329,10 @@ __attribute__((destructor)) static void gpuspy_dtor(void)
 	writer_stop();
 	if (atomic_load(&gs_state.active) && !atomic_load(&gs_state.silent)) {
 		/* The history's last sample is the state at exit: the writer
-		 * thread, joined above, no longer touches it. */
+		 * thread, joined above, no longer touches it; nor its walk of
+		 * the sites, whose frames the report names. */
 		history_tick();
+		writer_name_sites();
 		events_exit();
 	}
 	/* After the report, which therefore never waits on the server; the

@@ -31,7 +31,11 @@
  * writer's semaphore (a wake-up count; the child has no writer thread,
  * and writer_start() initialises it again); libmicrohttpd's own locks,
  * held by the server's thread (src/common/http.c): a forked child never
- * calls it again (endpoint_forget).
+ * calls it again (endpoint_forget).  Nor symbols.c's tables (the names of
+ * native frames): one thread at a time owns them, the snapshot thread and
+ * then the exit, which joins it first; a frame's name is published with an
+ * atomic pointer, which program threads only read or fill when empty; and
+ * a child forked once gpuspy is active goes silent and never names.
  */
 #include "locks.h"
 

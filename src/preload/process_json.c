@@ -25,6 +25,7 @@
 #include "pystack.h"
 #include "sites.h"
 #include "state.h"
+#include "symbols.h"
 #include "torch_probe.h"
 #include "unwind.h"
 #include "view.h"
@@ -111,11 +112,13 @@ static void write_site(FILE *f, struct gs_site *s)
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
 
+		const struct gs_name *n = symbols_of(fr);
+
 		fprintf(f, "%s{\"module\": %d, \"offset\": %llu", i ? ", " : "", fr->module,
 			(unsigned long long)fr->offset);
-		if (fr->symbol) {
+		if (n) {
 			fputs(", \"symbol\": ", f);
-			json_str(f, fr->symbol);
+			json_str(f, n->symbol);
 		}
 		fputc('}', f);
 	}

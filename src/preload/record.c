@@ -19,6 +19,7 @@
 #include "record.h"
 #include "sites.h"
 #include "state.h"
+#include "symbols.h"
 #include "table.h"
 #include "unwind.h"
 #include "view.h"
@@ -346,6 +347,11 @@ void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t 
 	e.site = site->id;
 	if (!driver_mem_info(&e.free_bytes, &e.total_bytes))
 		e.free_bytes = e.total_bytes = -1;
+	/* the post-mortem is written now, on this thread: the sites the
+	 * snapshot thread has not named yet get their dynamic symbols (only
+	 * for a failure that gets a file) */
+	if (events_oom_count() < GS_OOM_FILES)
+		symbols_catch_up();
 	events_oom(&e);
 }
 

@@ -8,8 +8,10 @@
  * last, which takes no lock: threads allocating from the same line share
  * one site, and its shard's lock would be the one place they all meet.  A
  * miss looks up under the shard's lock.  A new site is built (frames
- * resolved to module + offset, which takes the loader's lock in dladdr)
- * with no gpuspy lock held, then inserted; a racing twin is dropped.
+ * tied to module + offset; a module not seen before is looked up with
+ * dl_iterate_phdr) with no gpuspy lock held, then inserted; a racing twin
+ * is dropped.  Its frames are named later, by the snapshot thread
+ * (symbols.c), never here.
  * Sites are never freed, so a cached pointer stays valid.
  *
  * Each costs about 1.3 KiB, so their number is capped
@@ -138,8 +140,6 @@ static void site_drop(struct site_node *n)
 		free(n->site.py[i].function);
 	}
 	free(n->site.py);
-	for (unsigned i = 0; i < n->site.depth; i++)
-		free(n->site.frames[i].symbol);
 	free(n->site.frames);
 	free(n);
 }

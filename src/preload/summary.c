@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What gpuspy says to people from inside the process: report.txt and the
- * stderr lines.  `gpuspy report` says more, with symbolized frames.
+ * stderr lines, with the names the snapshot thread found for the frames
+ * (symbols.c).  `gpuspy report` says more: the whole stack symbolized,
+ * noise folded, Python placed among the native frames.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,10 @@
 #include "log.h"
 #include "names.h"
 #include "pystack.h"
-#include "real.h"
 #include "sitename.h"
 #include "sites.h"
 #include "summary.h"
+#include "symbols.h"
 #include "trend.h"
 #include "unwind.h"
 #include "view.h"
@@ -31,6 +32,14 @@ static const char *basename_of(const char *path)
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
+}
+
+/* The raw symbol FR is named by, or NULL. */
+static const char *frame_symbol(const struct gs_frame *fr)
+{
+	const struct gs_name *n = symbols_of(fr);
+
+	return n ? n->symbol : NULL;
 }
 
 static void human(char *buf, size_t len, long long b)
@@ -58,6 +67,9 @@ static const struct gs_frame *useful_frame(const struct gs_site *s)
 {
 	const struct gs_frame *unnamed = NULL;
 
+	if (!s->frames) /* never (sites.c), but said for the analyzer */
+		return NULL;
+
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
 		const char *mod = fr->module >= 0 ?
@@ -66,7 +78,7 @@ static const struct gs_frame *useful_frame(const struct gs_site *s)
 
 		if (strncmp(mod, "libcuda", 7) == 0 || strncmp(mod, "libc.so", 7) == 0)
 			continue;
-		if (fr->symbol)
+		if (frame_symbol(fr))
 			return fr;
 		if (!unnamed)
 			unnamed = fr;
@@ -74,11 +86,6 @@ static const struct gs_frame *useful_frame(const struct gs_site *s)
 	return unnamed ? unnamed : (s->depth ? &s->frames[0] : NULL);
 }
 
-/*
- * For people (report.txt, stderr) C++ names read better demangled.  The
- * process's own libstdc++ does it when a C++ library loaded it; gpuspy
- * never links it.  report.json keeps the raw symbol.  Under gs_events_lock.
- */
 /* The innermost Python frame of user code, as `gpuspy report` picks its
  * headline (sitename_user_file). */
 static const struct gs_pyframe *user_pyframe(const struct gs_site *s)
@@ -89,53 +96,47 @@ static const struct gs_pyframe *user_pyframe(const struct gs_site *s)
 	return NULL;
 }
 
-/* SYM demangled by the process's own libstdc++, NULL when it cannot be
- * (not C++, no libstdc++ loaded); the caller frees it.  Under
- * gs_events_lock: the looked-up function is kept in a static. */
-static char *demangled(const char *sym)
+/* S, cleaned of control characters, as the names are (sitename_short). */
+static void clean(char *buf, size_t len, const char *s)
 {
-	static char *(*demangle)(const char *, char *, size_t *, int *);
-	static bool looked;
-	char *d;
-	int status = -1;
+	const struct sitename_frame sf = { .function = s };
 
-	if (!looked) {
-		/* a Python extension loads libstdc++ with RTLD_LOCAL, out of
-		 * RTLD_DEFAULT's reach: asked by name, never loaded here */
-		void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
-
-		demangle = (char *(*)(const char *, char *, size_t *, int *))real_dlsym(
-			RTLD_DEFAULT, "__cxa_demangle");
-		if (!demangle && cxx)
-			demangle = (char *(*)(const char *, char *, size_t *, int *))real_dlsym(
-				cxx, "__cxa_demangle");
-		/* the handle is kept: the function must stay mapped */
-		looked = true;
-	}
-	if (!demangle || sym[0] != '_' || sym[1] != 'Z')
-		return NULL;
-	d = demangle(sym, NULL, NULL, &status);
-	if (status != 0) {
-		free(d);
-		return NULL;
-	}
-	return d;
+	sitename_short(buf, len, &sf);
 }
 
-static void frame_text(char *buf, size_t len, const struct gs_frame *fr)
+/* FR's name as the headlines show it, the rule of `gpuspy report` and of
+ * the metrics (sitename_short): "step (train.c:41)", "step (libfoo.so)"
+ * without a line, "libfoo.so+0x1a2b" without a symbol.  For people, C++
+ * names demangled (symbols_function); report.json keeps the raw symbol. */
+static void frame_name(char *buf, size_t len, const struct gs_frame *fr)
 {
-	const char *mod =
-		fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) : "?";
-	char *d;
+	struct sitename_frame sf;
 
-	if (!fr->symbol) {
+	symbols_sitename(fr, &sf);
+	sitename_short(buf, len, &sf);
+}
+
+/* A row of report.txt's stacks: the name and source line where known,
+ * and always the module and offset. */
+static void frame_row(char *buf, size_t len, const struct gs_frame *fr)
+{
+	const struct gs_name *n = symbols_of(fr);
+	char mod[200], fn[512], file[200];
+
+	clean(mod, sizeof(mod),
+	      fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) : "?");
+	if (!n) {
 		snprintf(buf, len, "%s+0x%llx", mod, (unsigned long long)fr->offset);
 		return;
 	}
-	d = demangled(fr->symbol);
-	snprintf(buf, len, "%s (%s+0x%llx)", d ? d : fr->symbol, mod,
-		 (unsigned long long)fr->offset);
-	free(d);
+	clean(fn, sizeof(fn), symbols_function(n));
+	if (n->file && n->line > 0) {
+		clean(file, sizeof(file), basename_of(n->file));
+		snprintf(buf, len, "%s (%s:%d, %s+0x%llx)", fn, file, n->line, mod,
+			 (unsigned long long)fr->offset);
+	} else {
+		snprintf(buf, len, "%s (%s+0x%llx)", fn, mod, (unsigned long long)fr->offset);
+	}
 }
 
 /* "allocation" for 1, else "allocations". */
@@ -166,7 +167,7 @@ static void where_text(char *buf, size_t len, const struct gs_site *s)
 		snprintf(buf, len, "%s (%s:%d)", py->function ? py->function : "?", py->file,
 			 py->line);
 	else if (uf)
-		frame_text(buf, len, uf);
+		frame_name(buf, len, uf);
 	else
 		snprintf(buf, len, "?");
 }
@@ -176,7 +177,7 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 	struct gs_site **sites = v->sites;
 	unsigned n = v->n;
 	const char *host = v->host;
-	char a[32], b[32], c[32], fr[512];
+	char a[32], b[32], c[32], fr[1024];
 
 	human(a, sizeof(a), v->gpu_live);
 	human(b, sizeof(b), v->gpu_peak);
@@ -225,7 +226,7 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
 				s->py[j].line, s->py[j].function ? s->py[j].function : "?");
 		for (unsigned j = 0; j < s->depth; j++) {
-			frame_text(fr, sizeof(fr), &s->frames[j]);
+			frame_row(fr, sizeof(fr), &s->frames[j]);
 			fprintf(f, "    #%u %s\n", j, fr);
 		}
 	}
@@ -338,7 +339,7 @@ void summary_snapshot(const char *label, const char *dir, const char *name)
  * into the program), the C library, the Python interpreter and ctypes'
  * foreign calls - the frames `gpuspy report` folds away as noise
  * (src/read/classify.c), judged here on what the process knows: module
- * and dynamic symbol.
+ * and symbol.
  */
 /* Whether the mangled NAME is in namespace PREFIX ("_ZN2at6detail") and
  * its next name starts with WORD: at::detail::empty_generic is
@@ -363,7 +364,7 @@ static bool frame_noise(const struct gs_frame *fr)
 	};
 	const char *mod =
 		fr->module >= 0 ? basename_of(unwind_module((unsigned)fr->module)->path) : "";
-	const char *sym = fr->symbol;
+	const char *sym = frame_symbol(fr);
 
 	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
 		if (strncmp(mod, modules[i], strlen(modules[i])) == 0)
@@ -391,7 +392,7 @@ static const struct gs_frame *user_frame(const struct gs_site *s)
 
 		if (frame_noise(fr))
 			continue;
-		if (fr->symbol)
+		if (frame_symbol(fr))
 			return fr;
 		if (!unnamed)
 			unnamed = fr;
@@ -432,7 +433,6 @@ static int headline_frame(const struct gs_site *s, bool *py)
 void summary_site_name(char *buf, size_t len, const struct gs_site *s)
 {
 	struct sitename_frame sf = { 0 };
-	char *d = NULL;
 	bool py;
 	int h;
 
@@ -446,18 +446,8 @@ void summary_site_name(char *buf, size_t len, const struct gs_site *s)
 		sf.line = s->py[h].line;
 		sitename_short(buf, len, &sf);
 	} else {
-		const struct gs_frame *fr = &s->frames[h];
-
-		/* no source line: the process reads no debug information */
-		if (fr->symbol)
-			d = demangled(fr->symbol);
-		sf.function = d ? d : fr->symbol;
-		sf.module = fr->module >= 0 ?
-				    basename_of(unwind_module((unsigned)fr->module)->path) :
-				    NULL;
-		sf.offset = fr->offset;
+		symbols_sitename(&s->frames[h], &sf);
 		sitename_short(buf, len, &sf);
-		free(d);
 	}
 	gs_unlock(&gs_events_lock);
 }
@@ -491,9 +481,9 @@ void summary_site_key(char *buf, size_t len, const struct gs_site *s)
 		h = fnv(h, fr->module >= 0 ?
 				   basename_of(unwind_module((unsigned)fr->module)->path) :
 				   "?");
-		if (fr->symbol) {
+		if (frame_symbol(fr)) {
 			h = fnv(h, "!");
-			h = fnv(h, fr->symbol);
+			h = fnv(h, frame_symbol(fr));
 		} else if (fr->module >= 0) {
 			snprintf(off, sizeof(off), "+0x%llx", (unsigned long long)fr->offset);
 			h = fnv(h, off);
@@ -519,15 +509,13 @@ void summary_growth(const struct gs_site *s, double since, double rate_bps, int 
 	if (gs_config.quiet)
 		return;
 	human(a, sizeof(a), counters_live_bytes(&s->c));
-	gs_lock(&gs_events_lock); /* frame_text's demangler state */
 	if (py)
 		snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?", py->file,
 			 py->line);
 	else if (uf)
-		frame_text(fr, sizeof(fr), uf);
+		frame_name(fr, sizeof(fr), uf);
 	else
 		snprintf(fr, sizeof(fr), "?");
-	gs_unlock(&gs_events_lock);
 	gs_warn("growing: %.1f MiB/min since %.0f s, %s%s, at %s; %s live (pid %d)",
 		rate_bps * 60 / (1024.0 * 1024.0), since, trend_shape_name(shape),
 		at_marks ? " from mark to mark" : "", fr, a, (int)getpid());

@@ -32,18 +32,22 @@ void summary_growth(const struct gs_site *s, double since, double rate_bps, int 
  * allocated at WHERE ("function (file:line)").  The exit summary names
  * them first: the Python line, where the CUDA sites name the pool.  0, or
  * -EINVAL. */
-/* S's user line as report.txt and stderr name it, "step (/work/train.py:41)",
+/*
+ * These three name native frames with what the snapshot thread found
+ * (symbols.c): they run on it, or at exit once it is joined.
+ *
+ * S's user line as report.txt and stderr name it, "step (/work/train.py:41)",
  * into BUF. */
 void summary_where(char *buf, size_t len, const struct gs_site *s);
 /* S's name as `gpuspy report` lists it and the metrics' name label carries
  * it, "step (train.py:41)" (sitename_short of the headline frame): the
- * same as the reader's wherever the process knows what the reader does;
- * a native frame has no source line here, and only its dynamic symbol. */
+ * same as the reader's wherever the process knows what the reader does
+ * (a native frame's source line only where libdw could read it). */
 void summary_site_name(char *buf, size_t len, const struct gs_site *s);
 /* A 16-hex digest of S's frames (api, then each frame that is not noise:
- * Python file basename and function, native module basename and dynamic
- * symbol or offset), for the metrics' site label: stable for one site,
- * but not the report's key, which is made of symbolized frames. */
+ * Python file basename and function, native module basename and symbol
+ * or offset), for the metrics' site label: stable for one site, but not
+ * the report's key, which is made of symbolized frames. */
 void summary_site_key(char *buf, size_t len, const struct gs_site *s);
 
 int summary_torch_top(unsigned i, const char *where, long long live, long long blocks);

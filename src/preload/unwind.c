@@ -3,7 +3,9 @@
  * Native call stacks, raw.  On the hot path only return addresses are
  * taken; a site's addresses are tied to their module (path, build-id,
  * load base) once, when the site is new, so the report needs no access to
- * the process and can be symbolized later, elsewhere.
+ * the process and can be symbolized later, elsewhere.  Nothing here names
+ * a function: the snapshot thread does (symbols.c), off the allocating
+ * threads.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -21,8 +23,6 @@
 #include "real.h"
 #include "unwind.h"
 
-#define MAX_MODULES 4096
-
 /*
  * Three unwinders, chosen by GPUSPY_UNWIND (libgpuspy(7) gives the
  * measurements behind the default):
@@ -39,7 +39,7 @@ static int (*unw_backtrace_fn)(void **, int);
 
 static uintptr_t self_start, self_end;
 
-static struct gs_module modules[MAX_MODULES];
+static struct gs_module modules[GS_MAX_MODULES];
 static atomic_uint n_modules;
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
@@ -262,10 +262,11 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (pc < lo || pc >= hi)
 		return 0;
-	if (n >= MAX_MODULES)
+	if (n >= GS_MAX_MODULES)
 		return 1;
 	m = &modules[n];
-	m->path = info->dlpi_name && info->dlpi_name[0] ? strdup(info->dlpi_name) : exe_path();
+	m->program = !info->dlpi_name || !info->dlpi_name[0];
+	m->path = m->program ? exe_path() : strdup(info->dlpi_name);
 	if (!m->path)
 		return 1;
 	m->base = info->dlpi_addr;
@@ -292,7 +293,6 @@ static int module_of(uintptr_t pc)
 void unwind_resolve(uintptr_t pc, struct gs_frame *out)
 {
 	int m;
-	Dl_info info;
 
 	gs_lock(&gs_unwind_lock);
 	m = module_of(pc);
@@ -304,10 +304,7 @@ void unwind_resolve(uintptr_t pc, struct gs_frame *out)
 
 	out->module = m;
 	out->offset = m >= 0 ? pc - modules[m].base : pc;
-	out->symbol = NULL;
-	/* pc - 1: a return address may be the first byte of the next function. */
-	if (dladdr((void *)(pc - 1), &info) && info.dli_sname)
-		out->symbol = strdup(info.dli_sname);
+	atomic_init(&out->name, NULL);
 }
 
 unsigned unwind_module_count(void)

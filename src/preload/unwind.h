@@ -3,17 +3,26 @@
 #ifndef GPUSPY_UNWIND_H
 #define GPUSPY_UNWIND_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+/* Modules the registry holds at most. */
+#define GS_MAX_MODULES 4096
+
+struct gs_name;
 struct gs_frame {
 	int32_t module;	 /* index in the module registry, -1 = unknown */
 	uint64_t offset; /* return address - module base (absolute if no module) */
-	char *symbol;	 /* dynamic symbol, from dladdr; may be NULL */
+	/* What names it, set after the site is made and never on the
+	 * allocating thread (symbols.c); NULL until then. */
+	_Atomic(const struct gs_name *) name;
 };
 struct gs_module {
 	char *path;
 	char build_id[41 * 2];
 	uintptr_t base, start, end;
+	bool program; /* the executable itself (its path from /proc/self/exe) */
 };
 /* Return addresses of the first frames above gpuspy, innermost first. */
 unsigned unwind_capture(uintptr_t *pcs, unsigned max);

@@ -20,6 +20,10 @@
  * them.  A site growing by either is flagged, and named once on stderr.
  * Once found growing, a site keeps the flag for the rest of the run: the
  * program's own teardown frees what leaked.
+ *
+ * It also names the new sites' frames (symbols.c) at each interval,
+ * before anything it prints or writes needs them and outside every
+ * gpuspy lock, so that no allocating thread ever looks for a name.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -40,6 +44,7 @@
 #include "sites.h"
 #include "state.h"
 #include "summary.h"
+#include "symbols.h"
 #include "fw_counters.h"
 #include "torch_probe.h"
 #include "trend.h"
@@ -175,6 +180,8 @@ static void tick(void)
 		gs_fail("out of memory in the snapshot thread");
 		return;
 	}
+	/* the growth line, the file and the metrics below name them */
+	symbols_name(&walk);
 	marks_judged = events_marks_since(marks_judged, judge_mark, &nomem);
 	if (nomem) {
 		gs_fail("out of memory in the snapshot thread");
@@ -271,6 +278,8 @@ static void *writer_main(void *arg)
 	 * sooner its view starts, the fewer blocks it misses */
 	if (atomic_load(&gs_state.tracking)) {
 		torch_poll();
+		/* the first page names the sites already there */
+		writer_name_sites();
 		endpoint_start();
 	}
 	while (!atomic_load(&stop)) {
@@ -297,8 +306,10 @@ static void *writer_main(void *arg)
 				    sem_clockwait(&wake, CLOCK_MONOTONIC, early ? &soon : &next) :
 				    sem_wait(&wake);
 			if (r == 0 && atomic_exchange(&requested, false) &&
-			    atomic_load(&gs_state.tracking))
+			    atomic_load(&gs_state.tracking)) {
+				writer_name_sites();
 				events_requested();
+			}
 			if (r < 0 && errno == ETIMEDOUT && early) {
 				if (atomic_load(&gs_state.tracking))
 					torch_poll();
@@ -354,6 +365,13 @@ void writer_stop(void)
 	sem_post(&wake);
 	pthread_join(thread, NULL);
 	running = false;
+}
+
+void writer_name_sites(void)
+{
+	/* a failed refresh names the sites known so far */
+	site_walk_refresh(&walk);
+	symbols_name(&walk);
 }
 
 /* fork(): the thread is not in the child; a child that keeps tracking

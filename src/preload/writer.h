@@ -6,5 +6,9 @@
 void writer_start(void);
 void writer_stop(void);
 void writer_forget(void);
+/* Names the frames of the sites not named yet (symbols.c): the snapshot
+ * thread's, and the exit's once writer_stop has joined it; no gpuspy
+ * lock held. */
+void writer_name_sites(void);
 
 #endif /* GPUSPY_WRITER_H */

@@ -19,7 +19,7 @@ __attribute__((noinline)) void *leak_cxx(std::size_t n)
 
 	// libstdc++ used, so that the library depends on it
 	last_size = std::to_string(n);
-	if (cudaMalloc(&p, n) != 0)
+	if (cudaMalloc(&p, n) != 0) // the leaking line
 		std::abort();
 	return p;
 }

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: MIT
 """The exit summary names a C++ frame demangled, also when libstdc++ came
 with a library loaded RTLD_LOCAL (as PyTorch's does, through CPython), and
-never by a mangled name.
-Usage: summary_demangle.py LIBGPUSPY FAKE_DIR DLOPEN_CXX LIBCXX_ALLOC"""
+never by a mangled name; with its source line (the one marked in the
+library's source), which the process reads through libdw.
+Usage: summary_demangle.py LIBGPUSPY FAKE_DIR DLOPEN_CXX LIBCXX_ALLOC CXX_ALLOC_SOURCE"""
 import os
 import subprocess
 import sys
 import tempfile
 
-lib, fake, prog, cxx = sys.argv[1:5]
+lib, fake, prog, cxx, source = sys.argv[1:6]
+with open(source) as f:
+    line = next(i for i, l in enumerate(f, 1) if "// the leaking line" in l)
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 with tempfile.TemporaryDirectory() as out:
     r = subprocess.run([prog, os.path.abspath(cxx), str(3 << 20)],
@@ -17,9 +20,10 @@ with tempfile.TemporaryDirectory() as out:
                        capture_output=True, text=True, timeout=60)
 lines = [l for l in r.stderr.splitlines() if l.startswith("gpuspy:   ")]
 ok = r.returncode == 0 and len(lines) == 1 and \
-    lines[0].startswith("gpuspy:   3.0 MiB in 1 from gstest::leak_cxx(unsigned long) "
-                        "(libcxx_alloc.so+0x") and "_Z" not in r.stderr
-print(("ok   " if ok else "FAIL ") + "the exit summary names gstest::leak_cxx(unsigned long)")
+    lines[0] == "gpuspy:   3.0 MiB in 1 from gstest::leak_cxx(unsigned long) " \
+    f"(cxx_alloc.cc:{line})" and "_Z" not in r.stderr
+print(("ok   " if ok else "FAIL ") +
+      f"the exit summary names gstest::leak_cxx(unsigned long) (cxx_alloc.cc:{line})")
 if not ok:
     print("     status %d, stderr:\n%s" % (r.returncode, r.stderr))
 sys.exit(0 if ok else 1)

@@ -4,14 +4,18 @@
 corpus/history, corpus/dir) from tests/cli/fixtures: every report under
 16 KB, compacted; the PyTorch views; histories of the shape of
 history_bad.py's valid one; process directories joined as fuzz_dir.c
-reads them.
+reads them.  And corpus/elf: small ELF files made here, of the shapes
+elfsym.c reads (symbol tables, a build-id note in a section or only in
+the program headers).
 
-    make_corpus.py
+    make_corpus.py [KIND...]      (default: all of them)
 """
 import glob
 import json
 import os
 import shutil
+import struct
+import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 fixtures = os.path.join(here, "..", "cli", "fixtures")
@@ -41,6 +45,45 @@ def history(pid):
                     "other": 0, "outside": {"0": 7 << 20}})).encode()
 
 
+def elf(with_sections=True, dynsym=False):
+    """A 64-bit little-endian ET_DYN: functions in .text (aliases, a
+    versioned name, one without size), a string table, .symtab or
+    .dynsym, and a GNU build-id note (in a section, or without a section
+    table in a PT_NOTE)."""
+    names = [b"", b"main", b"alias_main", b"helper@@V1", b"nosize", b"data"]
+    strtab = b"\0".join(names) + b"\0"
+    off = {n: strtab.index(b"\0" + n + b"\0") + 1 if n else 0 for n in names}
+    # name, info (bind << 4 | type), shndx, value, size
+    syms = [(b"", 0, 0, 0, 0), (b"main", 0x12, 1, 0x1000, 0x20),
+            (b"alias_main", 0x02, 1, 0x1000, 0x20), (b"helper@@V1", 0x22, 1, 0x1040, 0x10),
+            (b"nosize", 0x12, 1, 0x1080, 0), (b"data", 0x11, 1, 0x10c0, 8)]
+    symtab = b"".join(struct.pack("<IBBHQQ", off[n], info, 0, shndx, value, size)
+                      for n, info, shndx, value, size in syms)
+    note = struct.pack("<III", 4, 8, 3) + b"GNU\0" + bytes(range(8))
+    ehsize, phsize, shsize = 64, 56, 64
+    o_ph = ehsize
+    o_str = o_ph + phsize
+    o_sym = (o_str + len(strtab) + 7) & ~7
+    o_note = o_sym + len(symtab)
+    o_sh = (o_note + len(note) + 7) & ~7
+    shdrs = [
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        (1, 8, 0x6, 0x1000, 0, 0x100, 0, 0, 16, 0),  # .text, NOBITS, ALLOC|EXEC
+        (2, 3, 0, 0, o_str, len(strtab), 0, 0, 1, 0),  # .strtab
+        (3, 11 if dynsym else 2, 0, 0, o_sym, len(symtab), 2, 1, 8, 24),  # .symtab/.dynsym
+        (4, 7, 0x2, 0, o_note, len(note), 0, 0, 4, 0),  # .note.gnu.build-id
+    ]
+    sh = b"".join(struct.pack("<IIQQQQIIQQ", *h) for h in shdrs)
+    eh = (b"\x7fELF\x02\x01\x01" + bytes(9) +
+          struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0x1000, o_ph, o_sh if with_sections else 0, 0,
+                      ehsize, phsize, 1, shsize, len(shdrs) if with_sections else 0, 0))
+    ph = struct.pack("<IIQQQQQQ", 4, 4, o_note, 0, 0, len(note), len(note), 4)  # PT_NOTE
+    out = bytearray(eh + ph)
+    for at, data in ((o_str, strtab), (o_sym, symtab), (o_note, note), (o_sh, sh)):
+        out += bytes(at - len(out)) + data
+    return bytes(out)
+
+
 def compact(path):
     with open(path) as f:
         return json.dumps(json.load(f), separators=(",", ":")).encode()
@@ -51,9 +94,17 @@ def put(kind, name, data):
         f.write(data)
 
 
-for kind in ("process", "torch", "history", "dir"):
+kinds = sys.argv[1:] or ["process", "torch", "history", "dir", "elf"]
+for kind in kinds:
     shutil.rmtree(os.path.join(here, "corpus", kind), ignore_errors=True)
     os.makedirs(os.path.join(here, "corpus", kind))
+
+if "elf" in kinds:
+    put("elf", "symtab", elf())
+    put("elf", "dynsym", elf(dynsym=True))
+    put("elf", "no-sections", elf(with_sections=False))
+if kinds == ["elf"]:
+    sys.exit(0)
 
 reports = sorted(glob.glob(os.path.join(fixtures, "*", "*", "*.json")))
 for path in reports:

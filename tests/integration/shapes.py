@@ -42,14 +42,18 @@ def run(shape, n, period_ms, interval_ms):
     return r.returncode, sites, lines
 
 
-# shape, periods, period in intervals, growing, the notice's words
+# shape, periods, period in intervals, growing, the notice's words: the
+# site's innermost frame, keep(), which every shape allocates through (a
+# static function: the process names it from the program's .symtab, as
+# gpuspy report does)
+AT = "at keep (shapes.c:"
 CASES = [
     # a step at every sample; on a loaded machine a late sample can merge
     # two steps into one and the rule then calls the rise drift
-    ("per_step", 20, 1, True, (", per-sample, at per_step ", ", drift, at per_step ")),
-    ("epoch", 12, 1, True, ", at epoch "),
-    ("epoch", 12, 8, True, ", staircase, at epoch "),
-    ("marked", 12, 2, True, " from mark to mark, at marked_hold "),
+    ("per_step", 20, 1, True, (", per-sample, " + AT, ", drift, " + AT)),
+    ("epoch", 12, 1, True, ", " + AT),
+    ("epoch", 12, 8, True, ", staircase, " + AT),
+    ("marked", 12, 2, True, " from mark to mark, " + AT),
     ("cycle", 60, 1, False, None),
     ("warm_up", 60, 1, False, None),
     ("cache", 60, 1, False, None),

@@ -404,6 +404,71 @@ int sitename_names(const struct sitename_site *sites, size_t n, char **names)
 	return e;
 }
 
+size_t sitename_python_at(const struct sitename_frame *native, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (native[i].function &&
+		    strcmp(native[i].function, "_PyEval_EvalFrameDefault") == 0)
+			return i;
+	for (size_t i = 0; i < n; i++)
+		if (native[i].module && (strncmp(native[i].module, "libpython", 9) == 0 ||
+					 strncmp(native[i].module, "python3", 7) == 0))
+			return i;
+	return n;
+}
+
+size_t sitename_key(char *buf, size_t size, const char *api, const struct sitename_frame *frames,
+		    size_t n)
+{
+	struct out o;
+	bool first = true;
+
+	out_init(&o, buf, size);
+	put(&o, api ? api : "?", false);
+	put(&o, "|", false);
+	for (size_t i = 0; i < n; i++) {
+		const struct sitename_frame *f = &frames[i];
+
+		/* noise is the same for every site of its kind, and may differ
+		 * between versions of the driver, the interpreter, the
+		 * framework: it would only split sites that are one */
+		if (f->noise)
+			continue;
+		if (!first)
+			put(&o, ";", false);
+		first = false;
+		if (f->python) {
+			/* the file's basename: the same script run from another
+			 * checkout is the same code; no line, which moves with
+			 * every edit above it */
+			put(&o, f->file ? sitename_basename(f->file) : "?", false);
+			put(&o, "!", false);
+			put(&o, f->function ? f->function : "?", false);
+			continue;
+		}
+		put(&o, f->module ? f->module : "?", false);
+		/* an address outside any module is absolute, and would make
+		 * the key differ in every process: only its name, if any */
+		if (f->function) {
+			put(&o, "!", false);
+			put(&o, f->function, false);
+		} else if (f->module) {
+			put_num(&o, "+0x", f->offset, true);
+		}
+	}
+	return o.len;
+}
+
+const char *sitename_digest(const char *key, char *buf, size_t size)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a, 64 bits */
+
+	for (const unsigned char *k = (const unsigned char *)key; *k; k++)
+		h = (h ^ *k) * 1099511628211ULL;
+	snprintf(buf, size, "%016" PRIx64, h);
+	return buf;
+}
+
 /* "/lib/python3.12/", "/lib64/python3.11/", "/lib/python3.13t/" (the
  * free-threaded build): the interpreter's standard library directory. */
 static bool is_stdlib(const char *file)

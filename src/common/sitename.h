@@ -105,6 +105,33 @@ size_t sitename_name(char *buf, size_t size, const struct sitename_site *s);
  */
 int sitename_names(const struct sitename_site *sites, size_t n, char **names);
 
+/*
+ * Where a site's Python frames go among its native ones (innermost first):
+ * the index of NATIVE[0..N-1] before which they are placed.  Just before
+ * the innermost frame of CPython's evaluation loop
+ * (_PyEval_EvalFrameDefault), where the interpreter ran them; failing
+ * that, before the innermost frame in the interpreter's module (libpython,
+ * python3); failing that (a stack cut short by the depth limit), after
+ * the native frames.
+ */
+size_t sitename_python_at(const struct sitename_frame *native, size_t n);
+
+/*
+ * The key of a site (docs/format.md, "key"): API, '|', then per frame that
+ * is not noise, ';' between them, "file-basename!function" (Python) or
+ * "module!function", "module+0xOFFSET" without a function, "?" without a
+ * module (native).  Sites with one key are one site: calls from other
+ * lines of the same functions, in any process, any build.  Into BUF of
+ * SIZE as snprintf; the length the whole key needs.
+ */
+size_t sitename_key(char *buf, size_t size, const char *api, const struct sitename_frame *frames,
+		    size_t n);
+
+/* The 16 lower-case hex digits of KEY's 64-bit FNV-1a hash, what reports
+ * and labels print for a key: into BUF of at least SITENAME_DIGEST_SIZE. */
+#define SITENAME_DIGEST_SIZE 17
+const char *sitename_digest(const char *key, char *buf, size_t size);
+
 /* Whether a Python frame of FILE is the user's own code: not the standard
  * library, not an installed package, not frozen, and named ("?" is what
  * the process writes for a frame without a file). */

@@ -19,57 +19,26 @@
 
 char *merge_site_key(const char *api, const struct rd_report_frame *frames, size_t nframes)
 {
+	struct sitename_frame *v = calloc(nframes + 1, sizeof(*v));
 	char *buf = NULL;
-	size_t len = 0;
-	bool first = true;
-	FILE *f = open_memstream(&buf, &len);
+	size_t n;
 
-	if (!f)
+	if (!v)
 		return NULL;
-	fputs(api, f);
-	putc('|', f);
-	for (size_t i = 0; i < nframes; i++) {
-		const struct rd_report_frame *fr = &frames[i];
-
-		/* noise is the same for every site of its kind, and may differ
-		 * between versions of the driver, the interpreter, the
-		 * framework: it would only split sites that are one */
-		if (fr->noise != NOISE_NONE)
-			continue;
-		if (!first)
-			putc(';', f);
-		first = false;
-		if (fr->python) {
-			/* the file's basename: the same script run from another
-			 * checkout is the same code; no line, which moves with
-			 * every edit above it */
-			fputs(fr->file ? util_basename(fr->file) : "?", f);
-			fprintf(f, "!%s", fr->function ? fr->function : "?");
-			continue;
-		}
-		fputs(fr->module ? fr->module : "?", f);
-		/* an address outside any module is absolute, and would make
-		 * the key differ in every process: only its name, if any */
-		if (fr->function)
-			fprintf(f, "!%s", fr->function);
-		else if (fr->module)
-			fprintf(f, "+0x%" PRIx64, fr->offset);
-	}
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
+	/* one rule with libgpuspy's (sitename_key): the process labels a
+	 * site by the digest of the key the report gives it */
+	merge_frames_view(frames, nframes, v);
+	n = sitename_key(NULL, 0, api, v, nframes);
+	buf = malloc(n + 1);
+	if (buf)
+		sitename_key(buf, n + 1, api, v, nframes);
+	free(v);
 	return buf;
 }
 
 const char *merge_key_digest(const char *key, char *buf, size_t size)
 {
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a, 64 bits */
-
-	for (const unsigned char *k = (const unsigned char *)key; *k; k++)
-		h = (h ^ *k) * 1099511628211ULL;
-	snprintf(buf, size, "%016" PRIx64, h);
-	return buf;
+	return sitename_digest(key, buf, size);
 }
 
 void merge_frames_view(const struct rd_report_frame *frames, size_t n, struct sitename_frame *out)
@@ -243,21 +212,19 @@ static bool add_counters(struct rd_counters *a, const struct rd_counters *b)
 	       util_add(&a->freed_bytes, b->freed_bytes) && util_add(&a->frees, b->frees);
 }
 
-/* Where a site's Python frames go among its native ones (innermost first):
- * just before the innermost frame of CPython's evaluation loop, which is
- * where the interpreter ran them; failing that, before the innermost frame
- * of the interpreter at all; failing that (a stack cut short by the depth
- * limit), after the native frames. */
+/* Where a site's Python frames go among its native ones: the rule both
+ * sides apply (sitename_python_at). */
 static size_t python_position(const struct rd_report_frame *native, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (native[i].function &&
-		    strcmp(native[i].function, "_PyEval_EvalFrameDefault") == 0)
-			return i;
-	for (size_t i = 0; i < n; i++)
-		if (classify_python_module(native[i].module))
-			return i;
-	return n;
+	struct sitename_frame *v = calloc(n + 1, sizeof(*v));
+	size_t at;
+
+	if (!v) /* out of memory: after the native frames, as for a cut stack */
+		return n;
+	merge_frames_view(native, n, v);
+	at = sitename_python_at(v, n);
+	free(v);
+	return at;
 }
 
 /* The report frames of SITE: its native frames symbolized and judged,

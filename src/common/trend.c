@@ -43,6 +43,7 @@
  * rises are noted as they come, not read off the bands, whose merging
  * would join levels into longer ones.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "trend.h"
@@ -438,4 +439,31 @@ int trend_shape_parse(const char *name)
 		if (strcmp(name, trend_shape_name(k)) == 0)
 			return k;
 	return -1;
+}
+
+void trend_verdict(const struct gs_trend *t, struct trend_verdict *v)
+{
+	v->state = trend_state(t, &v->until);
+	trend_query(t, &v->since, &v->rate, &v->shape);
+}
+
+int trend_verdict_json(char *buf, size_t size, const struct trend_verdict *v)
+{
+	return snprintf(buf, size,
+			"\"shape\": \"%s\", \"since_s\": %.3f, \"rate_bytes_per_s\": %.1f, "
+			"\"stopped\": %s, \"until_s\": %.3f",
+			trend_shape_name(v->shape), v->since, v->rate,
+			v->state == TREND_STOPPED ? "true" : "false", v->until);
+}
+
+const char *trend_state_words(int state)
+{
+	switch (state) {
+	case TREND_GROWING:
+		return "growing";
+	case TREND_STOPPED:
+		return "grew, then stopped";
+	default:
+		return "";
+	}
 }

@@ -125,6 +125,28 @@ int trend_state(const struct gs_trend *t, double *until_s);
  */
 int trend_query(const struct gs_trend *t, double *since_s, double *rate_bps, int *shape);
 
+/*
+ * What is recorded of a series once found growing, and read back: the
+ * file documents' "growth" (docs/format.md), the same members wherever
+ * they are written (sites, the PyTorch view's lines, the frameworks'
+ * counters).  STATE is enum trend_state (TREND_NEVER: the rest is 0).
+ */
+struct trend_verdict {
+	int state;
+	int shape;
+	double since, rate, until; /* seconds, bytes per second, seconds */
+};
+
+void trend_verdict(const struct gs_trend *t, struct trend_verdict *v);
+
+/* The verdict's members as JSON, without braces, into BUF of SIZE:
+ * "shape": "staircase", "since_s": 12.000, "rate_bytes_per_s": 1398101.3,
+ * "stopped": false, "until_s": 60.000.  Returns snprintf's. */
+int trend_verdict_json(char *buf, size_t size, const struct trend_verdict *v);
+
+/* "growing", "grew, then stopped", or "" (never): what every surface says. */
+const char *trend_state_words(int state);
+
 /* "per-sample", "staircase", "drift" or "none". */
 const char *trend_shape_name(int shape);
 /* The shape of NAME (trend_shape_name's words), or -1. */

@@ -26,6 +26,7 @@
 #include "sites.h"
 #include "state.h"
 #include "torch_probe.h"
+#include "trend.h"
 #include "unwind.h"
 #include "view.h"
 
@@ -101,13 +102,39 @@ static void write_counters(FILE *f, struct gs_counters *c)
 		k.frees);
 }
 
+/* "growth" (docs/format.md): what the rule said of a site flagged once;
+ * the caller holds gs_events_lock, under which the snapshot thread
+ * publishes it (writer.c). */
+static void write_verdict(FILE *f, const struct gs_verdict *v)
+{
+	static const char *const by[] = {
+		[GS_BY_SAMPLES] = "samples", [GS_BY_MARKS] = "marks", [GS_BY_FRAMEWORK] = "framework"
+	};
+	char buf[256];
+
+	if (!v)
+		return;
+	trend_verdict_json(buf, sizeof(buf), &v->v);
+	fprintf(f, "\"growth\": {%s, \"by\": \"%s\"", buf, by[v->by]);
+	if (v->by == GS_BY_FRAMEWORK) {
+		fprintf(f, ", \"framework\": \"%s\", ", names_fw[v->fw]);
+		if (v->place == GS_FW_HOST)
+			fputs("\"place\": \"host\"", f);
+		else
+			fprintf(f, "\"place\": \"%u\"", v->place);
+	}
+	fputs("},\n     ", f);
+}
+
 static void write_site(FILE *f, struct gs_site *s)
 {
 	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
 		names_kinds[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
 	write_counters(f, &s->c);
-	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     \"frames\": [",
+	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     ",
 		atomic_load(&s->growing) ? "true" : "false", (unsigned long long)s->first_seq);
+	write_verdict(f, s->verdict);
+	fputs("\"frames\": [", f);
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
 
@@ -208,6 +235,44 @@ static void write_folded(FILE *f, const struct gs_view *v)
 	fprintf(f, "],\n  \"max_sites\": %u", gs_config.max_sites);
 }
 
+/* The frameworks' allocated counters the growth rule flagged, shaped as
+ * "counters" (docs/format.md, "frameworks.growth"), with the site of the
+ * framework's pool segments they are said of. */
+static void write_frameworks_growth(FILE *f)
+{
+	static struct fw_growth g;
+	bool ffirst = true;
+	char buf[256];
+
+	fw_counters_growth(&g);
+	for (unsigned fw = 0; fw < GS_FW_COUNT; fw++) {
+		bool pfirst = true;
+
+		for (unsigned p = 0; p < GS_FW_PLACES; p++) {
+			if (!g.has[fw][p])
+				continue;
+			if (ffirst)
+				fputs(", \"growth\": {", f);
+			if (pfirst)
+				fprintf(f, "%s\"%s\": {", ffirst ? "" : ", ", names_fw[fw]);
+			if (p == GS_FW_HOST)
+				fprintf(f, "%s\"host\": {", pfirst ? "" : ", ");
+			else
+				fprintf(f, "%s\"%u\": {", pfirst ? "" : ", ", p);
+			trend_verdict_json(buf, sizeof(buf), &g.v[fw][p]);
+			fprintf(f, "\"counter\": \"%s\", %s", names_fw_counter[GS_FWC_ALLOCATED], buf);
+			if (g.site[fw] >= 0)
+				fprintf(f, ", \"site\": %lld", g.site[fw]);
+			fputc('}', f);
+			ffirst = pfirst = false;
+		}
+		if (!pfirst)
+			fputc('}', f);
+	}
+	if (!ffirst)
+		fputc('}', f);
+}
+
 /* The frameworks' latest figures (fw_counters.h), the shape of the
  * history's "fw" member; every caller holds gs_events_lock (events.c). */
 static void write_frameworks(FILE *f)
@@ -246,7 +311,9 @@ static void write_frameworks(FILE *f)
 		if (!pfirst)
 			fputc('}', f);
 	}
-	fputs("}}", f);
+	fputc('}', f);
+	write_frameworks_growth(f);
+	fputc('}', f);
 }
 
 int process_json_write(FILE *f, const struct gs_view *v)

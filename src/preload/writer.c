@@ -186,12 +186,14 @@ static void verdict_publish(struct gs_site *s, struct series *r, const struct gs
 	int before = r->told.v.state;
 
 	if (!s->verdict || !verdict_same(&r->told, v)) {
+		/* with the flag, under the lock: a document says one verdict */
 		gs_lock(&gs_events_lock);
 		r->told = *v;
 		s->verdict = &r->told;
+		atomic_store_explicit(&s->growing, v->v.state == TREND_GROWING,
+				      memory_order_relaxed);
 		gs_unlock(&gs_events_lock);
 	}
-	atomic_store_explicit(&s->growing, v->v.state == TREND_GROWING, memory_order_relaxed);
 	if (!atomic_exchange(&s->growth_told, true)) {
 		if (!quiet_first)
 			summary_growth(s, v);
@@ -288,9 +290,12 @@ static void judge_frameworks(const struct fw_growth *g, struct gs_site *const *b
 			gs_unlock(&gs_events_lock);
 		}
 		s = fw_site[fw];
+		/* where the PyTorch view runs, its line names the tensors'
+		 * line that grows: the pool's growth is its consequence */
 		if (!fw_told[fw]) {
 			fw_told[fw] = true;
-			summary_growth_fw(&v, g->allocated[fw][v.place], s);
+			if (fw != GS_FW_PYTORCH || !torch_view_on())
+				summary_growth_fw(&v, g->allocated[fw][v.place], s);
 		}
 		r = s && s->id < n_series ? series[s->id] : NULL;
 		if (r && !own_verdict(r, &own))

@@ -192,10 +192,12 @@ try:
     check(busy > area // 50, "a real run: the timeline is not blank (%d of %d pixels drawn)"
           % (busy, area))
     grow = page.eval("Array.from(document.querySelectorAll('#growth tr.growing')).map(r =>"
-                     " [r.cells[0].textContent, r.cells[5].querySelector('summary').textContent,"
-                     " r.querySelector('svg polyline').getAttribute('points').split(' ').length])")
+                     " [r.cells[1].textContent, r.cells[6].querySelector('summary').textContent,"
+                     " r.querySelector('svg polyline').getAttribute('points').split(' ').length,"
+                     " r.cells[0].textContent])")
     check(len(grow) == 1 and grow[0][0].endswith("/min") and grow[0][1].startswith("keep_output")
-          and grow[0][2] > 5, "a real run: keep_output grows, with its rate and sparkline", grow)
+          and grow[0][2] > 5 and grow[0][3] == "growing",
+          "a real run: keep_output grows, with its verdict, rate and sparkline", grow)
 
     # the timeline fixture: two site series, the rest, NVML; marks, peak, OOM, snapshot
     page = browser.open(write_page("timeline", html))

@@ -92,9 +92,15 @@
 	/* header and processes */
 	function summary() {
 		const n = R.processes.length;
-		byId("summary").textContent = size(R.leaked.bytes) + " of GPU memory in " +
-			R.leaked.allocations + " allocations still live at exit, peak " +
-			size(R.peak.bytes) + "; " + n + (n === 1 ? " process" : " processes") +
+		/* what the framework pools hold is their cache, said apart from
+		 * what the program's own code left */
+		const own = R.leaked.program || R.leaked, pools = R.leaked.pools;
+		byId("summary").textContent = size(own.bytes) + " of GPU memory in " +
+			own.allocations + " allocations still live at exit" +
+			(pools && pools.bytes ? " from the program's own code, " + size(pools.bytes) +
+				" in " + pools.allocations + " segments held by " +
+				Object.keys(pools.by_pool).join(" and ") + " (the framework's cache, not a leak)" : "") +
+			", peak " + size(R.peak.bytes) + "; " + n + (n === 1 ? " process" : " processes") +
 			(R.oom.length ? "; " + R.oom.length + " out-of-memory events" : "");
 		const sel = byId("proc");
 		if (n > 1)
@@ -375,20 +381,37 @@
 		}
 		return svg;
 	}
+	/* the verdict every surface says: growing, or grew then stopped */
+	function verdictText(s) {
+		return s.growing ? "growing" : s.stopped ? "grew, then stopped" : "";
+	}
 	function growth() {
 		const t = byId("growth");
-		const list = R.sites.filter((s) => s.growing);
-		if (!list.length) {
-			t.parentNode.insertBefore(el("p", "No site keeps growing.", "note"), t);
+		/* the call sites and the PyTorch view's lines the rule flagged,
+		 * what keeps growing first: one verdict with the tables below */
+		const list = R.sites.filter((s) => s.growing || s.stopped);
+		const lines = R.torch ? R.torch.sites.filter((s) => s.growing || s.stopped) : [];
+		list.sort((a, b) => (b.growing ? 1 : 0) - (a.growing ? 1 : 0));
+		lines.sort((a, b) => (b.growing ? 1 : 0) - (a.growing ? 1 : 0));
+		if (!list.length && !lines.length) {
+			t.parentNode.insertBefore(el("p", "No site or PyTorch line keeps growing.", "note"), t);
 			return;
 		}
-		row(t, ["rate", "since", "shape", "history", "live", "site", "api"], true);
+		row(t, ["verdict", "rate", "since", "shape", "history", "live", "site", "api"], true);
+		const since = (g) => g && g.since_s !== null ? g.since_s.toFixed(g.since_s < 10 ? 1 : 0) + " s" +
+			(g.stopped ? " to " + g.until_s.toFixed(g.until_s < 10 ? 1 : 0) + " s" : "") : "";
+		for (const s of lines) {
+			const g = s.growth;
+			row(t, [verdictText(s), num(g ? size(g.rate_bytes_per_s * 60) + "/min" : ""), num(since(g)),
+				g ? g.shape : "", "", num(size(s.live_bytes)),
+				(s.headline ? frameText(s.headline) : "(before the view started)") + " [PyTorch view]",
+				""]).className = s.growing ? "growing" : "stopped";
+		}
 		for (const s of list) {
 			const g = s.growth;
-			row(t, [num(g ? size(g.rate_bytes_per_s * 60) + "/min" : ""),
-				num(g && g.since_s !== null ? g.since_s.toFixed(0) + " s" : ""),
+			row(t, [verdictText(s), num(g ? size(g.rate_bytes_per_s * 60) + "/min" : ""), num(since(g)),
 				g ? g.shape : "", g ? sparkline(g.samples) : "",
-				num(size(s.leaked_bytes)), siteCell(s), s.api]).className = "growing";
+				num(size(s.leaked_bytes)), siteCell(s), s.api]).className = s.growing ? "growing" : "stopped";
 		}
 	}
 	function torch() {
@@ -411,7 +434,7 @@
 				ol.appendChild(el("li", frameText(f)));
 			d.appendChild(ol);
 			row(t, [num(size(s.live_bytes)), num(s.live_blocks), num(size(s.peak_bytes)),
-				s.growing ? "growing" : "", d]);
+				verdictText(s), d]);
 		}
 	}
 	function ooms() {

@@ -126,14 +126,37 @@ static void write_verdict(FILE *f, const struct gs_verdict *v)
 	fputs("},\n     ", f);
 }
 
+/* The frameworks' verdicts as of this document (fw_counters.h): those of
+ * its sites that a framework's counter speaks for are these, not the
+ * snapshot thread's copy of its last sample (a put may have come since). */
+static struct fw_growth doc_fw_growth;
+
+/* S's verdict as this document says it, into *NOW; NULL when never
+ * flagged. */
+static const struct gs_verdict *site_verdict(const struct gs_site *s, struct gs_verdict *now)
+{
+	if (!s->verdict)
+		return NULL;
+	*now = *s->verdict;
+	if (now->by == GS_BY_FRAMEWORK && now->fw < GS_FW_COUNT && now->place < GS_FW_PLACES &&
+	    doc_fw_growth.has[now->fw][now->place])
+		now->v = doc_fw_growth.v[now->fw][now->place];
+	return now;
+}
+
 static void write_site(FILE *f, struct gs_site *s)
 {
+	struct gs_verdict now;
+	const struct gs_verdict *v = site_verdict(s, &now);
+	/* one verdict, said twice: "growing" is "growth" growing */
+	bool growing = v ? v->v.state == TREND_GROWING : atomic_load(&s->growing);
+
 	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
 		names_kinds[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
 	write_counters(f, &s->c);
-	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     ",
-		atomic_load(&s->growing) ? "true" : "false", (unsigned long long)s->first_seq);
-	write_verdict(f, s->verdict);
+	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     ", growing ? "true" : "false",
+		(unsigned long long)s->first_seq);
+	write_verdict(f, v);
 	fputs("\"frames\": [", f);
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
@@ -240,16 +263,15 @@ static void write_folded(FILE *f, const struct gs_view *v)
  * framework's pool segments they are said of. */
 static void write_frameworks_growth(FILE *f)
 {
-	static struct fw_growth g;
+	const struct fw_growth *g = &doc_fw_growth; /* taken before the sites */
 	bool ffirst = true;
 	char buf[256];
 
-	fw_counters_growth(&g);
 	for (unsigned fw = 0; fw < GS_FW_COUNT; fw++) {
 		bool pfirst = true;
 
 		for (unsigned p = 0; p < GS_FW_PLACES; p++) {
-			if (!g.has[fw][p])
+			if (!g->has[fw][p])
 				continue;
 			if (ffirst)
 				fputs(", \"growth\": {", f);
@@ -259,10 +281,10 @@ static void write_frameworks_growth(FILE *f)
 				fprintf(f, "%s\"host\": {", pfirst ? "" : ", ");
 			else
 				fprintf(f, "%s\"%u\": {", pfirst ? "" : ", ", p);
-			trend_verdict_json(buf, sizeof(buf), &g.v[fw][p]);
+			trend_verdict_json(buf, sizeof(buf), &g->v[fw][p]);
 			fprintf(f, "\"counter\": \"%s\", %s", names_fw_counter[GS_FWC_ALLOCATED], buf);
-			if (g.site[fw] >= 0)
-				fprintf(f, ", \"site\": %lld", g.site[fw]);
+			if (g->site[fw] >= 0)
+				fprintf(f, ", \"site\": %lld", g->site[fw]);
 			fputc('}', f);
 			ffirst = pfirst = false;
 		}
@@ -432,6 +454,7 @@ int process_json_write(FILE *f, const struct gs_view *v)
 			(unsigned long long)m->base, i + 1 < nm ? "," : "");
 	}
 	fputs("  ],\n  \"sites\": [\n", f);
+	fw_counters_growth(&doc_fw_growth);
 	for (unsigned i = 0; i < n; i++) {
 		write_site(f, sites[i]);
 		fputs(i + 1 < n ? ",\n" : "\n", f);

@@ -679,8 +679,8 @@ static const char *const fw_titles[GS_FW_COUNT] = {
 	[GS_FW_CUPY] = "CuPy",
 };
 
-/* " in JAX's own allocated bytes on device 0" for a verdict by a
- * framework's counter, "" otherwise. */
+/* ", in JAX's own allocated bytes on device 0" for a verdict by a
+ * framework's counter, " from mark to mark" by the marks, "" otherwise. */
 static void growth_by(char *buf, size_t len, const struct gs_verdict *v)
 {
 	if (v->by == GS_BY_MARKS)
@@ -688,10 +688,10 @@ static void growth_by(char *buf, size_t len, const struct gs_verdict *v)
 	else if (v->by != GS_BY_FRAMEWORK || v->fw >= GS_FW_COUNT)
 		buf[0] = '\0';
 	else if (v->place == GS_FW_HOST)
-		snprintf(buf, len, " in %s's own allocated bytes of pinned host memory",
+		snprintf(buf, len, ", in %s's own allocated bytes of pinned host memory",
 			 fw_titles[v->fw]);
 	else
-		snprintf(buf, len, " in %s's own allocated bytes on device %u", fw_titles[v->fw],
+		snprintf(buf, len, ", in %s's own allocated bytes on device %u", fw_titles[v->fw],
 			 v->place);
 }
 

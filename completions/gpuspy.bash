@@ -77,7 +77,7 @@ _gpuspy()
 		esac
 		if [[ $cur == -* ]]; then
 			if [[ $cmd == report ]]; then
-				COMPREPLY=($(compgen -W '--format --at --peak --top --sections --fail-on-leak --help' -- "$cur"))
+				COMPREPLY=($(compgen -W '--format --at --peak --top --sections --fail-on-leak --include-pools --help' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W '--format --top --help' -- "$cur"))
 			fi

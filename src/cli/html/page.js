@@ -99,7 +99,7 @@
 			own.allocations + " allocations still live at exit" +
 			(pools && pools.bytes ? " from the program's own code, " + size(pools.bytes) +
 				" in " + pools.allocations + " segments held by " +
-				Object.keys(pools.by_pool).join(" and ") + " (the framework's cache, not a leak)" : "") +
+				Object.keys(pools.by_pool).map((k) => "the " + k).join(" and ") + " (the framework's cache, not a leak)" : "") +
 			", peak " + size(R.peak.bytes) + "; " + n + (n === 1 ? " process" : " processes") +
 			(R.oom.length ? "; " + R.oom.length + " out-of-memory events" : "");
 		const sel = byId("proc");

@@ -121,6 +121,10 @@ static unsigned n_series, marks_judged;
 static unsigned long long samples, written_events = (unsigned long long)-1;
 static struct site_walk walk;
 
+/* Verdicts that changed state (found growing, stopped, growing again):
+ * writer thread only. */
+static unsigned long long verdict_changes;
+
 /* Per framework: the site of its pool segments that its own counter's
  * verdict is said of (never freed), and whether that verdict was named. */
 static struct gs_site *fw_site[GS_FW_COUNT];
@@ -195,9 +199,11 @@ static void verdict_publish(struct gs_site *s, struct series *r, const struct gs
 		gs_unlock(&gs_events_lock);
 	}
 	if (!atomic_exchange(&s->growth_told, true)) {
+		verdict_changes++;
 		if (!quiet_first)
 			summary_growth(s, v);
 	} else if (before != v->v.state) {
+		verdict_changes++;
 		summary_growth_change(s, v);
 	}
 }
@@ -220,8 +226,10 @@ static bool series_fit(unsigned sites)
 /* Allocations and frees so far: unchanged means nothing to write. */
 static unsigned long long events(void)
 {
-	/* a framework's new figures are a new moment for snapshot.json too */
-	return totals_events() + fw_counters_changes();
+	/* a framework's new figures are a new moment for snapshot.json too,
+	 * and so is a verdict that changed: a site that stopped growing is
+	 * said so in the snapshot, though nothing was allocated since */
+	return totals_events() + fw_counters_changes() + verdict_changes;
 }
 
 /*

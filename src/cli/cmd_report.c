@@ -63,8 +63,8 @@ static const char usage[] =
  */
 struct leak_gate {
 	bool on;
-	bool text;	/* the verdict goes below the text on stdout */
-	bool pools;	/* --include-pools: the pools' segments count too */
+	bool text;  /* the verdict goes below the text on stdout */
+	bool pools; /* --include-pools: the pools' segments count too */
 	int64_t limit;
 	int64_t leaked; /* the report's, kept past cli_report_done */
 	int64_t pooled; /* what the pools' segments hold, left out unless POOLS */
@@ -199,10 +199,12 @@ static int gate_verdict(const struct leak_gate *g, int status)
 	util_human_size(leaked, a, sizeof(a));
 	util_human_size(g->limit, b, sizeof(b));
 	if (g->pooled)
-		snprintf(pools, sizeof(pools),
-			 g->pools ? "; %s of it held by the pools, counted (--include-pools)" :
-				    "; %s more held by the pools, not counted (--include-pools counts it)",
-			 util_human_size(g->pooled, c, sizeof(c)));
+		snprintf(
+			pools, sizeof(pools),
+			g->pools ?
+				"; %s of it held by the pools, counted (--include-pools)" :
+				"; %s more held by the pools, not counted (--include-pools counts it)",
+			util_human_size(g->pooled, c, sizeof(c)));
 	if (leaked > g->limit) {
 		fprintf(out, "%sFAIL: %s live at exit, more than %s (--fail-on-leak%s)\n",
 			out == stdout ? "\n" : "", a, b, pools);

@@ -25,8 +25,8 @@
 
 /* The members every verdict has (docs/format.md, gpuspy-report/1
  * "growth"): the process's words, read back. */
-static void verdict_members(json_t *o, bool fired, int state, int shape, double since,
-			    double rate, double until)
+static void verdict_members(json_t *o, bool fired, int state, int shape, double since, double rate,
+			    double until)
 {
 	json_object_set_new(o, "since_s", fired ? json_real(since) : json_null());
 	json_object_set_new(o, "rate_bytes_per_s", json_real(fired ? rate : 0));
@@ -50,9 +50,9 @@ static json_t *growth_json(const struct rd_report *r, const struct rd_report_sit
 
 	if (!g || !g->taken)
 		return NULL;
-	n = g->nrows ? growth_columns(g->rows, g->nrows, JSON_GROWTH_POINTS, GROWTH_PICK_MAX, t,
-				      v) :
-		       0;
+	n = g->nrows ?
+		    growth_columns(g->rows, g->nrows, JSON_GROWTH_POINTS, GROWTH_PICK_MAX, t, v) :
+		    0;
 	o = json_object();
 	pts = json_array();
 	for (size_t i = 0; pts && i < n; i++)
@@ -67,8 +67,8 @@ static json_t *growth_json(const struct rd_report *r, const struct rd_report_sit
 
 			snprintf(place, sizeof(place), "%d", g->place);
 			json_object_set_new(o, "framework", json_string(names_fw[g->fw]));
-			json_object_set_new(o, "place", json_string(g->place == GS_FW_HOST ? "host" :
-											  place));
+			json_object_set_new(o, "place",
+					    json_string(g->place == GS_FW_HOST ? "host" : place));
 		}
 	}
 	json_object_set_new(o, "process", json_integer((json_int_t)g->proc));
@@ -364,11 +364,12 @@ static json_t *process_json(const struct rd_process *p)
 				json_object_set_new(e, "place",
 						    json_string(q == GS_FW_HOST ? "host" : place));
 				json_object_set_new(e, "counter", json_string("allocated"));
-				verdict_members(e, true, v->state, v->shape, v->since_s, v->rate_bps,
-						v->until_s);
+				verdict_members(e, true, v->state, v->shape, v->since_s,
+						v->rate_bps, v->until_s);
 				if (p->frameworks.growth_site[f][q] >= 0)
-					json_object_set_new(e, "site",
-							    json_integer(p->frameworks.growth_site[f][q]));
+					json_object_set_new(
+						e, "site",
+						json_integer(p->frameworks.growth_site[f][q]));
 				json_array_append_new(fg, e);
 			}
 		if (json_array_size(fg))
@@ -493,14 +494,14 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	{
 		/* what the program's own code left, and what the framework
 		 * pools' segments hold, said apart */
-		json_t *lk = counts_json("bytes", r->leaked_bytes, "allocations",
-					 r->leaked_allocations);
+		json_t *lk =
+			counts_json("bytes", r->leaked_bytes, "allocations", r->leaked_allocations);
 		json_t *pools = json_object();
 
-		json_object_set_new(
-			lk, "program",
-			counts_json("bytes", r->leaked_bytes - r->pool_held_bytes, "allocations",
-				    r->leaked_allocations - r->pool_held_allocations));
+		json_object_set_new(lk, "program",
+				    counts_json("bytes", r->leaked_bytes - r->pool_held_bytes,
+						"allocations",
+						r->leaked_allocations - r->pool_held_allocations));
 		for (size_t k = 0; classify_pool_label(k); k++)
 			if (r->pool_bytes[k])
 				json_object_set_new(pools, classify_pool_label(k),
@@ -633,8 +634,8 @@ json_t *json_torch_object(const struct rd_report_torch *t, size_t top)
 		if (s->growth.present) {
 			json_t *g = json_object();
 
-			verdict_members(g, true, s->growth.state, s->growth.shape, s->growth.since_s,
-					s->growth.rate_bps, s->growth.until_s);
+			verdict_members(g, true, s->growth.state, s->growth.shape,
+					s->growth.since_s, s->growth.rate_bps, s->growth.until_s);
 			json_object_set_new(j, "growth", g);
 		}
 		if (h >= 0)
@@ -851,7 +852,8 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 
 			/* where either side grows (or grew, then stopped: 0) and
 			 * its rate is known */
-			if (((o && (o->growing || o->stopped)) || (n && (n->growing || n->stopped))) &&
+			if (((o && (o->growing || o->stopped)) ||
+			     (n && (n->growing || n->stopped))) &&
 			    (known[0] || known[1]))
 				json_object_set_new(
 					j, "growth_rate_bytes_per_s",

@@ -1435,7 +1435,8 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		/* what the framework pools still hold is said apart: their
 		 * cache, not the program's leak */
 		fprintf(out,
-			"%s in %" PRId64 " %s (%" PRId64 " bytes of device, managed and VMM memory%s",
+			"%s in %" PRId64 " %s (%" PRId64
+			" bytes of device, managed and VMM memory%s",
 			util_human_size(r->leaked_bytes - r->pool_held_bytes, a, sizeof(a)),
 			r->leaked_allocations - r->pool_held_allocations,
 			plural(r->leaked_allocations - r->pool_held_allocations, "allocation",
@@ -1731,7 +1732,9 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 			util_human_size(live, a, sizeof(a)), blocks,
 			blocks == 1 ? "block" : "blocks", util_human_size(peak, b, sizeof(b)),
 			stacks > 1 ? ", summed" : "",
-			growing ? ", GROWING" : stopped ? ", grew, then stopped" : "");
+			growing ? ", GROWING" :
+			stopped ? ", grew, then stopped" :
+				  "");
 		if (stacks > 1)
 			fprintf(out, "  (%zu stacks that differ only in library frames)\n", stacks);
 		if (h < 0) {

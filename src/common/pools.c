@@ -154,7 +154,8 @@ int pools_frame(const char *api, const char *path, const char *function)
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		if (rules[i].apis && !(api && pools_match_alts(api, rules[i].apis, POOLS_EXACT)))
 			continue;
-		if (rules[i].not_apis && api && pools_match_alts(api, rules[i].not_apis, POOLS_EXACT))
+		if (rules[i].not_apis && api &&
+		    pools_match_alts(api, rules[i].not_apis, POOLS_EXACT))
 			continue;
 		if ((rules[i].module || rules[i].dir) && !path)
 			continue;
@@ -163,9 +164,11 @@ int pools_frame(const char *api, const char *path, const char *function)
 			continue;
 		if (rules[i].dir && !pools_match_alts(path, rules[i].dir, POOLS_CONTAINS))
 			continue;
-		if (rules[i].fn == POOLS_UNKNOWN ? function != NULL :
-		    rules[i].fn != POOLS_ANY &&
-			    !(function && pools_match_alts(function, rules[i].names, rules[i].fn)))
+		if (rules[i].fn == POOLS_UNKNOWN ?
+			    function != NULL :
+			    rules[i].fn != POOLS_ANY &&
+				    !(function &&
+				      pools_match_alts(function, rules[i].names, rules[i].fn)))
 			continue;
 		return rules[i].pool;
 	}

@@ -107,9 +107,9 @@ static void write_counters(FILE *f, struct gs_counters *c)
  * publishes it (writer.c). */
 static void write_verdict(FILE *f, const struct gs_verdict *v)
 {
-	static const char *const by[] = {
-		[GS_BY_SAMPLES] = "samples", [GS_BY_MARKS] = "marks", [GS_BY_FRAMEWORK] = "framework"
-	};
+	static const char *const by[] = { [GS_BY_SAMPLES] = "samples",
+					  [GS_BY_MARKS] = "marks",
+					  [GS_BY_FRAMEWORK] = "framework" };
 	char buf[256];
 
 	if (!v)
@@ -282,7 +282,8 @@ static void write_frameworks_growth(FILE *f)
 			else
 				fprintf(f, "%s\"%u\": {", pfirst ? "" : ", ", p);
 			trend_verdict_json(buf, sizeof(buf), &g->v[fw][p]);
-			fprintf(f, "\"counter\": \"%s\", %s", names_fw_counter[GS_FWC_ALLOCATED], buf);
+			fprintf(f, "\"counter\": \"%s\", %s", names_fw_counter[GS_FWC_ALLOCATED],
+				buf);
 			if (g->site[fw] >= 0)
 				fprintf(f, ", \"site\": %lld", g->site[fw]);
 			fputc('}', f);

@@ -218,7 +218,10 @@ static void pool_names(char *buf, size_t len, const struct pool_held *h)
 			continue;
 		n++;
 		k += (size_t)snprintf(buf + k, len - k, "%s%s",
-				      n == 1 ? "" : n == total ? " and " : ", ", pools_title(p));
+				      n == 1	 ? "" :
+				      n == total ? " and " :
+						   ", ",
+				      pools_title(p));
 	}
 }
 
@@ -257,14 +260,16 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 	} else {
 		/* a framework's pool keeps what it cached until the process
 		 * goes: that is not the program's leak */
-		fprintf(f, "Leaked at exit:  %s in %lld %s (GPU memory left by the program's own "
-			   "code)\n",
+		fprintf(f,
+			"Leaked at exit:  %s in %lld %s (GPU memory left by the program's own "
+			"code)\n",
 			a, v->gpu_allocs - held.all_allocs,
 			summary_allocs(v->gpu_allocs - held.all_allocs));
 		pool_names(fr, sizeof(fr), &held);
 		human(c, sizeof(c), held.all_bytes);
-		fprintf(f, "Held by pools:   %s in %lld %s held by the %s pool%s at exit (the "
-			   "framework's cache, not a leak)\n",
+		fprintf(f,
+			"Held by pools:   %s in %lld %s held by the %s pool%s at exit (the "
+			"framework's cache, not a leak)\n",
 			c, held.all_allocs, held.all_allocs == 1 ? "segment" : "segments", fr,
 			strstr(fr, " and ") ? "s" : "");
 		human(c, sizeof(c), v->kind[GS_KIND_PINNED].live_bytes);
@@ -328,7 +333,8 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 		where_text(fr, sizeof(fr), s);
 		fprintf(f, "%s in %lld %s from %s (%s, %s via %s), peak %s%s%s%s\n", a, allocs,
 			summary_allocs(allocs), fr, names_kinds[s->kind], gs_api_names[s->api],
-			gs_door_names[s->door], b, site_pool(s) != GS_POOL_NONE ? " [held by the " : "",
+			gs_door_names[s->door], b,
+			site_pool(s) != GS_POOL_NONE ? " [held by the " : "",
 			site_pool(s) != GS_POOL_NONE ? pools_title(site_pool(s)) : "",
 			site_pool(s) != GS_POOL_NONE ? " pool]" : "");
 		for (unsigned j = 0; j < s->pydepth; j++)
@@ -710,8 +716,8 @@ void summary_growth(const struct gs_site *s, const struct gs_verdict *v)
 	growth_where(fr, sizeof(fr), s);
 	growth_by(by, sizeof(by), v);
 	gs_warn("growing: %.1f MiB/min since %s, %s%s, at %s; %s live (pid %d)",
-		mib_per_min(v->v.rate), secs(t, sizeof(t), v->v.since), trend_shape_name(v->v.shape),
-		by, fr, a, (int)getpid());
+		mib_per_min(v->v.rate), secs(t, sizeof(t), v->v.since),
+		trend_shape_name(v->v.shape), by, fr, a, (int)getpid());
 }
 
 /* A site named growing stopped (grew, then stopped: libgpuspy(7)), or
@@ -767,9 +773,9 @@ int summary_site_pool(const struct gs_site *s)
 
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
-		int pool = pools_frame(api, fr->module >= 0 ? unwind_module((unsigned)fr->module)->path :
-							      NULL,
-				       fr->symbol);
+		int pool = pools_frame(
+			api, fr->module >= 0 ? unwind_module((unsigned)fr->module)->path : NULL,
+			fr->symbol);
 
 		if (pool != GS_POOL_NONE)
 			return pool;

@@ -30,8 +30,7 @@ void summary_growth_change(const struct gs_site *s, const struct gs_verdict *v);
 /* A framework's own allocated counter first seen growing (V, by
  * GS_BY_FRAMEWORK; its allocated bytes then, ALLOCATED), said with the
  * site of its pool's segments, SITE (NULL: none seen). */
-void summary_growth_fw(const struct gs_verdict *v, long long allocated,
-		       const struct gs_site *site);
+void summary_growth_fw(const struct gs_verdict *v, long long allocated, const struct gs_site *site);
 /* The pool (enum gs_pool, src/common/pools.h) whose segment S is: the
  * innermost of its frames that names one decides, as `gpuspy report`'s. */
 int summary_site_pool(const struct gs_site *s);

@@ -152,7 +152,8 @@ static int ns_make(void)
 		     * functions are hidden, their addresses need no export */
 		    !set(globals, "GPUSPY_TREND_INIT", py.pointer((void *)(uintptr_t)trend_init)) ||
 		    !set(globals, "GPUSPY_TREND_PUSH", py.pointer((void *)(uintptr_t)trend_push)) ||
-		    !set(globals, "GPUSPY_TREND_STATE", py.pointer((void *)(uintptr_t)trend_state)) ||
+		    !set(globals, "GPUSPY_TREND_STATE",
+			 py.pointer((void *)(uintptr_t)trend_state)) ||
 		    !set(globals, "GPUSPY_TREND_QUERY",
 			 py.pointer((void *)(uintptr_t)trend_query)) ||
 		    !set(globals, "GPUSPY_TREND_SHAPE_NAME",

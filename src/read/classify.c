@@ -121,8 +121,9 @@ static const char *const pool_hints[GS_POOL_COUNT] = {
 static bool match_alts(const char *s, const char *alts, enum fn_match how)
 {
 	static const enum pools_match as[] = {
-		[FN_ANY] = POOLS_ANY,	    [FN_UNKNOWN] = POOLS_UNKNOWN, [FN_EXACT] = POOLS_EXACT,
-		[FN_PREFIX] = POOLS_PREFIX, [FN_CONTAINS] = POOLS_CONTAINS,
+		[FN_ANY] = POOLS_ANY,		[FN_UNKNOWN] = POOLS_UNKNOWN,
+		[FN_EXACT] = POOLS_EXACT,	[FN_PREFIX] = POOLS_PREFIX,
+		[FN_CONTAINS] = POOLS_CONTAINS,
 	};
 
 	return pools_match_alts(s, alts, as[how]);

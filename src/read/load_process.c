@@ -531,9 +531,8 @@ static int load_frameworks_growth(const struct vctx *v, json_t *obj, struct rd_p
 				    0 :
 				    validate_bad(&sub, "counter", "only \"allocated\" is judged");
 			free(counter);
-			if (r < 0 ||
-			    (r = validate_int(&sub, px, "site", false, 0, INT64_MAX,
-					      &fw->growth_site[f][place])) < 0)
+			if (r < 0 || (r = validate_int(&sub, px, "site", false, 0, INT64_MAX,
+						       &fw->growth_site[f][place])) < 0)
 				return r;
 			/* its members are those of a "growth", at its level */
 			{
@@ -542,8 +541,8 @@ static int load_frameworks_growth(const struct vctx *v, json_t *obj, struct rd_p
 
 				snprintf(at, sizeof(at), "frameworks.growth.%s", fk);
 				in.where = at;
-				if ((r = validate_growth(&in, fx, pk, false, &fw->growth[f][place])) <
-				    0)
+				if ((r = validate_growth(&in, fx, pk, false,
+							 &fw->growth[f][place])) < 0)
 					return r;
 			}
 			fw->growth[f][place].by = RD_BY_FRAMEWORK;

@@ -81,7 +81,8 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 		s->growing = json_is_true(j);
 		if (s->growth.present && s->growing != (s->growth.state == TREND_GROWING))
 			return validate_bad(&sub, "growing", "%s, but growth.stopped is %s",
-					    s->growing ? "true" : "false", s->growing ? "true" : "false");
+					    s->growing ? "true" : "false",
+					    s->growing ? "true" : "false");
 		if (s->live_bytes > s->peak_bytes)
 			return validate_bad(&sub, "live_bytes", "%" PRId64 " exceeds peak_bytes",
 					    s->live_bytes);

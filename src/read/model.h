@@ -88,7 +88,7 @@ struct rd_site {
 	size_t nframes;
 	struct rd_pyframe *python; /* innermost first; NULL when none */
 	size_t npython;
-	bool growing; /* its live bytes keep rising (docs/format.md) */
+	bool growing;		  /* its live bytes keep rising (docs/format.md) */
 	struct rd_verdict growth; /* absent from files of gpuspy before 0.4 */
 };
 

@@ -166,7 +166,8 @@ static void test_classify_pool(void **state)
 		{ "cuMemCreate", xla, "_ZN15stream_executor3gpu22GpuVirtualMemAllocator5AllocEbmml",
 		  XLA_POOL },
 		/* Alloc of another class */
-		{ "cuMemAlloc_v2", "/x/libfoo.so", "_ZN15stream_executor10OtherAlloc5AllocEbm", NULL },
+		{ "cuMemAlloc_v2", "/x/libfoo.so", "_ZN15stream_executor10OtherAlloc5AllocEbm",
+		  NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -261,10 +261,8 @@ static void columns(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(per_sample_leak),
-		cmocka_unit_test(buckets_count_by_min),
-		cmocka_unit_test(no_history),
-		cmocka_unit_test(recorded_verdict),
+		cmocka_unit_test(per_sample_leak), cmocka_unit_test(buckets_count_by_min),
+		cmocka_unit_test(no_history),	   cmocka_unit_test(recorded_verdict),
 		cmocka_unit_test(columns),
 	};
 

@@ -160,8 +160,8 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*fn)(int i);
 	} shapes[] = {
-		{ "per_step", per_step }, { "epoch", epoch }, { "cycle", cycle },
-		{ "warm_up", warm_up },	  { "cache", cache }, { "big_once", big_once },
+		{ "per_step", per_step }, { "epoch", epoch },	{ "cycle", cycle },
+		{ "warm_up", warm_up },	  { "cache", cache },	{ "big_once", big_once },
 		{ "warm_up8", warm_up8 }, { "fill16", fill16 },
 	};
 	void (*fn)(int i) = NULL;

@@ -13,8 +13,8 @@
 int gpuspy_fake_c10_cuda;
 
 /* A segment of SIZE bytes for the pool, kept; 0, or -1. */
-int alloc_block(size_t size)
-	__asm__("_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator11alloc_blockEm");
+int alloc_block(size_t size) __asm__(
+	"_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator11alloc_blockEm");
 
 int alloc_block(size_t size)
 {

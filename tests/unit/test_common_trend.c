@@ -19,14 +19,14 @@
 #define MiB (1024LL * 1024)
 
 enum gen {
-	STAIR,	/* base + step per epoch, + a sawtooth */
-	DRIFT,	/* base + step per sample, + a sawtooth */
-	RANDOM, /* base + uniform [0, amp): a cycle sampled at random phase */
-	JITTER, /* base x (1 + uniform [-frac, +frac]) */
-	STEPS,	/* base + step per `epoch` samples, `rises` times, then flat */
-	LATE,	/* base for `epoch` samples, then + step per sample */
-	FREED,	/* base for `epoch` samples, then nothing */
-	DOUBLE, /* base x (2^(k+1) - 1) from sample 2^k - 1, k < `rises`: a pool
+	STAIR,	    /* base + step per epoch, + a sawtooth */
+	DRIFT,	    /* base + step per sample, + a sawtooth */
+	RANDOM,	    /* base + uniform [0, amp): a cycle sampled at random phase */
+	JITTER,	    /* base x (1 + uniform [-frac, +frac]) */
+	STEPS,	    /* base + step per `epoch` samples, `rises` times, then flat */
+	LATE,	    /* base for `epoch` samples, then + step per sample */
+	FREED,	    /* base for `epoch` samples, then nothing */
+	DOUBLE,	    /* base x (2^(k+1) - 1) from sample 2^k - 1, k < `rises`: a pool
 		 * that doubles its segments each time it fills, then stays */
 	TWO_EPOCHS, /* base + step per epoch, epochs of `epoch` and `period`
 		     * samples in turn */
@@ -527,7 +527,8 @@ static void test_table(void **state)
 			if (v->deadline == ANY)
 				ok = true;
 			else
-				ok = v->deadline < 0 ? fired < 0 : fired >= 0 && fired <= v->deadline;
+				ok = v->deadline < 0 ? fired < 0 :
+						       fired >= 0 && fired <= v->deadline;
 			if (v->shape != TREND_NONE && shape != (int)v->shape)
 				ok = false;
 			if (fired >= 0 && fired < v->earliest)
@@ -760,10 +761,10 @@ static void test_flat_replay(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),	 cmocka_unit_test(test_rate_since),
-		cmocka_unit_test(test_teardown), cmocka_unit_test(test_stop),
-		cmocka_unit_test(test_marks),
-		cmocka_unit_test(test_cap),	 cmocka_unit_test(test_flat_replay),
+		cmocka_unit_test(test_table),	    cmocka_unit_test(test_rate_since),
+		cmocka_unit_test(test_teardown),    cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_marks),	    cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_flat_replay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -376,6 +376,8 @@ int validate_growth(const struct vctx *v, json_t *obj, const char *key, bool wit
 	sub.where = where;
 	if ((r = validate_str(&sub, g, "shape", true, true, &shape)) < 0)
 		return r;
+	if (!shape)
+		return -EINVAL;
 	out->shape = trend_shape_parse(shape);
 	free(shape);
 	if (out->shape <= TREND_NONE)
@@ -396,6 +398,8 @@ int validate_growth(const struct vctx *v, json_t *obj, const char *key, bool wit
 		return 0;
 	if ((r = validate_str(&sub, g, "by", true, true, &by)) < 0)
 		return r;
+	if (!by) /* required: validate_str said so already */
+		return -EINVAL;
 	for (out->by = 0; out->by < 3 && strcmp(by, bys[out->by]) != 0; out->by++)
 		;
 	free(by);
@@ -404,9 +408,10 @@ int validate_growth(const struct vctx *v, json_t *obj, const char *key, bool wit
 	if (out->by != RD_BY_FRAMEWORK)
 		return 0;
 	if ((r = validate_str(&sub, g, "framework", true, true, &fw)) < 0 ||
-	    (r = validate_str(&sub, g, "place", true, true, &place)) < 0) {
+	    (r = validate_str(&sub, g, "place", true, true, &place)) < 0 || !fw || !place) {
 		free(fw);
-		return r;
+		free(place);
+		return r < 0 ? r : -EINVAL;
 	}
 	out->fw = names_fw_parse(fw);
 	out->place = validate_fw_place(place);

@@ -77,7 +77,7 @@ _gpuspy()
 		esac
 		if [[ $cur == -* ]]; then
 			if [[ $cmd == report ]]; then
-				COMPREPLY=($(compgen -W '--format --at --peak --top --sections --fail-on-leak --strict --help' -- "$cur"))
+				COMPREPLY=($(compgen -W '--format --at --peak --top --sections --fail-on-leak --include-pools --strict --help' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W '--format --top --strict --help' -- "$cur"))
 			fi

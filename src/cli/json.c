@@ -24,26 +24,54 @@
 
 /* gpuspy report */
 
-/* A growing site's "growth" (docs/format.md); NULL when its history has
- * no series of it. */
+/* The members every verdict has (docs/format.md, gpuspy-report/1
+ * "growth"): the process's words, read back. */
+static void verdict_members(json_t *o, bool fired, int state, int shape, double since, double rate,
+			    double until)
+{
+	json_object_set_new(o, "since_s", fired ? json_real(since) : json_null());
+	json_object_set_new(o, "rate_bytes_per_s", json_real(fired ? rate : 0));
+	json_object_set_new(o, "shape", json_string(trend_shape_name(fired ? shape : 0)));
+	json_object_set_new(o, "stopped", json_boolean(fired && state == TREND_STOPPED));
+	json_object_set_new(o, "until_s", fired ? json_real(until) : json_null());
+}
+
+/* A flagged site's "growth" (docs/format.md); NULL when neither its
+ * processes recorded a verdict nor a history has a series of it. */
 static json_t *growth_json(const struct rd_report *r, const struct rd_report_site *s)
 {
+	static const char *const by[] = { [RD_BY_SAMPLES] = "samples",
+					  [RD_BY_MARKS] = "marks",
+					  [RD_BY_FRAMEWORK] = "framework" };
 	const struct rd_growth *g = growth_view_find(r->growth, s);
 	double t[JSON_GROWTH_POINTS];
 	int64_t v[JSON_GROWTH_POINTS];
 	json_t *o, *pts;
 	size_t n;
 
-	if (!g || !g->nrows)
+	if (!g || !g->taken)
 		return NULL;
-	n = growth_columns(g->rows, g->nrows, JSON_GROWTH_POINTS, GROWTH_PICK_MAX, t, v);
+	n = g->nrows ?
+		    growth_columns(g->rows, g->nrows, JSON_GROWTH_POINTS, GROWTH_PICK_MAX, t, v) :
+		    0;
 	o = json_object();
 	pts = json_array();
 	for (size_t i = 0; pts && i < n; i++)
 		json_array_append_new(pts, json_pack("[fI]", t[i], (json_int_t)v[i]));
-	json_object_set_new(o, "since_s", g->fired ? json_real(g->since_s) : json_null());
-	json_object_set_new(o, "rate_bytes_per_s", json_real(g->fired ? g->rate_bps : 0));
-	json_object_set_new(o, "shape", json_string(trend_shape_name(g->fired ? g->shape : 0)));
+	verdict_members(o, g->fired, g->state, g->shape, g->since_s, g->rate_bps, g->until_s);
+	/* the process's own verdict, or a replay of its history (older files) */
+	json_object_set_new(o, "recorded", json_boolean(g->recorded));
+	if (g->recorded) {
+		json_object_set_new(o, "by", json_string(by[g->by]));
+		if (g->by == RD_BY_FRAMEWORK && g->fw >= 0) {
+			char place[8];
+
+			snprintf(place, sizeof(place), "%d", g->place);
+			json_object_set_new(o, "framework", json_string(names_fw[g->fw]));
+			json_object_set_new(o, "place",
+					    json_string(g->place == GS_FW_HOST ? "host" : place));
+		}
+	}
 	json_object_set_new(o, "process", json_integer((json_int_t)g->proc));
 	json_object_set_new(o, "samples", pts);
 	return o;
@@ -204,7 +232,8 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 	json_object_set_new(o, "peak_bytes", json_integer(s->c.peak_bytes));
 	json_object_set_new(o, "at_peak_bytes", json_integer(s->at_peak_bytes));
 	json_object_set_new(o, "growing", json_boolean(s->growing));
-	if (s->growing) {
+	json_object_set_new(o, "stopped", json_boolean(s->stopped));
+	if (s->growing || s->stopped) {
 		json_t *g = growth_json(r, s);
 
 		if (g)
@@ -338,6 +367,38 @@ static json_t *process_json(const struct rd_report *r, size_t index)
 		o, "leaked",
 		counts_json("bytes", p->leaked_bytes, "allocations", p->leaked_allocations));
 	json_object_set_new(o, "peak", counts_json("bytes", p->peak_bytes, NULL, 0));
+	{
+		/* the frameworks' own allocated counters the rule flagged, as
+		 * the process recorded them */
+		json_t *fg = json_array();
+
+		for (int f = 0; f < GS_FW_COUNT; f++)
+			for (int q = 0; q < GS_FW_PLACES; q++) {
+				const struct rd_verdict *v = &p->frameworks.growth[f][q];
+				json_t *e;
+				char place[8];
+
+				if (!v->present)
+					continue;
+				e = json_object();
+				snprintf(place, sizeof(place), "%d", q);
+				json_object_set_new(e, "framework", json_string(names_fw[f]));
+				json_object_set_new(e, "place",
+						    json_string(q == GS_FW_HOST ? "host" : place));
+				json_object_set_new(e, "counter", json_string("allocated"));
+				verdict_members(e, true, v->state, v->shape, v->since_s,
+						v->rate_bps, v->until_s);
+				if (p->frameworks.growth_site[f][q] >= 0)
+					json_object_set_new(
+						e, "site",
+						json_integer(p->frameworks.growth_site[f][q]));
+				json_array_append_new(fg, e);
+			}
+		if (json_array_size(fg))
+			json_object_set_new(o, "framework_growth", fg);
+		else
+			json_decref(fg);
+	}
 	if (p->partial) {
 		json_object_set_new(o, "partial", json_true());
 		json_object_set_new(o, "report", json_string(p->file));
@@ -486,9 +547,27 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	for (size_t i = 0; i < r->nprocs; i++)
 		json_array_append_new(procs, process_json(r, i));
 	json_object_set(root, "processes", procs);
-	json_object_set_new(
-		root, "leaked",
-		counts_json("bytes", r->leaked_bytes, "allocations", r->leaked_allocations));
+	{
+		/* what the program's own code left, and what the framework
+		 * pools' segments hold, said apart */
+		json_t *lk =
+			counts_json("bytes", r->leaked_bytes, "allocations", r->leaked_allocations);
+		json_t *pools = json_object();
+
+		json_object_set_new(lk, "program",
+				    counts_json("bytes", r->leaked_bytes - r->pool_held_bytes,
+						"allocations",
+						r->leaked_allocations - r->pool_held_allocations));
+		for (size_t k = 0; classify_pool_label(k); k++)
+			if (r->pool_bytes[k])
+				json_object_set_new(pools, classify_pool_label(k),
+						    json_integer(r->pool_bytes[k]));
+		json_object_set_new(lk, "pools",
+				    json_pack("{sIsIso}", "bytes", (json_int_t)r->pool_held_bytes,
+					      "allocations", (json_int_t)r->pool_held_allocations,
+					      "by_pool", pools));
+		json_object_set_new(root, "leaked", lk);
+	}
 	json_object_set_new(root, "peak", counts_json("bytes", r->peak_bytes, NULL, 0));
 	if (r->nprocs > 1)
 		json_object_set_new(root, "spread", json_spreads_object(r->spread));
@@ -614,6 +693,14 @@ json_t *json_torch_object(const struct rd_report_torch *t, size_t top)
 		json_object_set_new(j, "live_blocks", json_integer(s->live_blocks));
 		json_object_set_new(j, "peak_bytes", json_integer(s->peak_bytes));
 		json_object_set_new(j, "growing", json_boolean(s->growing));
+		json_object_set_new(j, "stopped", json_boolean(s->stopped));
+		if (s->growth.present) {
+			json_t *g = json_object();
+
+			verdict_members(g, true, s->growth.state, s->growth.shape,
+					s->growth.since_s, s->growth.rate_bps, s->growth.until_s);
+			json_object_set_new(j, "growth", g);
+		}
 		if (h >= 0)
 			json_object_set_new(j, "headline", json_frame_object(&s->frames[h]));
 		for (size_t k = 0; k < s->nframes; k++)
@@ -838,8 +925,11 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 			bool known[2] = { growth_rate_of(ro, o, &rt[0]),
 					  growth_rate_of(rn, n, &rt[1]) };
 
-			/* where either side grows and its rate is known */
-			if (((o && o->growing) || (n && n->growing)) && (known[0] || known[1]))
+			/* where either side grows (or grew, then stopped: 0) and
+			 * its rate is known */
+			if (((o && (o->growing || o->stopped)) ||
+			     (n && (n->growing || n->stopped))) &&
+			    (known[0] || known[1]))
 				json_object_set_new(
 					j, "growth_rate_bytes_per_s",
 					json_pack("{soso}", "old",

@@ -225,17 +225,41 @@ static void put_seconds(FILE *out, double s)
 		fprintf(out, "%.1f h", s / 3600);
 }
 
-/* "+40.0 MiB/min since 12 s (staircase)", no newline; "not growing" when
- * the rule did not fire on G's series. */
+/* "+40.0 MiB/min since 12 s (staircase)", or "+600.0 MiB/min from 0.1 s
+ * to 0.4 s, then stopped (per-sample)", no newline; "not growing" when
+ * the rule did not fire on G's replayed series. */
 void text_print_growth_rate(FILE *out, const struct rd_growth *g)
 {
+	static const char *const fw_titles[GS_FW_COUNT] = {
+		[GS_FW_PYTORCH] = "PyTorch",
+		[GS_FW_PADDLE] = "PaddlePaddle",
+		[GS_FW_JAX] = "JAX",
+		[GS_FW_CUPY] = "CuPy",
+	};
+
 	if (!g->fired) {
 		fputs("not growing in its history", out);
 		return;
 	}
-	fprintf(out, "%+.1f MiB/min since ", g->rate_bps * 60 / (1024.0 * 1024));
+	fprintf(out, "%+.1f MiB/min %s ", g->rate_bps * 60 / (1024.0 * 1024),
+		g->state == TREND_STOPPED ? "from" : "since");
 	put_seconds(out, g->since_s);
+	if (g->state == TREND_STOPPED) {
+		fputs(" to ", out);
+		put_seconds(out, g->until_s);
+		fputs(", then stopped", out);
+	}
 	fprintf(out, " (%s)", trend_shape_name(g->shape));
+	if (g->recorded && g->by == RD_BY_MARKS)
+		fputs(" from mark to mark", out);
+	if (g->recorded && g->by == RD_BY_FRAMEWORK && g->fw >= 0 && g->fw < GS_FW_COUNT) {
+		/* a pool's segment: what its framework's own count says */
+		fprintf(out, " in %s's own allocated bytes", fw_titles[g->fw]);
+		if (g->place == GS_FW_HOST)
+			fputs(" of pinned host memory", out);
+		else
+			fprintf(out, " on device %d", g->place);
+	}
 }
 
 /* Under a growing site: its rate, since when and the sparkline of its
@@ -247,11 +271,18 @@ static void print_growth(FILE *out, const struct rd_report *r, const struct rd_r
 	char name[REPORT_NAME_SIZE];
 	size_t n;
 
-	if (!g || !g->nrows)
+	if (!g || !g->taken)
 		return;
-	n = growth_columns(g->rows, g->nrows, TEXT_SPARK_WIDTH, GROWTH_PICK_MAX, NULL, v);
 	fputs("    growth: ", out);
 	text_print_growth_rate(out, g);
+	if (!g->nrows) {
+		/* a verdict without a history to draw */
+		if (r->nprocs > 1)
+			fprintf(out, ", in %s", merge_process_name(r, g->proc, name, sizeof(name)));
+		putc('\n', out);
+		return;
+	}
+	n = growth_columns(g->rows, g->nrows, TEXT_SPARK_WIDTH, GROWTH_PICK_MAX, NULL, v);
 	putc(' ', out);
 	text_print_sparkline(out, v, n);
 	fputs(" from ", out);
@@ -271,7 +302,8 @@ static bool in_section(const struct rd_report *r, enum section sec, const struct
 {
 	switch (sec) {
 	case SEC_GROWING:
-		return s->growing;
+		/* and those that grew, then stopped: said as such */
+		return s->growing || s->stopped;
 	case SEC_LEAKED:
 		return s->kind != GS_KIND_PINNED && s->c.live_bytes > 0;
 	case SEC_PINNED:
@@ -319,6 +351,18 @@ static int cmp_at_peak(const void *pa, const void *pb)
 	if (a->at_peak_bytes != b->at_peak_bytes)
 		return a->at_peak_bytes > b->at_peak_bytes ? -1 : 1;
 	return cmp_peak(pa, pb);
+}
+
+/* GROWTH SUSPECTS: what keeps growing, then what grew and stopped; each
+ * as report.sites are (by live bytes). */
+static int cmp_growth(const void *pa, const void *pb)
+{
+	const struct rd_report_site *a = *(struct rd_report_site *const *)pa;
+	const struct rd_report_site *b = *(struct rd_report_site *const *)pb;
+
+	if (a->growing != b->growing)
+		return a->growing ? -1 : 1;
+	return a->number < b->number ? -1 : a->number > b->number;
 }
 
 static int cmp_calls(const void *pa, const void *pb)
@@ -442,6 +486,8 @@ static void print_site_labels(FILE *out, const struct rd_report_site *s)
 		fprintf(out, " [pool segment: %s]", s->pool);
 	if (s->growing)
 		fputs(" [growing]", out);
+	else if (s->stopped)
+		fputs(" [grew, then stopped]", out);
 }
 
 /* The section's figures of S, for its row. */
@@ -927,6 +973,81 @@ static void print_process(FILE *out, const struct rd_process *p)
 /* Leaked memory that libraries hold (a cuBLAS workspace, an NCCL
  * communicator, the CUDA context) apart from what the program's own code
  * leaked: the first is usually meant to live as long as the process. */
+/* "  held by pools:    5.2 GiB in 89 segments of the PyTorch caching
+ * allocator (the framework's cache at exit, not a leak)". */
+static void print_pool_held(FILE *out, const struct rd_report *r, enum moment moment)
+{
+	char a[32];
+	bool first = true;
+
+	if (!r->pool_held_bytes)
+		return;
+	fprintf(out, "  held by pools:    %s in %" PRId64 " %s of ",
+		util_human_size(r->pool_held_bytes, a, sizeof(a)), r->pool_held_allocations,
+		plural(r->pool_held_allocations, "segment", "segments"));
+	for (size_t k = 0; classify_pool_label(k); k++) {
+		if (!r->pool_bytes[k])
+			continue;
+		fprintf(out, "%sthe %s", first ? "" : " and ", classify_pool_label(k));
+		first = false;
+	}
+	fprintf(out, " (the framework's cache %s, not a leak of the program's)\n",
+		moment == AT_EXIT ? "at exit" : "then");
+}
+
+/* The frameworks' own allocated counters the rule flagged, per process:
+ * "  JAX allocated:    growing +75.0 MiB/min since 0.2 s (per-sample) on
+ * device 0, its pool's segments #3". */
+static void print_framework_growth(FILE *out, const struct rd_report *r)
+{
+	static const char *const titles[GS_FW_COUNT] = {
+		[GS_FW_PYTORCH] = "PyTorch",
+		[GS_FW_PADDLE] = "PaddlePaddle",
+		[GS_FW_JAX] = "JAX",
+		[GS_FW_CUPY] = "CuPy",
+	};
+	char name[REPORT_NAME_SIZE];
+
+	for (size_t p = 0; p < r->nprocs; p++) {
+		const struct rd_frameworks *fw = &r->procs[p]->frameworks;
+
+		for (int f = 0; f < GS_FW_COUNT; f++)
+			for (int q = 0; q < GS_FW_PLACES; q++) {
+				const struct rd_verdict *v = &fw->growth[f][q];
+				struct rd_growth g = { 0 };
+				const struct rd_report_site *site = NULL;
+
+				if (!v->present)
+					continue;
+				g.fired = true;
+				g.state = v->state;
+				g.shape = v->shape;
+				g.since_s = v->since_s;
+				g.rate_bps = v->rate_bps;
+				g.until_s = v->until_s;
+				snprintf(name, sizeof(name), "%s allocated:", titles[f]);
+				fprintf(out, "  %-18s%s ", name,
+					v->state == TREND_STOPPED ? "grew" : "growing");
+				text_print_growth_rate(out, &g);
+				if (q == GS_FW_HOST)
+					fputs(", pinned host memory", out);
+				else
+					fprintf(out, ", device %d", q);
+				for (size_t i = 0; fw->growth_site[f][q] >= 0 && r->site_of &&
+						   i < r->procs[p]->nsites;
+				     i++)
+					if (r->procs[p]->sites[i].id == fw->growth_site[f][q])
+						site = r->site_of[p][i];
+				if (site)
+					fprintf(out, "; its pool's segments: #%zu", site->number);
+				if (r->nprocs > 1)
+					fprintf(out, ", in %s",
+						merge_process_name(r, p, name, sizeof(name)));
+				putc('\n', out);
+			}
+	}
+}
+
 static void print_library_summary(FILE *out, const struct rd_report *r)
 {
 	const char *labels[16];
@@ -1238,7 +1359,7 @@ static void print_next(FILE *out, const struct rd_report *r, const struct text_r
 	if (!o->npaths)
 		return;
 	for (size_t i = 0; i < r->nsites; i++)
-		growing |= r->sites[i]->growing;
+		growing |= r->sites[i]->growing || r->sites[i]->stopped;
 	for (size_t i = 0; i < r->nprocs; i++)
 		marks |= r->procs[i]->nmarks > 0;
 	if (r->leaked_bytes > 0 || r->pinned_leaked_bytes > 0 || growing)
@@ -1307,7 +1428,7 @@ static int print_moment(FILE *out, const struct rd_report *r, size_t top)
 int text_print_report(const struct rd_report *r, const struct rd_process_list *list, FILE *out,
 		      const struct text_report_opts *o)
 {
-	struct rd_report_site **by_peak = NULL, **by_calls = NULL;
+	struct rd_report_site **by_peak = NULL, **by_calls = NULL, **by_growth = NULL;
 	enum moment moment = report_moment(r);
 	/* what "leaked" means: lost at exit, or still live at the last
 	 * snapshot of a process that did not exit */
@@ -1321,18 +1442,22 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 	if (r->nsites > 0) {
 		by_peak = malloc(r->nsites * sizeof(*by_peak));
 		by_calls = malloc(r->nsites * sizeof(*by_calls));
-		if (!by_peak || !by_calls) {
+		by_growth = malloc(r->nsites * sizeof(*by_growth));
+		if (!by_peak || !by_calls || !by_growth) {
 			free(by_peak);
 			free(by_calls);
+			free(by_growth);
 			free(shown);
 			return -ENOMEM;
 		}
 		memcpy(by_peak, r->sites, r->nsites * sizeof(*by_peak));
 		memcpy(by_calls, r->sites, r->nsites * sizeof(*by_calls));
+		memcpy(by_growth, r->sites, r->nsites * sizeof(*by_growth));
 	}
 	if (r->nsites > 1) {
 		qsort(by_peak, r->nsites, sizeof(*by_peak), r->at_peak ? cmp_at_peak : cmp_peak);
 		qsort(by_calls, r->nsites, sizeof(*by_calls), cmp_calls);
+		qsort(by_growth, r->nsites, sizeof(*by_growth), cmp_growth);
 	}
 
 	fprintf(out, "gpuspy report: %zu %s, %zu call %s", r->nprocs,
@@ -1350,11 +1475,17 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		      moment == AT_SNAPSHOT ? "  live at the end:  " :
 					      "  leaked or live:   ",
 		      out);
+		/* what the framework pools still hold is said apart: their
+		 * cache, not the program's leak */
 		fprintf(out,
-			"%s in %" PRId64 " %s (%" PRId64 " bytes of device, managed and VMM memory",
-			util_human_size(r->leaked_bytes, a, sizeof(a)), r->leaked_allocations,
-			plural(r->leaked_allocations, "allocation", "allocations"),
-			r->leaked_bytes);
+			"%s in %" PRId64 " %s (%" PRId64
+			" bytes of device, managed and VMM memory%s",
+			util_human_size(r->leaked_bytes - r->pool_held_bytes, a, sizeof(a)),
+			r->leaked_allocations - r->pool_held_allocations,
+			plural(r->leaked_allocations - r->pool_held_allocations, "allocation",
+			       "allocations"),
+			r->leaked_bytes - r->pool_held_bytes,
+			r->pool_held_bytes ? ", by the program's own code" : "");
 		if (moment == AT_SNAPSHOT)
 			fputs(r->nprocs == 1 ? "; at the last snapshot: the process did not exit" :
 					       "; at the last snapshot of each: no process exited",
@@ -1364,6 +1495,7 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 				"; leaked at exit by %zu, live at the last snapshot of %zu that did not exit",
 				r->nprocs - stopped, stopped);
 		fputs(")\n", out);
+		print_pool_held(out, r, moment);
 		print_library_summary(out, r);
 		fprintf(out, "  peak:             %s%s\n",
 			util_human_size(r->peak_bytes, a, sizeof(a)),
@@ -1399,15 +1531,25 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 				r->incomplete, plural(r->incomplete, "process", "processes"),
 				plural(r->incomplete, "its", "their"));
 		{
-			size_t growing = 0;
+			size_t growing = 0, stopped_sites = 0;
 
-			for (size_t i = 0; i < r->nsites; i++)
+			for (size_t i = 0; i < r->nsites; i++) {
 				growing += r->sites[i]->growing;
+				stopped_sites += r->sites[i]->stopped;
+			}
 			if (growing)
 				fprintf(out,
 					"  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",
 					growing, plural(growing, "site", "sites"),
 					growing == 1 ? "s" : "");
+			/* warm-ups, caches filled to their bound, pools that
+			 * doubled: flagged while they grew, not growing now */
+			if (stopped_sites)
+				fprintf(out,
+					"  grew, then stopped: %zu call %s, not growing at the end (see "
+					"GROWTH SUSPECTS)\n",
+					stopped_sites, plural(stopped_sites, "site", "sites"));
+			print_framework_growth(out, r);
 		}
 		if (stopped)
 			print_not_exited(out, r, stopped);
@@ -1426,11 +1568,12 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 			if (!listed) {
 				free(by_peak);
 				free(by_calls);
+				free(by_growth);
 				free(shown);
 				return -ENOMEM;
 			}
 			if (want(o, TEXT_GROWTH))
-				mark_shown(r, SEC_GROWING, r->sites, top, listed);
+				mark_shown(r, SEC_GROWING, by_growth, top, listed);
 			if (want(o, TEXT_LEAKS))
 				mark_shown(r, SEC_LEAKED, r->sites, top, listed);
 			if (want(o, TEXT_PINNED))
@@ -1455,7 +1598,7 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		print_ooms(out, r, top);
 	/* by live bytes: what a growing site holds now */
 	if (want(o, TEXT_GROWTH))
-		print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", r->sites, top, shown);
+		print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", by_growth, top, shown);
 	if (want(o, TEXT_TORCH))
 		text_print_torch(out, &r->torch, top);
 
@@ -1494,14 +1637,15 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		print_next(out, r, o);
 	free(by_peak);
 	free(by_calls);
+	free(by_growth);
 	free(shown);
 	return ferror(out) ? -EIO : 0;
 }
 
-/* Listed: what holds memory now, or kept growing. */
+/* Listed: what holds memory now, or was found growing. */
 static bool listed(const struct rd_report_tsite *s)
 {
-	return s->live_bytes > 0 || s->growing;
+	return s->live_bytes > 0 || s->growing || s->stopped;
 }
 
 static void put_headline(FILE *out, const struct rd_report_tsite *s)
@@ -1531,6 +1675,8 @@ void text_print_torch_summary(FILE *out, const struct rd_report_torch *t)
 		put_headline(out, t->sites[i]);
 		if (t->sites[i]->growing)
 			fputs(", growing", out);
+		else if (t->sites[i]->stopped)
+			fputs(", grew, then stopped", out);
 		break;
 	}
 	fputs(" (see PYTORCH TENSORS)\n", out);
@@ -1598,7 +1744,7 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 		const struct rd_report_tsite *s = t->sites[i];
 		ssize_t h = torch_merge_headline(s);
 		int64_t live, blocks, peak;
-		bool growing;
+		bool growing, stopped;
 		size_t stacks = 1;
 
 		if (!listed(s) || !first_shown(t, i))
@@ -1608,6 +1754,7 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 		blocks = s->live_blocks;
 		peak = s->peak_bytes;
 		growing = s->growing;
+		stopped = s->stopped;
 		/* stacks that differ only in what the text leaves out (library
 		 * frames) are one line here; the JSON keeps them apart */
 		for (size_t k = i + 1; k < t->nsites; k++) {
@@ -1619,12 +1766,16 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 			util_add_sat(&blocks, o->live_blocks);
 			util_add_sat(&peak, o->peak_bytes);
 			growing |= o->growing;
+			stopped |= o->stopped;
 			stacks++;
 		}
 		fprintf(out, "%s live in %" PRId64 " %s (peak %s%s)%s\n",
 			util_human_size(live, a, sizeof(a)), blocks,
 			blocks == 1 ? "block" : "blocks", util_human_size(peak, b, sizeof(b)),
-			stacks > 1 ? ", summed" : "", growing ? ", GROWING" : "");
+			stacks > 1 ? ", summed" : "",
+			growing ? ", GROWING" :
+			stopped ? ", grew, then stopped" :
+				  "");
 		if (stacks > 1)
 			fprintf(out, "  (%zu stacks that differ only in library frames)\n", stacks);
 		if (h < 0) {
@@ -2079,13 +2230,19 @@ static void print_growth_change(FILE *out, const struct diff *d, const struct rd
 	bool known[2] = { growth_rate_of(&d->side[0].rep, o, &rate[0]),
 			  growth_rate_of(&d->side[1].rep, n, &rate[1]) };
 
-	if ((!(o && o->growing) && !(n && n->growing)) || (!known[0] && !known[1]))
+	const struct rd_report_site *side[2] = { o, n };
+
+	if ((!(o && (o->growing || o->stopped)) && !(n && (n->growing || n->stopped))) ||
+	    (!known[0] && !known[1]))
 		return;
 	fputs(", growth ", out);
 	for (int k = 0; k < 2; k++) {
 		if (k)
 			fprintf(out, " %s ", cli_glyph(CLI_RARROW));
-		if (known[k])
+		/* grew, then stopped: no rate now, and said so */
+		if (side[k] && side[k]->stopped)
+			fputs("stopped", out);
+		else if (known[k])
 			fprintf(out, "%+.1f MiB/min", rate[k] * 60 / (1024.0 * 1024));
 		else
 			fputs("?", out);

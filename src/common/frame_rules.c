@@ -2,7 +2,7 @@
 /*
  * What a native frame means to the person reading a report: whether it is
  * noise (folded away in the text report, left out of a site's key, never a
- * headline), and whether a site is a segment of a framework's memory pool.
+ * headline).  Which framework's pool a site is a segment of is pools.c's.
  * Every rule is a row of a table below, with the reason it is there;
  * docs/format.md and gpuspy(1) describe the same rules.  Both sides
  * compile it: the reader judges symbolized frames, libgpuspy the frames it
@@ -85,83 +85,6 @@ static const struct noise_rule noise_rules[] = {
 	{ NOISE_ALLOCATOR, NULL, NULL, false, FN_CONTAINS, "cupy_backends" },
 };
 
-/* Framework allocators that keep a pool: they take memory from CUDA in
- * segments and cut the tensors, arrays or buffers the program asks for out
- * of them.  A site of such a segment is the request that found the pool
- * too small (often in the backward pass, on the autograd thread), not the
- * tensors that hold the memory later: the report says so, and how to get
- * one site per tensor where the framework can.  The order is the order of
- * the text report's hints. */
-enum pool { POOL_TORCH, POOL_CUPY, POOL_XLA, POOL_COUNT };
-
-static const struct {
-	const char *label;
-	const char *hint;
-} pools[POOL_COUNT] = {
-	[POOL_TORCH] = { "PyTorch caching allocator",
-			 "sites are the requests that grew the pool, not the tensors holding it "
-			 "now; run with PYTORCH_NO_CUDA_MEMORY_CACHING=1 for one site per tensor." },
-	[POOL_CUPY] = { "CuPy memory pool",
-			"sites are the requests that grew CuPy's pool, not the arrays holding it "
-			"now." },
-	[POOL_XLA] = { "XLA allocator",
-		       "sites are the requests that grew XLA's BFC pool, not the buffers holding "
-		       "it now; with JAX, XLA_PYTHON_CLIENT_ALLOCATOR=platform gives one site per "
-		       "buffer." },
-};
-
-/* The stream-ordered entry points: a framework that allocates through
- * them (PyTorch's backend:cudaMallocAsync, CuPy's MemoryAsyncPool) asks
- * the driver's pool for every tensor, so each site is a tensor's. */
-#define STREAM_ORDERED                                                                             \
-	"cudaMallocAsync|cudaMallocFromPoolAsync|cuMemAllocAsync|cuMemAllocFromPoolAsync"
-
-/* A site is a segment of POOL when one of its native frames, noise or not,
- * matches a row as noise_rules do (MODULE, DIR, FN, NAMES) and its api is
- * one of APIS (NULL: any) and none of NOT_APIS.  The innermost frame that
- * matches a row decides.  A named function says which path the framework
- * took; a frame in the framework's module without a name (a library
- * without symbols) cannot, and is taken for its default, the pool. */
-static const struct {
-	enum pool pool;
-	const char *module;
-	const char *dir;
-	enum fn_match fn;
-	const char *names;
-	const char *apis;
-	const char *not_apis;
-} pool_rules[] = {
-	/* PyTorch's caching allocator takes every segment (cudaMalloc, or
-	 * cuMemCreate with expandable_segments) under its per-device
-	 * c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator.
-	 * With PYTORCH_NO_CUDA_MEMORY_CACHING=1, NativeCachingAllocator
-	 * calls cudaMalloc itself, once per tensor: no pool, although in
-	 * the same namespace and library.  Neither is the cudaMallocAsync
-	 * backend (CudaMallocAsyncAllocator, there too): the api tells */
-	{ POOL_TORCH, NULL, NULL, FN_CONTAINS, "DeviceCachingAllocator", NULL, STREAM_ORDERED },
-	{ POOL_TORCH, "libc10_cuda.so", NULL, FN_UNKNOWN, NULL, NULL, STREAM_ORDERED },
-	/* CuPy's default MemoryPool grows in cupy/cuda/memory.cpython-*
-	 * (the allocator noise rule's module) under SingleDeviceMemoryPool;
-	 * after cupy.cuda.set_allocator(None) the same module allocates
-	 * once per array under no *MemoryPool* name, and MemoryAsyncPool
-	 * goes through the driver's pool (the api tells) */
-	{ POOL_CUPY, "memory.cpython-", "/cupy/", FN_CONTAINS, "MemoryPool", NULL, STREAM_ORDERED },
-	{ POOL_CUPY, "memory.cpython-", "/cupy/", FN_UNKNOWN, NULL, NULL, STREAM_ORDERED },
-	/* XLA's BFC allocator (tsl::BFCAllocator, JAX's default, which
-	 * TensorFlow shares) grows by regions through its sub-allocators:
-	 * stream_executor's DeviceMemAllocator (cuMemAlloc_v2) or
-	 * GpuVirtualMemAllocator (cuMemCreate).  The platform allocator
-	 * (XLA_PYTHON_CLIENT_ALLOCATOR=platform) reaches cuMemAlloc_v2 from
-	 * the same module, through none of them, once per buffer; its
-	 * cuda_async allocator is stream-ordered, which APIS leaves out.
-	 * JAX's CUDA plugin is xla_cuda_plugin.so */
-	{ POOL_XLA, NULL, NULL, FN_CONTAINS,
-	  "BFCAllocator|DeviceMemAllocator::Alloc|GpuVirtualMemAllocator::Alloc",
-	  "cuMemAlloc_v2|cuMemCreate", NULL },
-	{ POOL_XLA, "xla_cuda_plugin.so", NULL, FN_UNKNOWN, NULL, "cuMemAlloc_v2|cuMemCreate",
-	  NULL },
-};
-
 /* Whether S matches one of the '|'-separated ALTS as HOW says. */
 static bool match_alts(const char *s, const char *alts, enum fn_match how)
 {
@@ -235,31 +158,4 @@ enum rd_noise classify_noise(const char *path, bool main_exe, const char *functi
 bool classify_python_module(const char *module)
 {
 	return module && match_alts(module, "libpython|python3", FN_PREFIX);
-}
-
-const char *classify_pool(const char *api, const char *path, const char *function)
-{
-	for (size_t i = 0; i < sizeof(pool_rules) / sizeof(pool_rules[0]); i++) {
-		if (pool_rules[i].apis && !match_alts(api, pool_rules[i].apis, FN_EXACT))
-			continue;
-		if (pool_rules[i].not_apis && match_alts(api, pool_rules[i].not_apis, FN_EXACT))
-			continue;
-		if (frame_matches(pool_rules[i].module, pool_rules[i].dir, false, pool_rules[i].fn,
-				  pool_rules[i].names, path, false, function))
-			return pools[pool_rules[i].pool].label;
-	}
-	return NULL;
-}
-
-const char *classify_pool_label(size_t i)
-{
-	return i < POOL_COUNT ? pools[i].label : NULL;
-}
-
-const char *classify_pool_hint(const char *label)
-{
-	for (size_t i = 0; label && i < POOL_COUNT; i++)
-		if (strcmp(pools[i].label, label) == 0)
-			return pools[i].hint;
-	return NULL;
 }

@@ -31,16 +31,4 @@ enum rd_noise classify_noise(const char *path, bool main_exe, const char *functi
 /* Whether the module (a basename) is CPython's: libpython*, python3*. */
 bool classify_python_module(const char *module);
 
-/* The framework allocator whose pool segment an allocation by API is
- * (docs/format.md, "pool"), judged on one native frame of its stack, noise
- * or not (PATH and FUNCTION as classify_noise takes them): "PyTorch caching
- * allocator", "CuPy memory pool", "XLA allocator", or NULL.  The innermost
- * frame with a label decides for the site. */
-const char *classify_pool(const char *api, const char *path, const char *function);
-
-/* The I-th pool label in a fixed order, NULL past the last; the one-line
- * hint for a label's sites (without the label), NULL for another string. */
-const char *classify_pool_label(size_t i);
-const char *classify_pool_hint(const char *label);
-
 #endif

@@ -32,7 +32,18 @@
  * Beside the floor, the steady climb of the first rule (a new high in 3/4
  * of the last W samples) still fires, for growth in rises too small to
  * count one by one.
+ *
+ * Grew, then stopped: the sample index at which the floor first stood at
+ * the highest band that counts (held, or a new high, alone or in a run)
+ * is the latest rise; the gap between two such
+ * rises, one after the other as they come, is a level held during the
+ * growth.  A per-epoch leak holds each level one epoch, however long, so
+ * a level that has lasted several times the longest one before it (and a
+ * few samples at least) is not one more epoch: the growth stopped.  The
+ * rises are noted as they come, not read off the bands, whose merging
+ * would join levels into longer ones.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "trend.h"
@@ -197,13 +208,19 @@ static unsigned highs_in_last(const struct gs_trend *t, unsigned w)
 	return c;
 }
 
+/* A growing verdict: since when, how fast, in what shape. */
+struct verdict {
+	double since, rate;
+	int shape;
+};
+
 /*
  * The first rule: a new high in 3/4 of the last W samples (W half the
  * samples, within 16..256), the latest sample within a counted rise of the
  * high and a counted rise above the window's floor (the first rule asked
  * for more at the end than at the start; this needs no stored samples).
  */
-static bool climb_judge(struct gs_trend *t)
+static bool climb_judge(const struct gs_trend *t, struct verdict *v)
 {
 	uint64_t w = t->n / 2;
 	unsigned j;
@@ -222,9 +239,9 @@ static bool climb_judge(struct gs_trend *t)
 	if (j + 1 >= t->nb)
 		return false;
 	dt = t->n > 1 ? (t->t_last - t->t0) / (double)(t->n - 1) * (double)(w - 1) : 0;
-	t->since = t->t_last - dt;
-	t->rate = dt > 0 ? (double)(t->band[t->nb - 1].lo - t->band[j].lo) / dt : 0;
-	t->shape = TREND_PER_SAMPLE;
+	v->since = t->t_last - dt;
+	v->rate = dt > 0 ? (double)(t->band[t->nb - 1].lo - t->band[j].lo) / dt : 0;
+	v->shape = TREND_PER_SAMPLE;
 	return true;
 }
 
@@ -243,9 +260,27 @@ static bool singles_adjacent(const struct gs_trend *t, unsigned j)
 	       t->band[j].first == t->band[j - 1].first + t->band[j - 1].hits;
 }
 
-static bool floor_judge(struct gs_trend *t)
+/* The floor stood at B first at its sample: a rise, if later than the
+ * latest one noted; the level before it lasted from that one to this. */
+static void rise_note(struct gs_trend *t, const struct trend_band *b)
 {
-	unsigned count = 0, flat = 0, bands = 0, first = 0, last = 0;
+	if (!t->risen) {
+		t->risen = 1;
+		t->rise_at = b->first;
+		t->rise_t = b->t;
+		return;
+	}
+	if (b->first <= t->rise_at)
+		return; /* the same rise, or an older one a merge moved down */
+	if (b->first - t->rise_at > t->hold)
+		t->hold = b->first - t->rise_at;
+	t->rise_at = b->first;
+	t->rise_t = b->t;
+}
+
+static bool floor_judge(struct gs_trend *t, struct verdict *v)
+{
+	unsigned count = 0, flat = 0, bands = 0, first = 0, last = 0, top = 0;
 	uint8_t run[TREND_BANDS] = { 0 };
 	uint64_t hits = 0;
 	const struct trend_band *a, *b;
@@ -261,7 +296,12 @@ static bool floor_judge(struct gs_trend *t)
 
 	for (unsigned j = 1; j < t->nb; j++) {
 		b = &t->band[j];
-		if (!band_counted(t, b) || (run[j] && run[j] < SINGLE_RUN))
+		if (!band_counted(t, b))
+			continue;
+		/* still rising: a new high by a rise, in a run or not (a run
+		 * that a merge cut short is still the same climb) */
+		top = j;
+		if (run[j] && run[j] < SINGLE_RUN)
 			continue;
 		if (!bands)
 			first = j;
@@ -271,20 +311,36 @@ static bool floor_judge(struct gs_trend *t)
 		hits += b->hits;
 		flat += band_flat(b);
 	}
+	if (top)
+		rise_note(t, &t->band[top]);
 	if (count < TREND_RISES)
 		return false;
 	a = &t->band[first];
 	b = &t->band[last];
 	dt = b->t - a->t;
-	t->since = a->t;
-	t->rate = dt > 0 ? (double)(b->lo - a->lo) / dt : 0;
+	v->since = a->t;
+	v->rate = dt > 0 ? (double)(b->lo - a->lo) / dt : 0;
 	if (hits == count)
-		t->shape = TREND_PER_SAMPLE; /* one sample at each level */
+		v->shape = TREND_PER_SAMPLE; /* one sample at each level */
 	else if (flat * 2 >= bands)
-		t->shape = TREND_STAIRCASE;
+		v->shape = TREND_STAIRCASE;
 	else
-		t->shape = TREND_DRIFT;
+		v->shape = TREND_DRIFT;
 	return true;
+}
+
+/* Grew, then stopped: the level of the latest rise has lasted, to this
+ * sample, STOP_HOLDS times the longest level before it, and STOP_MIN
+ * samples. */
+static bool stop_judge(const struct gs_trend *t)
+{
+	uint64_t level, need;
+
+	if (!t->ever || !t->risen)
+		return false;
+	level = t->n - t->rise_at;
+	need = t->hold * TREND_STOP_HOLDS;
+	return level >= need && level >= TREND_STOP_MIN;
 }
 
 size_t trend_state_size(void)
@@ -303,6 +359,8 @@ void trend_push(struct gs_trend *t, double time_s, long long live)
 	long long x = live > 0 ? live : 0;
 	uint64_t bit = t->n % TREND_WINDOW;
 	bool high = t->n && x > t->max;
+	struct verdict v = { 0 };
+	bool fired;
 
 	if (!t->n)
 		t->t0 = time_s;
@@ -317,11 +375,18 @@ void trend_push(struct gs_trend *t, double time_s, long long live)
 		t->highs[bit / 64] &= ~(1ull << (bit % 64));
 	t->n++;
 
-	t->growing = floor_judge(t) || climb_judge(t);
-	if (t->growing && !t->ever) {
-		t->ever = 1;
-		t->fired = time_s;
+	fired = floor_judge(t, &v) || climb_judge(t, &v);
+	if (fired) {
+		t->since = v.since;
+		t->rate = v.rate;
+		if (!t->ever) {
+			t->ever = 1;
+			t->fired = time_s;
+			t->shape = (uint8_t)v.shape;
+		}
 	}
+	t->stopped = stop_judge(t);
+	t->growing = fired && !t->stopped;
 }
 
 bool trend_growing(const struct gs_trend *t)
@@ -332,6 +397,15 @@ bool trend_growing(const struct gs_trend *t)
 bool trend_ever(const struct gs_trend *t)
 {
 	return t->ever;
+}
+
+int trend_state(const struct gs_trend *t, double *until_s)
+{
+	if (until_s)
+		*until_s = t->ever ? t->rise_t : 0;
+	if (!t->ever)
+		return TREND_NEVER;
+	return t->stopped ? TREND_STOPPED : TREND_GROWING;
 }
 
 int trend_query(const struct gs_trend *t, double *since_s, double *rate_bps, int *shape)
@@ -356,5 +430,40 @@ const char *trend_shape_name(int shape)
 		return "drift";
 	default:
 		return "none";
+	}
+}
+
+int trend_shape_parse(const char *name)
+{
+	for (int k = TREND_NONE; k <= TREND_DRIFT; k++)
+		if (strcmp(name, trend_shape_name(k)) == 0)
+			return k;
+	return -1;
+}
+
+void trend_verdict(const struct gs_trend *t, struct trend_verdict *v)
+{
+	v->state = trend_state(t, &v->until);
+	trend_query(t, &v->since, &v->rate, &v->shape);
+}
+
+int trend_verdict_json(char *buf, size_t size, const struct trend_verdict *v)
+{
+	return snprintf(buf, size,
+			"\"shape\": \"%s\", \"since_s\": %.3f, \"rate_bytes_per_s\": %.1f, "
+			"\"stopped\": %s, \"until_s\": %.3f",
+			trend_shape_name(v->shape), v->since, v->rate,
+			v->state == TREND_STOPPED ? "true" : "false", v->until);
+}
+
+const char *trend_state_words(int state)
+{
+	switch (state) {
+	case TREND_GROWING:
+		return "growing";
+	case TREND_STOPPED:
+		return "grew, then stopped";
+	default:
+		return "";
 	}
 }

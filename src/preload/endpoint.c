@@ -39,6 +39,7 @@
 #include "peak.h"
 #include "prom.h"
 #include "real.h"
+#include "site_names.h"
 #include "site_walk.h"
 #include "sites.h"
 #include "state.h"
@@ -246,37 +247,97 @@ static struct site_labels *site_labels(const struct gs_site *s)
 	return l;
 }
 
+/* A series of the page: the sites of one group (one key, one site of the
+ * report, named by site_names.c), or a site not named yet on its own. */
 struct ranked {
 	long long live;
-	const struct gs_site *s;
+	const struct gs_site *s; /* the group's first, or the site */
+	int group;		 /* -1: S alone */
+	bool growing;
 };
 
+/* Per group, the series being summed this page (index + 1; 0: none yet). */
+static unsigned *series_of;
+static unsigned n_series_of;
+static struct ranked *entries;
+static unsigned cap_entries;
+
+/* The series of this page, one per group with live bytes or a verdict, one
+ * per site not named yet, into ENTRIES; how many, or -ENOMEM. */
+static int gather(void)
+{
+	unsigned groups = site_names_groups(), n = 0;
+
+	if (groups > n_series_of) {
+		unsigned *m = realloc(series_of, groups * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		series_of = m;
+		n_series_of = groups;
+	}
+	if (groups)
+		memset(series_of, 0, groups * sizeof(*series_of));
+	if (walk.n > cap_entries) {
+		struct ranked *m = realloc(entries, walk.n * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		entries = m;
+		cap_entries = walk.n;
+	}
+	for (unsigned i = 0; i < walk.n; i++) {
+		const struct gs_site *s = site_walk_at(&walk, i);
+		long long live;
+		bool growing;
+		int g;
+
+		if (!s)
+			continue;
+		live = counters_live_bytes(&s->c);
+		growing = atomic_load_explicit(&s->growing, memory_order_relaxed);
+		if (live <= 0 && !growing)
+			continue;
+		g = site_names_group(s);
+		if (g >= 0 && series_of[g]) {
+			struct ranked *r = &entries[series_of[g] - 1];
+
+			r->live += live > 0 ? live : 0;
+			r->growing |= growing;
+			continue;
+		}
+		entries[n] = (struct ranked){ live > 0 ? live : 0, s, g, growing };
+		if (g >= 0)
+			series_of[g] = n + 1;
+		n++;
+	}
+	return (int)n;
+}
+
 /*
- * The TOP sites by live bytes in TOP_[0..*N), most first, the others
+ * The TOP series by live bytes in TOP_[0..*N), most first, the others
  * summed into P's folded figures: one pass, an insertion into a list of
- * at most PROM_TOP_MAX, so O(sites) for the usual program.
+ * at most PROM_TOP_MAX, so O(sites) for the usual program.  A site's
+ * lines are one series, as they are one site of the report.
  */
 static void rank_sites(struct prom_process *p, struct ranked *top, unsigned *n)
 {
 	unsigned want = gs_config.prometheus_top;
+	int count;
 
 	*n = 0;
 	site_walk_refresh(&walk); /* a failed refresh ranks the sites known so far */
-	for (unsigned i = 0; i < walk.n; i++) {
-		const struct gs_site *s = site_walk_at(&walk, i);
-		struct ranked r;
+	count = gather();
+	for (int i = 0; i < count; i++) {
+		struct ranked r = entries[i];
 		unsigned j;
 
-		if (!s)
-			continue;
-		if (atomic_load_explicit(&s->growing, memory_order_relaxed))
+		if (r.growing)
 			p->growing_sites++;
-		r.live = counters_live_bytes(&s->c);
-		r.s = s;
 		if (r.live <= 0)
 			continue;
 		if (*n == want && (!want || top[want - 1].live >= r.live)) {
-			p->folded_live[s->kind] += (uint64_t)r.live;
+			p->folded_live[r.s->kind] += (uint64_t)r.live;
 			p->folded_sites++;
 			continue;
 		}
@@ -406,17 +467,25 @@ void endpoint_publish(void)
 
 	rank_sites(&p, top, &n);
 	for (unsigned i = 0; i < n; i++) {
-		const struct site_labels *l = site_labels(top[i].s);
+		const struct site_labels *l;
 
+		/* a named group: its name and the report's key digest */
+		if (top[i].group >= 0) {
+			sites[p.nsites++] =
+				(struct prom_site){ site_names_group_digest((unsigned)top[i].group),
+						    site_names_group_name((unsigned)top[i].group),
+						    top[i].s->kind, (uint64_t)top[i].live,
+						    top[i].growing };
+			continue;
+		}
+		l = site_labels(top[i].s);
 		if (!l) { /* out of memory: summed, not named */
 			p.folded_live[top[i].s->kind] += (uint64_t)top[i].live;
 			p.folded_sites++;
 			continue;
 		}
-		sites[p.nsites++] =
-			(struct prom_site){ l->key, l->name, top[i].s->kind, (uint64_t)top[i].live,
-					    atomic_load_explicit(&top[i].s->growing,
-								 memory_order_relaxed) };
+		sites[p.nsites++] = (struct prom_site){ l->key, l->name, top[i].s->kind,
+							(uint64_t)top[i].live, top[i].growing };
 	}
 	p.sites = sites;
 

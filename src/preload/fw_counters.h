@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "names.h"
+#include "trend.h"
 
 struct fw_latest {
 	bool any;
@@ -27,6 +28,23 @@ struct fw_latest {
  * allocates; 0, or -EINVAL for a value out of range (nothing is kept).
  */
 int fw_counters_put(unsigned fw, const long long *triples, unsigned n);
+/*
+ * The growth rule on each framework's own allocated counter, per place,
+ * its samples the puts (libgpuspy(7), "FRAMEWORK COUNTERS"): those found
+ * growing once, with their verdict, and the call site of the framework's
+ * pool segments the snapshot thread linked to it (writer.c), -1 before.
+ */
+struct fw_growth {
+	bool has[GS_FW_COUNT][GS_FW_PLACES];
+	struct trend_verdict v[GS_FW_COUNT][GS_FW_PLACES];
+	long long allocated[GS_FW_COUNT][GS_FW_PLACES]; /* the latest sample */
+	long long site[GS_FW_COUNT];
+};
+/* Into OUT; the caller holds gs_events_lock. */
+void fw_counters_growth(struct fw_growth *out);
+/* The pool site of FW's verdict, once: the caller holds gs_events_lock. */
+void fw_counters_link(unsigned fw, unsigned site);
+
 /* How many puts changed a figure so far: any thread, no lock. */
 unsigned long long fw_counters_changes(void);
 /* The latest figures into OUT; the caller holds gs_events_lock. */

@@ -27,6 +27,7 @@
 #include "state.h"
 #include "symbols.h"
 #include "torch_probe.h"
+#include "trend.h"
 #include "unwind.h"
 #include "view.h"
 
@@ -102,13 +103,62 @@ static void write_counters(FILE *f, struct gs_counters *c)
 		k.frees);
 }
 
+/* "growth" (docs/format.md): what the rule said of a site flagged once;
+ * the caller holds gs_events_lock, under which the snapshot thread
+ * publishes it (writer.c). */
+static void write_verdict(FILE *f, const struct gs_verdict *v)
+{
+	static const char *const by[] = { [GS_BY_SAMPLES] = "samples",
+					  [GS_BY_MARKS] = "marks",
+					  [GS_BY_FRAMEWORK] = "framework" };
+	char buf[256];
+
+	if (!v)
+		return;
+	trend_verdict_json(buf, sizeof(buf), &v->v);
+	fprintf(f, "\"growth\": {%s, \"by\": \"%s\"", buf, by[v->by]);
+	if (v->by == GS_BY_FRAMEWORK) {
+		fprintf(f, ", \"framework\": \"%s\", ", names_fw[v->fw]);
+		if (v->place == GS_FW_HOST)
+			fputs("\"place\": \"host\"", f);
+		else
+			fprintf(f, "\"place\": \"%u\"", v->place);
+	}
+	fputs("},\n     ", f);
+}
+
+/* The frameworks' verdicts as of this document (fw_counters.h): those of
+ * its sites that a framework's counter speaks for are these, not the
+ * snapshot thread's copy of its last sample (a put may have come since). */
+static struct fw_growth doc_fw_growth;
+
+/* S's verdict as this document says it, into *NOW; NULL when never
+ * flagged. */
+static const struct gs_verdict *site_verdict(const struct gs_site *s, struct gs_verdict *now)
+{
+	if (!s->verdict)
+		return NULL;
+	*now = *s->verdict;
+	if (now->by == GS_BY_FRAMEWORK && now->fw < GS_FW_COUNT && now->place < GS_FW_PLACES &&
+	    doc_fw_growth.has[now->fw][now->place])
+		now->v = doc_fw_growth.v[now->fw][now->place];
+	return now;
+}
+
 static void write_site(FILE *f, struct gs_site *s)
 {
+	struct gs_verdict now;
+	const struct gs_verdict *v = site_verdict(s, &now);
+	/* one verdict, said twice: "growing" is "growth" growing */
+	bool growing = v ? v->v.state == TREND_GROWING : atomic_load(&s->growing);
+
 	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
 		names_kinds[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
 	write_counters(f, &s->c);
-	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     \"frames\": [",
-		atomic_load(&s->growing) ? "true" : "false", (unsigned long long)s->first_seq);
+	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     ", growing ? "true" : "false",
+		(unsigned long long)s->first_seq);
+	write_verdict(f, v);
+	fputs("\"frames\": [", f);
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
 
@@ -211,6 +261,44 @@ static void write_folded(FILE *f, const struct gs_view *v)
 	fprintf(f, "],\n  \"max_sites\": %u", gs_config.max_sites);
 }
 
+/* The frameworks' allocated counters the growth rule flagged, shaped as
+ * "counters" (docs/format.md, "frameworks.growth"), with the site of the
+ * framework's pool segments they are said of. */
+static void write_frameworks_growth(FILE *f)
+{
+	const struct fw_growth *g = &doc_fw_growth; /* taken before the sites */
+	bool ffirst = true;
+	char buf[256];
+
+	for (unsigned fw = 0; fw < GS_FW_COUNT; fw++) {
+		bool pfirst = true;
+
+		for (unsigned p = 0; p < GS_FW_PLACES; p++) {
+			if (!g->has[fw][p])
+				continue;
+			if (ffirst)
+				fputs(", \"growth\": {", f);
+			if (pfirst)
+				fprintf(f, "%s\"%s\": {", ffirst ? "" : ", ", names_fw[fw]);
+			if (p == GS_FW_HOST)
+				fprintf(f, "%s\"host\": {", pfirst ? "" : ", ");
+			else
+				fprintf(f, "%s\"%u\": {", pfirst ? "" : ", ", p);
+			trend_verdict_json(buf, sizeof(buf), &g->v[fw][p]);
+			fprintf(f, "\"counter\": \"%s\", %s", names_fw_counter[GS_FWC_ALLOCATED],
+				buf);
+			if (g->site[fw] >= 0)
+				fprintf(f, ", \"site\": %lld", g->site[fw]);
+			fputc('}', f);
+			ffirst = pfirst = false;
+		}
+		if (!pfirst)
+			fputc('}', f);
+	}
+	if (!ffirst)
+		fputc('}', f);
+}
+
 /* The frameworks' latest figures (fw_counters.h), the shape of the
  * history's "fw" member; every caller holds gs_events_lock (events.c). */
 static void write_frameworks(FILE *f)
@@ -249,7 +337,9 @@ static void write_frameworks(FILE *f)
 		if (!pfirst)
 			fputc('}', f);
 	}
-	fputs("}}", f);
+	fputc('}', f);
+	write_frameworks_growth(f);
+	fputc('}', f);
 }
 
 int process_json_write(FILE *f, const struct gs_view *v)
@@ -368,6 +458,7 @@ int process_json_write(FILE *f, const struct gs_view *v)
 			(unsigned long long)m->base, i + 1 < nm ? "," : "");
 	}
 	fputs("  ],\n  \"sites\": [\n", f);
+	fw_counters_growth(&doc_fw_growth);
 	for (unsigned i = 0; i < n; i++) {
 		write_site(f, sites[i]);
 		fputs(i + 1 < n ? ",\n" : "\n", f);

@@ -12,12 +12,18 @@
  * whose names coincide are told apart by sitename_names(), only they (the
  * rule extends a name only where it equals another).
  *
- * Memory: per site a record of three words, per group its key and name;
+ * A site's key is made once, when its frames have their names for good;
+ * each pass weighs every group's lines again (the growing line, the most
+ * live, leads), makes again the names of the groups whose lead line
+ * changed, and tells apart again those alike when a name changed.
+ *
+ * Memory: per site a record of three words, per group its key and names;
  * frame views are made one site at a time, except for the groups that need
- * telling apart.  Time: a pass is O(sites + groups log groups); one runs
- * when sites or verdicts are new, at most once per ten times the last
- * pass's duration (GPUSPY_INTERVAL at least), so that a million sites
- * cost the snapshot thread a bounded share of a core.
+ * telling apart.  Time: a pass is O(sites) plus O(groups log groups) when
+ * a name changed; one runs when sites or verdicts are new, at most once
+ * per ten times the last pass's duration (GPUSPY_INTERVAL at least), and
+ * at exit, so that a million sites cost the snapshot thread a bounded
+ * share of a core.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,24 +40,36 @@
 #include "symbols.h"
 #include "unwind.h"
 
-/* One group of sites: one key. */
+/* One group of sites: one key, kept for the life of the process (a
+ * site's key does not change once its frames are named). */
 struct group {
 	char *key;
-	char *name;
+	char *base;		     /* its name alone (sitename_name), NULL: to make */
+	char *name;		     /* told apart from the others: what is printed */
 	const struct gs_site *first; /* whose frames name it */
-	struct sitename_line *lines; /* distinct headline lines (> 0) */
+	struct sitename_line *lines; /* distinct headline lines (> 0), ascending */
 	unsigned nlines, caplines;
-	unsigned next; /* hash chain, index + 1 */
+	unsigned members; /* sites in it at the last pass */
+	int64_t lead;	  /* the line that led its base name, 0: none */
+	unsigned next;	  /* hash chain, index + 1 */
 	char digest[SITENAME_DIGEST_SIZE];
+};
+
+/* What a pass keeps of each site, by id. */
+struct site_rec {
+	unsigned group; /* index + 1; 0: not keyed yet */
+	int64_t line;	/* its headline's line, 0: none */
+	bool done;	/* keyed from names for good (symbols_site_named) */
 };
 
 /* Naming thread only, as symbols.c's state. */
 static struct group *groups;
 static unsigned ngroups, capgroups;
 static unsigned *buckets, nbuckets; /* index + 1 */
-static unsigned *group_of;	    /* by site id: group index + 1 */
-static unsigned capsites;
+static struct site_rec *recs;	    /* by site id */
+static unsigned caprecs;
 static unsigned named_sites, named_growing;
+static bool named_once;
 static double next_pass;
 static bool told_nomem;
 static char exe[4096];
@@ -78,6 +96,47 @@ static bool main_exe(int m)
 	return m >= 0 && exe[0] && strcmp(unwind_module((unsigned)m)->path, exe) == 0;
 }
 
+/* Noise judged once per named return address (struct gs_name) and, for
+ * the frames no symbol names, once per module (1 not noise, 2 noise). */
+static unsigned char *module_noise;
+static unsigned n_module_noise;
+
+static bool frame_noise(const struct gs_frame *fr, const char *function)
+{
+	const struct gs_name *n = symbols_of(fr);
+	unsigned char *at = NULL;
+
+	if (n) {
+		at = &((struct gs_name *)n)->noise;
+	} else if (fr->module >= 0) {
+		unsigned want = (unsigned)fr->module + 1;
+
+		if (want > n_module_noise) {
+			unsigned c = want + 64;
+			unsigned char *m = realloc(module_noise, c);
+
+			if (m) {
+				memset(m + n_module_noise, 0, c - n_module_noise);
+				module_noise = m;
+				n_module_noise = c;
+			}
+		}
+		if (want <= n_module_noise)
+			at = &module_noise[fr->module];
+	}
+	if (!at || !*at) {
+		bool noise =
+			classify_noise(fr->module >= 0 ? unwind_module((unsigned)fr->module)->path :
+							 NULL,
+				       main_exe(fr->module), function) != NOISE_NONE;
+
+		if (!at)
+			return noise;
+		*at = noise ? 2 : 1;
+	}
+	return *at == 2;
+}
+
 /* The frames of S as the reader makes them, into *OUT (room for
  * depth + pydepth, the caller's, reused); their count. */
 static size_t site_view(const struct gs_site *s, struct sitename_frame *out)
@@ -89,9 +148,7 @@ static size_t site_view(const struct gs_site *s, struct sitename_frame *out)
 		struct sitename_frame *f = &out[i];
 
 		symbols_sitename(fr, f);
-		f->noise = classify_noise(fr->module >= 0 ? unwind_module((unsigned)fr->module)->path :
-							    NULL,
-					  main_exe(fr->module), f->function) != NOISE_NONE;
+		f->noise = frame_noise(fr, f->function);
 	}
 	at = sitename_python_at(out, n);
 	memmove(out + at + s->pydepth, out + at, (n - at) * sizeof(*out));
@@ -116,18 +173,6 @@ static size_t hash(const char *s)
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
 	return h;
-}
-
-static void groups_clear(void)
-{
-	for (unsigned i = 0; i < ngroups; i++) {
-		free(groups[i].key);
-		free(groups[i].name);
-		free(groups[i].lines);
-	}
-	ngroups = 0;
-	if (buckets)
-		memset(buckets, 0, nbuckets * sizeof(*buckets));
 }
 
 /* The group of KEY (taken over), made when new; -ENOMEM. */
@@ -175,16 +220,18 @@ static int group_find(char *key, unsigned *out)
 	return 0;
 }
 
-/* S's headline line into its group's lines, with S's figures. */
+/* LINE of site S into its group G's lines, with S's figures. */
 static int line_add(struct group *g, const struct gs_site *s, int64_t line)
 {
 	struct sitename_line *l = NULL;
+	unsigned at = 0;
 
 	if (line <= 0)
 		return 0;
-	for (unsigned i = 0; i < g->nlines && !l; i++)
-		if (g->lines[i].line == line)
-			l = &g->lines[i];
+	while (at < g->nlines && g->lines[at].line < line)
+		at++;
+	if (at < g->nlines && g->lines[at].line == line)
+		l = &g->lines[at];
 	if (!l) {
 		if (g->nlines == g->caplines) {
 			unsigned n = g->caplines ? g->caplines * 2 : 2;
@@ -195,20 +242,15 @@ static int line_add(struct group *g, const struct gs_site *s, int64_t line)
 			g->lines = m;
 			g->caplines = n;
 		}
-		l = &g->lines[g->nlines++];
+		memmove(g->lines + at + 1, g->lines + at, (g->nlines - at) * sizeof(*g->lines));
+		l = &g->lines[at];
 		*l = (struct sitename_line){ .line = line };
+		g->nlines++;
 	}
 	l->growing |= atomic_load_explicit(&s->growing, memory_order_relaxed);
 	l->live_bytes += counters_live_bytes(&s->c);
 	l->peak_bytes += atomic_load_explicit(&s->c.peak_bytes, memory_order_relaxed);
 	return 0;
-}
-
-static int cmp_lines(const void *pa, const void *pb)
-{
-	const struct sitename_line *a = pa, *b = pb;
-
-	return (a->line > b->line) - (a->line < b->line);
 }
 
 /* Names of the groups whose first site is named so far, told apart. */
@@ -255,26 +297,57 @@ static int tell_apart(const struct named *order, size_t n, size_t maxf)
 	return e;
 }
 
-/* The pass itself; -ENOMEM leaves the names of the last pass. */
+/* Keys site S (its frames into VIEW, room for its depth and pydepth). */
+static int key_site(const struct gs_site *s, struct sitename_frame *view)
+{
+	struct site_rec *r = &recs[s->id];
+	size_t nf = site_view(s, view), len;
+	ssize_t h = sitename_headline(view, nf);
+	char *key;
+	unsigned g;
+	int e;
+
+	len = sitename_key(NULL, 0, gs_api_names[s->api], view, nf);
+	key = malloc(len + 1);
+	if (!key)
+		return -ENOMEM;
+	sitename_key(key, len + 1, gs_api_names[s->api], view, nf);
+	e = group_find(key, &g);
+	if (e < 0) {
+		free(key);
+		return e;
+	}
+	if (!groups[g].first)
+		groups[g].first = s;
+	r->group = g + 1;
+	r->line = h >= 0 ? view[h].line : 0;
+	r->done = symbols_site_named(s);
+	return 0;
+}
+
+/* The pass itself: new sites keyed, every group's lines weighed again, the
+ * names of the groups whose lead line changed made again, and the groups
+ * whose names coincide told apart.  -ENOMEM leaves a pass half done: the
+ * next one finishes it. */
 static int pass(const struct site_walk *w)
 {
 	size_t maxf = 1;
 	struct sitename_frame *view;
 	struct named *order;
-	unsigned growing = 0, n = 0;
+	unsigned growing = 0, n = 0, m = 0;
+	bool changed = !named_once;
 	int e = 0;
 
-	if (w->n > capsites) {
+	if (w->n > caprecs) {
 		unsigned c = w->n + w->n / 2 + 256;
-		unsigned *m = realloc(group_of, c * sizeof(*m));
+		struct site_rec *grown = realloc(recs, c * sizeof(*grown));
 
-		if (!m)
+		if (!grown)
 			return -ENOMEM;
-		group_of = m;
-		capsites = c;
+		memset(grown + caprecs, 0, (c - caprecs) * sizeof(*grown));
+		recs = grown;
+		caprecs = c;
 	}
-	memset(group_of, 0, capsites * sizeof(*group_of));
-	groups_clear();
 	for (unsigned i = 0; i < w->n; i++) {
 		const struct gs_site *s = w->by_id[i];
 
@@ -284,66 +357,76 @@ static int pass(const struct site_walk *w)
 	view = calloc(maxf + 1, sizeof(*view));
 	if (!view)
 		return -ENOMEM;
+	for (unsigned g = 0; g < ngroups; g++) {
+		groups[g].nlines = 0;
+		groups[g].members = 0;
+	}
 	for (unsigned i = 0; i < w->n && e == 0; i++) {
 		const struct gs_site *s = w->by_id[i];
-		size_t nf, len;
-		ssize_t h;
-		char *key;
-		unsigned g;
+		struct site_rec *r;
 
 		if (!s)
 			continue;
-		nf = site_view(s, view);
-		len = sitename_key(NULL, 0, gs_api_names[s->api], view, nf);
-		key = malloc(len + 1);
-		if (!key) {
-			e = -ENOMEM;
-			break;
+		r = &recs[s->id];
+		if (!r->done) {
+			unsigned before = ngroups;
+
+			e = key_site(s, view);
+			changed |= ngroups != before;
+			if (e < 0)
+				break;
 		}
-		sitename_key(key, len + 1, gs_api_names[s->api], view, nf);
-		e = group_find(key, &g);
-		if (e < 0) {
-			free(key);
-			break;
-		}
-		if (!groups[g].first)
-			groups[g].first = s;
-		h = sitename_headline(view, nf);
-		e = line_add(&groups[g], s, h >= 0 ? view[h].line : 0);
-		group_of[s->id] = g + 1;
+		groups[r->group - 1].members++;
+		e = line_add(&groups[r->group - 1], s, r->line);
 		growing += atomic_load_explicit(&s->growing, memory_order_relaxed);
 		n++;
 	}
-	order = e == 0 ? calloc(ngroups + 1, sizeof(*order)) : NULL;
-	if (e == 0 && !order)
-		e = -ENOMEM;
-	/* each group's name alone, then those alike told apart */
+	/* each group's name alone, where its lead line is new */
 	for (unsigned i = 0; i < ngroups && e == 0; i++) {
 		struct group *g = &groups[i];
 		struct sitename_site v = { .frames = view, .api = gs_api_names[g->first->api] };
+		int64_t lead =
+			g->nlines > 1 ? g->lines[sitename_lead_line(g->lines, g->nlines)].line : 0;
 		size_t len;
 
-		qsort(g->lines, g->nlines, sizeof(*g->lines), cmp_lines);
+		if (g->base && lead == g->lead)
+			continue;
 		v.nframes = site_view(g->first, view);
 		if (g->nlines > 1) {
 			v.lines = g->lines;
 			v.nlines = g->nlines;
 		}
 		len = sitename_name(NULL, 0, &v);
-		g->name = malloc(len + 1);
-		if (!g->name) {
+		free(g->base);
+		g->base = malloc(len + 1);
+		if (!g->base) {
 			e = -ENOMEM;
 			break;
 		}
-		sitename_name(g->name, len + 1, &v);
-		order[i] = (struct named){ g->name, i };
+		sitename_name(g->base, len + 1, &v);
+		g->lead = lead;
+		changed = true;
 	}
-	if (e == 0)
-		qsort(order, ngroups, sizeof(*order), cmp_named);
-	for (unsigned i = 0; i < ngroups && e == 0;) {
+	/* told apart, where a name changed or a group is new */
+	order = e == 0 && changed ? calloc(ngroups + 1, sizeof(*order)) : NULL;
+	if (e == 0 && changed && !order)
+		e = -ENOMEM;
+	/* a group none of whose sites is in it any more (a site keyed again
+	 * once its frames had their names for good) tells nothing apart */
+	for (unsigned i = 0; order && i < ngroups && e == 0; i++) {
+		free(groups[i].name);
+		groups[i].name = strdup(groups[i].base);
+		if (!groups[i].name)
+			e = -ENOMEM;
+		else if (groups[i].members)
+			order[m++] = (struct named){ groups[i].base, i };
+	}
+	if (order && e == 0)
+		qsort(order, m, sizeof(*order), cmp_named);
+	for (unsigned i = 0; order && i < m && e == 0;) {
 		unsigned j = i + 1;
 
-		while (j < ngroups && strcmp(order[j].name, order[i].name) == 0)
+		while (j < m && strcmp(order[j].name, order[i].name) == 0)
 			j++;
 		if (j - i > 1)
 			e = tell_apart(order + i, j - i, maxf);
@@ -354,6 +437,7 @@ static int pass(const struct site_walk *w)
 	if (e == 0) {
 		named_sites = n;
 		named_growing = growing;
+		named_once = true;
 	}
 	return e;
 }
@@ -376,9 +460,8 @@ void site_names_refresh(const struct site_walk *w, bool force)
 	if (!force && t < next_pass)
 		return;
 	if (pass(w) < 0) {
-		/* no names until a pass succeeds: the callers fall back to the
-		 * headline frame's name */
-		groups_clear();
+		/* the next pass finishes it; a group without a name yet is
+		 * named by its headline frame meanwhile (the callers) */
 		named_sites = 0;
 		if (!told_nomem)
 			gs_warn("naming call sites: out of memory; they are named by their "
@@ -389,16 +472,46 @@ void site_names_refresh(const struct site_walk *w, bool force)
 	next_pass = t + 10 * cost;
 }
 
+/* S's group, or NULL: not keyed yet. */
+static const struct group *group_of(const struct gs_site *s)
+{
+	unsigned g = s->id < caprecs ? recs[s->id].group : 0;
+
+	return g && g <= ngroups ? &groups[g - 1] : NULL;
+}
+
 const char *site_names_of(const struct gs_site *s)
 {
-	unsigned g = s->id < capsites ? group_of[s->id] : 0;
+	const struct group *g = group_of(s);
 
-	return g && g <= ngroups ? groups[g - 1].name : NULL;
+	return g ? g->name : NULL;
+}
+
+int site_names_group(const struct gs_site *s)
+{
+	const struct group *g = group_of(s);
+
+	return g && g->name ? (int)(g - groups) : -1;
+}
+
+unsigned site_names_groups(void)
+{
+	return ngroups;
+}
+
+const char *site_names_group_name(unsigned g)
+{
+	return g < ngroups ? groups[g].name : NULL;
+}
+
+const char *site_names_group_digest(unsigned g)
+{
+	return g < ngroups ? groups[g].digest : NULL;
 }
 
 const char *site_names_digest(const struct gs_site *s)
 {
-	unsigned g = s->id < capsites ? group_of[s->id] : 0;
+	const struct group *g = group_of(s);
 
-	return g && g <= ngroups ? groups[g - 1].digest : NULL;
+	return g ? g->digest : NULL;
 }

@@ -27,4 +27,12 @@ const char *site_names_of(const struct gs_site *s);
 /* The digest of S's key, the report's for the same site, or NULL. */
 const char *site_names_digest(const struct gs_site *s);
 
+/* The group of sites S is one of (one key: one site of the report), as an
+ * index below site_names_groups(), or -1: not named yet.  A group's name
+ * and key digest.  Valid until the next refresh. */
+int site_names_group(const struct gs_site *s);
+unsigned site_names_groups(void);
+const char *site_names_group_name(unsigned g);
+const char *site_names_group_digest(unsigned g);
+
 #endif /* GPUSPY_SITE_NAMES_H */

@@ -6,7 +6,20 @@
 #include "core.h"
 #include "counters.h"
 #include "pystack.h"
+#include "trend.h"
 #include "unwind.h"
+
+/* What the growth rule said of a site (libgpuspy(7), "The growth rule"),
+ * as the files record it (docs/format.md, "growth"): by its own samples,
+ * by its live bytes at the marks, or by its framework's own allocated
+ * counter (the site is that framework's pool segment). */
+enum gs_verdict_by { GS_BY_SAMPLES, GS_BY_MARKS, GS_BY_FRAMEWORK };
+struct gs_verdict {
+	struct trend_verdict v;
+	uint8_t by;    /* enum gs_verdict_by */
+	uint8_t fw;    /* GS_BY_FRAMEWORK: enum gs_fw (names.h) */
+	uint8_t place; /* and its place, a CUDA ordinal or GS_FW_HOST */
+};
 
 struct gs_site {
 	struct gs_site *next_all; /* every site, newest first, for the report */
@@ -17,9 +30,12 @@ struct gs_site {
 	struct gs_counters c;
 	struct gs_frame *frames; /* resolved once, when the site is new */
 	struct gs_pyframe *py;	 /* decoded once, innermost first */
-	atomic_bool growing;	 /* set by the snapshot thread (writer.c) */
-	atomic_bool growth_told; /* named on stderr once */
-				 /* hash-table linkage and the key live in sites.c */
+	atomic_bool growing;	 /* growing now, not stopped (writer.c) */
+	atomic_bool growth_told; /* flagged once, and named on stderr */
+	/* Once flagged: the verdict, the snapshot thread's, which writes and
+	 * reads it under gs_events_lock (writer.c) */
+	struct gs_verdict *verdict;
+	/* hash-table linkage and the key live in sites.c */
 };
 struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
 			    const uintptr_t *pcs, unsigned depth, const struct gs_pyraw *py,

@@ -18,10 +18,12 @@
 #include "locks.h"
 #include "log.h"
 #include "names.h"
+#include "pools.h"
 #include "pystack.h"
 #include "sitename.h"
 #include "sites.h"
 #include "summary.h"
+#include "site_names.h"
 #include "symbols.h"
 #include "trend.h"
 #include "unwind.h"
@@ -146,6 +148,9 @@ static const char *summary_allocs(long long n)
 }
 
 static const struct gs_frame *user_frame(const struct gs_site *s);
+static double mib_per_min(double bps);
+static const char *secs(char *buf, size_t len, double t);
+static void growth_by(char *buf, size_t len, const struct gs_verdict *v);
 
 #define TORCH_TOP 3
 
@@ -156,14 +161,18 @@ static struct {
 	long long live[TORCH_TOP], blocks[TORCH_TOP];
 } torch_top;
 
-/* The user's line of S, as the summaries name it: its innermost Python
- * frame of user code, else its first native frame that is not noise. */
+/* S as the summaries name it: its one name, the report's (site_names.c);
+ * before its first naming, its innermost Python frame of user code, else
+ * its first native frame that is not noise. */
 static void where_text(char *buf, size_t len, const struct gs_site *s)
 {
 	const struct gs_pyframe *py = user_pyframe(s);
 	const struct gs_frame *uf = user_frame(s);
+	const char *name = site_names_of(s);
 
-	if (py)
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else if (py)
 		snprintf(buf, len, "%s (%s:%d)", py->function ? py->function : "?", py->file,
 			 py->line);
 	else if (uf)
@@ -172,19 +181,105 @@ static void where_text(char *buf, size_t len, const struct gs_site *s)
 		snprintf(buf, len, "?");
 }
 
+/* What the framework pools still hold among V's GPU sites (listed; the
+ * folded ones count as the program's), per pool and in all. */
+struct pool_held {
+	long long bytes[GS_POOL_COUNT], allocs[GS_POOL_COUNT];
+	long long all_bytes, all_allocs;
+};
+
+static int site_pool(const struct gs_site *s)
+{
+	return s->kind == GS_KIND_PINNED ? GS_POOL_NONE : summary_site_pool(s);
+}
+
+static void pool_held(const struct gs_view *v, struct pool_held *h)
+{
+	memset(h, 0, sizeof(*h));
+	for (unsigned i = 0; i < v->n; i++) {
+		const struct gs_site *s = v->sites[i];
+		long long live = counters_live_bytes(&s->c);
+		int p;
+
+		if (live <= 0 || (p = site_pool(s)) == GS_POOL_NONE)
+			continue;
+		h->bytes[p] += live;
+		h->allocs[p] += atomic_load(&s->c.allocs) - atomic_load(&s->c.frees);
+		h->all_bytes += live;
+		h->all_allocs += atomic_load(&s->c.allocs) - atomic_load(&s->c.frees);
+	}
+}
+
+/* "PyTorch", "PyTorch and CuPy": the pools that hold something in H. */
+static void pool_names(char *buf, size_t len, const struct pool_held *h)
+{
+	size_t k = 0;
+	unsigned n = 0, total = 0;
+
+	for (int p = 0; p < GS_POOL_COUNT; p++)
+		total += h->bytes[p] > 0;
+	buf[0] = '\0';
+	for (int p = 0; p < GS_POOL_COUNT && k < len; p++) {
+		if (h->bytes[p] <= 0)
+			continue;
+		n++;
+		k += (size_t)snprintf(buf + k, len - k, "%s%s",
+				      n == 1	 ? "" :
+				      n == total ? " and " :
+						   ", ",
+				      pools_title(p));
+	}
+}
+
+/* The verdict of S as a person reads it, after "  ": "growing: +1.0
+ * MiB/min since 12 s (staircase)", or "grew, then stopped at 30 s: ...". */
+static void verdict_text(char *buf, size_t len, const struct gs_verdict *gv)
+{
+	const struct trend_verdict *v = &gv->v;
+	char a[32], b[32];
+
+	if (v->state == TREND_STOPPED)
+		snprintf(buf, len, "grew, then stopped at %s: %+.1f MiB/min from %s (%s)",
+			 secs(a, sizeof(a), v->until), mib_per_min(v->rate),
+			 secs(b, sizeof(b), v->since), trend_shape_name(v->shape));
+	else
+		snprintf(buf, len, "growing: %+.1f MiB/min since %s (%s)", mib_per_min(v->rate),
+			 secs(a, sizeof(a), v->since), trend_shape_name(v->shape));
+}
+
 int summary_write_text(FILE *f, const struct gs_view *v)
 {
 	struct gs_site **sites = v->sites;
 	unsigned n = v->n;
 	const char *host = v->host;
-	char a[32], b[32], c[32], fr[1024];
+	char a[32], b[32], c[32], fr[1024], by[96];
+	struct pool_held held;
 
-	human(a, sizeof(a), v->gpu_live);
+	pool_held(v, &held);
+	human(a, sizeof(a), v->gpu_live - held.all_bytes);
 	human(b, sizeof(b), v->gpu_peak);
 	human(c, sizeof(c), v->kind[GS_KIND_PINNED].live_bytes);
 	fprintf(f, "gpuspy %s: process %d on %s\n\n", GPUSPY_VERSION, (int)getpid(), host);
-	fprintf(f, "Leaked at exit:  %s in %lld %s (GPU memory)\n", a, v->gpu_allocs,
-		summary_allocs(v->gpu_allocs));
+	if (!held.all_bytes) {
+		fprintf(f, "Leaked at exit:  %s in %lld %s (GPU memory)\n", a, v->gpu_allocs,
+			summary_allocs(v->gpu_allocs));
+	} else {
+		/* a framework's pool keeps what it cached until the process
+		 * goes: that is not the program's leak */
+		fprintf(f,
+			"Leaked at exit:  %s in %lld %s (GPU memory left by the program's own "
+			"code)\n",
+			a, v->gpu_allocs - held.all_allocs,
+			summary_allocs(v->gpu_allocs - held.all_allocs));
+		pool_names(fr, sizeof(fr), &held);
+		human(c, sizeof(c), held.all_bytes);
+		fprintf(f,
+			"Held by pools:   %s in %lld %s held by the %s pool%s at exit (the "
+			"framework's cache, not a leak)\n",
+			c, held.all_allocs, held.all_allocs == 1 ? "segment" : "segments", fr,
+			strstr(fr, " and ") ? "s" : "");
+		human(c, sizeof(c), v->kind[GS_KIND_PINNED].live_bytes);
+	}
 	fprintf(f, "Peak:            %s\n", b);
 	fprintf(f, "Pinned host:     %s in %lld %s still live\n", c,
 		v->kind[GS_KIND_PINNED].live_allocs,
@@ -208,6 +303,29 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 		}
 		putc('\n', f);
 	}
+	{
+		bool any = false;
+
+		/* the growth rule's verdicts: what keeps growing, and what grew,
+		 * then stopped (libgpuspy(7)) */
+		for (unsigned i = 0; i < n; i++) {
+			const struct gs_site *s = sites[i];
+
+			if (!s->verdict)
+				continue;
+			if (!any)
+				fputs("GROWTH\n", f);
+			any = true;
+			char vt[160];
+
+			verdict_text(vt, sizeof(vt), s->verdict);
+			growth_by(by, sizeof(by), s->verdict);
+			where_text(fr, sizeof(fr), s);
+			fprintf(f, "%s%s at %s\n", vt, by, fr);
+		}
+		if (any)
+			putc('\n', f);
+	}
 	fputs("LEAKED AT EXIT\n", f);
 	for (unsigned i = 0; i < n; i++) {
 		const struct gs_site *s = sites[i];
@@ -219,9 +337,12 @@ int summary_write_text(FILE *f, const struct gs_view *v)
 		human(a, sizeof(a), live);
 		human(b, sizeof(b), atomic_load(&s->c.peak_bytes));
 		where_text(fr, sizeof(fr), s);
-		fprintf(f, "%s in %lld %s from %s (%s, %s via %s), peak %s\n", a, allocs,
+		fprintf(f, "%s in %lld %s from %s (%s, %s via %s), peak %s%s%s%s\n", a, allocs,
 			summary_allocs(allocs), fr, names_kinds[s->kind], gs_api_names[s->api],
-			gs_door_names[s->door], b);
+			gs_door_names[s->door], b,
+			site_pool(s) != GS_POOL_NONE ? " [held by the " : "",
+			site_pool(s) != GS_POOL_NONE ? pools_title(site_pool(s)) : "",
+			site_pool(s) != GS_POOL_NONE ? " pool]" : "");
 		for (unsigned j = 0; j < s->pydepth; j++)
 			fprintf(f, "    py %s:%d in %s\n", s->py[j].file ? s->py[j].file : "?",
 				s->py[j].line, s->py[j].function ? s->py[j].function : "?");
@@ -274,14 +395,27 @@ int summary_torch_top(unsigned i, const char *where, long long live, long long b
  * largest GPU sites, by the user's line.  Under gs_events_lock. */
 void summary_exit(const struct gs_view *v)
 {
-	char a[32], b[32], fr[512];
+	char a[32], b[32], fr[512], vt[160], by[96];
+	struct pool_held held;
+	unsigned told = 0;
 
 	if (gs_config.quiet)
 		return;
-	human(a, sizeof(a), v->gpu_live);
+	pool_held(v, &held);
+	human(a, sizeof(a), v->gpu_live - held.all_bytes);
 	human(b, sizeof(b), v->gpu_peak);
-	gs_warn("%s in %lld %s of GPU memory still live at exit, peak %s (pid %d)", a,
-		v->gpu_allocs, summary_allocs(v->gpu_allocs), b, (int)getpid());
+	gs_warn("%s in %lld %s of GPU memory still live at exit%s, peak %s (pid %d)", a,
+		v->gpu_allocs - held.all_allocs, summary_allocs(v->gpu_allocs - held.all_allocs),
+		held.all_bytes ? " from the program's own code" : "", b, (int)getpid());
+	if (held.all_bytes) {
+		/* the framework's cache, which it frees only with the process */
+		pool_names(fr, sizeof(fr), &held);
+		human(a, sizeof(a), held.all_bytes);
+		gs_warn("  %s in %lld %s held by the %s pool%s at exit (the framework's cache, not "
+			"a leak)",
+			a, held.all_allocs, held.all_allocs == 1 ? "segment" : "segments", fr,
+			strstr(fr, " and ") ? "s" : "");
+	}
 	for (unsigned i = 0; i < torch_top.n; i++) {
 		human(a, sizeof(a), torch_top.live[i]);
 		gs_warn("  %s in %lld from %s [PyTorch view]", a, torch_top.blocks[i],
@@ -292,13 +426,27 @@ void summary_exit(const struct gs_view *v)
 
 		if (counters_live_bytes(&s->c) <= 0)
 			break;
-		if (s->kind == GS_KIND_PINNED)
+		/* the pools' segments are said above */
+		if (s->kind == GS_KIND_PINNED || site_pool(s) != GS_POOL_NONE)
 			continue;
 		shown++;
 		human(a, sizeof(a), counters_live_bytes(&s->c));
 		where_text(fr, sizeof(fr), s);
 		gs_warn("  %s in %lld from %s", a,
 			atomic_load(&s->c.allocs) - atomic_load(&s->c.frees), fr);
+	}
+	/* the growth rule's verdicts at the end: growing, or grew and then
+	 * stopped, which every report says alike */
+	for (unsigned i = 0; i < v->n && told < 3; i++) {
+		const struct gs_site *s = v->sites[i];
+
+		if (!s->verdict)
+			continue;
+		told++;
+		verdict_text(vt, sizeof(vt), s->verdict);
+		growth_by(by, sizeof(by), s->verdict);
+		where_text(fr, sizeof(fr), s);
+		gs_warn("  %s%s at %s", vt, by, fr);
 	}
 	if (v->n_ooms || v->oom_dropped)
 		gs_warn("  %u %s failed for lack of memory (post-mortems: oom-*.json)",
@@ -494,29 +642,128 @@ void summary_site_key(char *buf, size_t len, const struct gs_site *s)
 	snprintf(buf, len, "%016llx", (unsigned long long)h);
 }
 
+/* S for a growth notice, into FR: its one name (the snapshot thread
+ * names; where_text). */
+static void growth_where(char *fr, size_t len, const struct gs_site *s)
+{
+	where_text(fr, len, s);
+}
+
+static double mib_per_min(double bps)
+{
+	return bps * 60 / (1024.0 * 1024.0);
+}
+
+/* Seconds since the process started, as the notices say them: tenths
+ * below 10 s (a warm-up of 400 ms is not "from 0 s to 0 s"). */
+static const char *secs(char *buf, size_t len, double t)
+{
+	snprintf(buf, len, t < 10 ? "%.1f s" : "%.0f s", t);
+	return buf;
+}
+
+/* "PyTorch", ... for enum gs_fw, as fw_view.py names them. */
+static const char *const fw_titles[GS_FW_COUNT] = {
+	[GS_FW_PYTORCH] = "PyTorch",
+	[GS_FW_PADDLE] = "PaddlePaddle",
+	[GS_FW_JAX] = "JAX",
+	[GS_FW_CUPY] = "CuPy",
+};
+
+/* ", in JAX's own allocated bytes on device 0" for a verdict by a
+ * framework's counter, " from mark to mark" by the marks, "" otherwise. */
+static void growth_by(char *buf, size_t len, const struct gs_verdict *v)
+{
+	if (v->by == GS_BY_MARKS)
+		snprintf(buf, len, " from mark to mark");
+	else if (v->by != GS_BY_FRAMEWORK || v->fw >= GS_FW_COUNT)
+		buf[0] = '\0';
+	else if (v->place == GS_FW_HOST)
+		snprintf(buf, len, ", in %s's own allocated bytes of pinned host memory",
+			 fw_titles[v->fw]);
+	else
+		snprintf(buf, len, ", in %s's own allocated bytes on device %u", fw_titles[v->fw],
+			 v->place);
+}
+
 /*
  * Named once while the job runs, when a site is first seen growing: how
  * fast (MiB per minute), since when (seconds since the process started),
  * the shape, and where.  torch_view.py writes its lines in the same form.
  */
-void summary_growth(const struct gs_site *s, double since, double rate_bps, int shape,
-		    bool at_marks)
+void summary_growth(const struct gs_site *s, const struct gs_verdict *v)
 {
-	const struct gs_pyframe *py = user_pyframe(s);
-	const struct gs_frame *uf = user_frame(s);
-	char a[32], fr[512];
+	char a[32], t[32], fr[512], by[96];
 
 	if (gs_config.quiet)
 		return;
 	human(a, sizeof(a), counters_live_bytes(&s->c));
-	if (py)
-		snprintf(fr, sizeof(fr), "%s (%s:%d)", py->function ? py->function : "?", py->file,
-			 py->line);
-	else if (uf)
-		frame_name(fr, sizeof(fr), uf);
+	growth_where(fr, sizeof(fr), s);
+	growth_by(by, sizeof(by), v);
+	gs_warn("growing: %.1f MiB/min since %s, %s%s, at %s; %s live (pid %d)",
+		mib_per_min(v->v.rate), secs(t, sizeof(t), v->v.since),
+		trend_shape_name(v->v.shape), by, fr, a, (int)getpid());
+}
+
+/* A site named growing stopped (grew, then stopped: libgpuspy(7)), or
+ * grows again. */
+void summary_growth_change(const struct gs_site *s, const struct gs_verdict *v)
+{
+	char a[32], t0[32], t1[32], fr[512], by[96];
+
+	if (gs_config.quiet)
+		return;
+	human(a, sizeof(a), counters_live_bytes(&s->c));
+	growth_where(fr, sizeof(fr), s);
+	growth_by(by, sizeof(by), v);
+	secs(t0, sizeof(t0), v->v.since);
+	secs(t1, sizeof(t1), v->v.until);
+	if (v->v.state == TREND_STOPPED)
+		gs_warn("grew, then stopped: %.1f MiB/min from %s to %s, %s%s, at %s; %s live "
+			"(pid %d)",
+			mib_per_min(v->v.rate), t0, t1, trend_shape_name(v->v.shape), by, fr, a,
+			(int)getpid());
 	else
-		snprintf(fr, sizeof(fr), "?");
-	gs_warn("growing: %.1f MiB/min since %.0f s, %s%s, at %s; %s live (pid %d)",
-		rate_bps * 60 / (1024.0 * 1024.0), since, trend_shape_name(shape),
-		at_marks ? " from mark to mark" : "", fr, a, (int)getpid());
+		gs_warn("growing again at %s: %.1f MiB/min since %s, %s%s, at %s; %s live (pid %d)",
+			t1, mib_per_min(v->v.rate), t0, trend_shape_name(v->v.shape), by, fr, a,
+			(int)getpid());
+}
+
+void summary_growth_fw(const struct gs_verdict *v, long long allocated, const struct gs_site *site)
+{
+	char a[32], b[32], t[32], fr[512], by[96];
+
+	if (gs_config.quiet)
+		return;
+	human(a, sizeof(a), allocated);
+	growth_by(by, sizeof(by), v);
+	secs(t, sizeof(t), v->v.since);
+	if (!site) {
+		gs_warn("growing: %.1f MiB/min since %s, %s%s; %s allocated (pid %d)",
+			mib_per_min(v->v.rate), t, trend_shape_name(v->v.shape), by, a,
+			(int)getpid());
+		return;
+	}
+	human(b, sizeof(b), counters_live_bytes(&site->c));
+	growth_where(fr, sizeof(fr), site);
+	gs_warn("growing: %.1f MiB/min since %s, %s%s, its pool's segments at %s; %s allocated, "
+		"%s in segments (pid %d)",
+		mib_per_min(v->v.rate), t, trend_shape_name(v->v.shape), by, fr, a, b,
+		(int)getpid());
+}
+
+int summary_site_pool(const struct gs_site *s)
+{
+	const char *api = s->api < GS_API_COUNT ? gs_api_names[s->api] : NULL;
+
+	for (unsigned i = 0; i < s->depth; i++) {
+		const struct gs_frame *fr = &s->frames[i];
+		int pool = pools_frame(
+			api, fr->module >= 0 ? unwind_module((unsigned)fr->module)->path : NULL,
+			frame_symbol(fr));
+
+		if (pool != GS_POOL_NONE)
+			return pool;
+	}
+	return GS_POOL_NONE;
 }

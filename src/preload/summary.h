@@ -12,6 +12,7 @@
 struct gs_view;
 struct gs_oom;
 struct gs_site;
+struct gs_verdict;
 
 /* report.txt.  0, or -EIO. */
 int summary_write_text(FILE *f, const struct gs_view *v);
@@ -22,10 +23,17 @@ void summary_oom(const struct gs_view *v, const struct gs_oom *e, const char *na
 /* An on-demand snapshot, NAME in DIR, was written. */
 void summary_snapshot(const char *label, const char *dir, const char *name);
 /* Named once while the job runs, when a site is first seen growing: the
- * rate, since when and shape of trend_query(), AT_MARKS when from mark to
- * mark (libgpuspy(7)). */
-void summary_growth(const struct gs_site *s, double since, double rate_bps, int shape,
-		    bool at_marks);
+ * rate, since when and shape of its verdict V (libgpuspy(7)); and when
+ * it stops (grew, then stopped) or grows again. */
+void summary_growth(const struct gs_site *s, const struct gs_verdict *v);
+void summary_growth_change(const struct gs_site *s, const struct gs_verdict *v);
+/* A framework's own allocated counter first seen growing (V, by
+ * GS_BY_FRAMEWORK; its allocated bytes then, ALLOCATED), said with the
+ * site of its pool's segments, SITE (NULL: none seen). */
+void summary_growth_fw(const struct gs_verdict *v, long long allocated, const struct gs_site *site);
+/* The pool (enum gs_pool, src/common/pools.h) whose segment S is: the
+ * innermost of its frames that names one decides, as `gpuspy report`'s. */
+int summary_site_pool(const struct gs_site *s);
 
 /* The PyTorch view's largest holders, from torch_view.py after each
  * sample: entry I (0 starts a new list) is LIVE bytes in BLOCKS blocks

@@ -36,6 +36,9 @@ struct gs_name {
 	 * the snapshot thread names the frame again */
 	bool provisional;
 	char *pretty; /* SYMBOL demangled, made when first shown (naming thread only) */
+	/* site_names.c's judgement of the frame (frame_rules.c), made once:
+	 * 0 not yet, 1 not noise, 2 noise (naming thread only) */
+	unsigned char noise;
 };
 
 /*

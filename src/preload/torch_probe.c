@@ -152,7 +152,8 @@ static int ns_make(void)
 		     * functions are hidden, their addresses need no export */
 		    !set(globals, "GPUSPY_TREND_INIT", py.pointer((void *)(uintptr_t)trend_init)) ||
 		    !set(globals, "GPUSPY_TREND_PUSH", py.pointer((void *)(uintptr_t)trend_push)) ||
-		    !set(globals, "GPUSPY_TREND_EVER", py.pointer((void *)(uintptr_t)trend_ever)) ||
+		    !set(globals, "GPUSPY_TREND_STATE",
+			 py.pointer((void *)(uintptr_t)trend_state)) ||
 		    !set(globals, "GPUSPY_TREND_QUERY",
 			 py.pointer((void *)(uintptr_t)trend_query)) ||
 		    !set(globals, "GPUSPY_TREND_SHAPE_NAME",
@@ -185,6 +186,11 @@ static int ns_make(void)
 			return ret;
 	}
 	return 0;
+}
+
+bool torch_view_on(void)
+{
+	return atomic_load(&state) == T_RUN;
 }
 
 /* In the main thread, with the GIL: what torch_view.py's start() said. */

@@ -12,6 +12,9 @@ void torch_poll(void);
 void torch_forget(void);
 /* How many pending calls ran in the program's main thread, any thread. */
 unsigned long long torch_calls(void);
+/* Whether the PyTorch view runs (started, not turned off): its own line
+ * names what grows in PyTorch's pool, any thread. */
+bool torch_view_on(void);
 /* Whether the view waits to start and wants asking again soon: *SOON
  * (CLOCK_MONOTONIC) is when. */
 struct timespec;

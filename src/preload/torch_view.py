@@ -23,15 +23,18 @@
 # docs/format.md).  Samples of the live blocks, aggregated by stack,
 # rewrite that file, each stack judged growing or not by the library's own
 # rule (src/common/trend.h), which the snapshot thread applies to call
-# sites: GPUSPY_TREND_INIT, GPUSPY_TREND_PUSH, GPUSPY_TREND_EVER,
+# sites: GPUSPY_TREND_INIT, GPUSPY_TREND_PUSH, GPUSPY_TREND_STATE,
 # GPUSPY_TREND_QUERY and GPUSPY_TREND_SHAPE_NAME are the addresses of its
 # functions, GPUSPY_TREND_SIZE the size of the state they keep (struct
 # gs_trend), GPUSPY_START the process's start (time.time()), from which
 # samples are timed as the library times its own.  GPUSPY_HISTORY_TORCH and
 # GPUSPY_HISTORY_TORCH_LINE (src/preload/history.h), where given, put each
 # sample's pool totals and its largest lines into the process's history.
-# The first time a stack is
-# found growing, one line on stderr names it, in the library's form.  An
+# Each stack's verdict is the rule's, recorded as the library records a
+# site's ("growing", and "growth": shape, since, rate, stopped, until;
+# docs/format.md).  The first time a stack is found growing, one line on
+# stderr names it, in the library's form, and another when it stops (grew,
+# then stopped) or grows again.  An
 # atexit handler takes the last sample, before the interpreter frees the
 # program's globals.  Any error turns the view off with one line; the
 # program never sees an exception.
@@ -71,7 +74,7 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
     new_series, push, verdict = _gpuspy_trend(*trend)
     record = _gpuspy_history(*history) if all(history) else None
     tell = _gpuspy_summary(summary) if summary else None
-    sites = {}      # stack -> {"series": its rule's state, "peak", "grew"}
+    sites = {}      # stack -> {"series": its rule's state, "peak", "state": its verdict's}
     state = {"samples": 0, "off": False}
     path, tmp, fmt = files
 
@@ -95,23 +98,29 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
         state["samples"] += 1
         for key in live:
             if key not in sites:
-                sites[key] = {"series": new_series(), "peak": 0, "grew": False}
+                sites[key] = {"series": new_series(), "peak": 0, "state": 0}
         out = []
         for key, s in sites.items():
             b, n = live.get(key, (0, 0))
             s["peak"] = max(s["peak"], b)
-            # once found growing, a stack stays so, as a call site does:
-            # the frees of a program's teardown must not clear its leak
-            if push(s["series"], b) and not s["grew"]:
-                s["grew"] = True
-                if not quiet:
-                    _notice(key, b, *verdict(s["series"]))
+            # the rule's verdict, as a call site's: a teardown that frees
+            # what leaked leaves it growing, a level held long enough after
+            # the growth makes it stopped
+            was, now = s["state"], push(s["series"], b)
+            s["state"] = now
+            v = verdict(s["series"]) if now else None
+            if now != was and not quiet:
+                _notice(key, b, was, now, *v)
             if b == 0 and not s["peak"]:
                 continue
-            out.append({"frames": [{"file": f, "function": fn, "line": ln}
-                                   for f, fn, ln in key],
-                        "live_bytes": b, "live_blocks": n, "peak_bytes": s["peak"],
-                        "growing": s["grew"]})
+            e = {"frames": [{"file": f, "function": fn, "line": ln} for f, fn, ln in key],
+                 "live_bytes": b, "live_blocks": n, "peak_bytes": s["peak"],
+                 "growing": now == 1}
+            if v:
+                e["growth"] = {"shape": v[2], "since_s": round(v[0], 3),
+                               "rate_bytes_per_s": round(v[1], 1), "stopped": now == 2,
+                               "until_s": round(v[3], 3)}
+            out.append(e)
         out.sort(key=lambda x: -x["live_bytes"])
         if tell:
             tell(out)
@@ -178,22 +187,23 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
     return "ok", tick
 
 
-def _gpuspy_trend(init, push, ever, query, shape_name, size, start):
+def _gpuspy_trend(init, push, state, query, shape_name, size, start):
     # The growth rule of libgpuspy(7), the library's: new() is the state
     # of one stack's series, from its first sample; push(state, live) adds
-    # a sample, timed as the library times its own, and says whether the
-    # series was ever found growing; verdict(state) is (since, rate in
-    # bytes per second, shape).  Called from start(), in the main thread
-    # and outside any import.  PYFUNCTYPE: the calls are short and keep
-    # the GIL.
+    # a sample, timed as the library times its own, and returns the
+    # verdict after it (trend_state: 0 never growing, 1 growing, 2 grew,
+    # then stopped); verdict(state) is (since, rate in bytes per second,
+    # shape, until: the latest rise).  Called from start(), in the main
+    # thread and outside any import.  PYFUNCTYPE: the calls are short and
+    # keep the GIL.
     import ctypes
     import time
 
-    state, dbl = ctypes.c_void_p, ctypes.POINTER(ctypes.c_double)
-    t_init = ctypes.PYFUNCTYPE(None, state)(init)
-    t_push = ctypes.PYFUNCTYPE(None, state, ctypes.c_double, ctypes.c_longlong)(push)
-    t_ever = ctypes.PYFUNCTYPE(ctypes.c_bool, state)(ever)
-    t_query = ctypes.PYFUNCTYPE(ctypes.c_int, state, dbl, dbl,
+    st, dbl = ctypes.c_void_p, ctypes.POINTER(ctypes.c_double)
+    t_init = ctypes.PYFUNCTYPE(None, st)(init)
+    t_push = ctypes.PYFUNCTYPE(None, st, ctypes.c_double, ctypes.c_longlong)(push)
+    t_state = ctypes.PYFUNCTYPE(ctypes.c_int, st, dbl)(state)
+    t_query = ctypes.PYFUNCTYPE(ctypes.c_int, st, dbl, dbl,
                                 ctypes.POINTER(ctypes.c_int))(query)
     t_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.c_int)(shape_name)
 
@@ -204,12 +214,14 @@ def _gpuspy_trend(init, push, ever, query, shape_name, size, start):
 
     def add(g, live):
         t_push(g, time.time() - start, live)
-        return t_ever(g)
+        return t_state(g, None)
 
     def verdict(g):
-        since, rate, shape = ctypes.c_double(), ctypes.c_double(), ctypes.c_int()
+        since, rate, shape, until = (ctypes.c_double(), ctypes.c_double(), ctypes.c_int(),
+                                     ctypes.c_double())
         t_query(g, ctypes.byref(since), ctypes.byref(rate), ctypes.byref(shape))
-        return since.value, rate.value, t_name(shape.value).decode()
+        t_state(g, ctypes.byref(until))
+        return since.value, rate.value, t_name(shape.value).decode(), until.value
 
     return new, add, verdict
 
@@ -303,14 +315,29 @@ def _human(b):
     return "%d B" % b if u == 0 else "%.1f %s" % (v, ("B", "KiB", "MiB", "GiB", "TiB")[u])
 
 
-def _notice(key, live, since, rate, shape):
-    # libgpuspy's growth notice (src/preload/summary.c), one write(2)
+def _secs(t):
+    # seconds as the library's notices say them (src/preload/summary.c)
+    return "%.1f s" % t if t < 10 else "%.0f s" % t
+
+
+def _notice(key, live, was, now, since, rate, shape, until):
+    # libgpuspy's growth notices (src/preload/summary.c), one write(2)
+    # each: first found growing, then stopped, or growing again
     import os
 
     f = _user_frame(key)
     where = "%s (%s:%d)" % (f[1], f[0], f[2]) if f else "blocks allocated before the view"
-    line = "gpuspy: growing: %.1f MiB/min since %.0f s, %s, at %s [PyTorch view]; %s live " \
-           "(pid %d)\n" % (rate * 60 / (1 << 20), since, shape, where, _human(live), os.getpid())
+    mpm = rate * 60 / (1 << 20)
+    if now == 2:
+        head = "grew, then stopped: %.1f MiB/min from %s to %s, %s" % (mpm, _secs(since),
+                                                                        _secs(until), shape)
+    elif was:
+        head = "growing again at %s: %.1f MiB/min since %s, %s" % (_secs(until), mpm,
+                                                                   _secs(since), shape)
+    else:
+        head = "growing: %.1f MiB/min since %s, %s" % (mpm, _secs(since), shape)
+    line = "gpuspy: %s, at %s [PyTorch view]; %s live (pid %d)\n" % (head, where, _human(live),
+                                                                     os.getpid())
     os.write(2, line.encode("utf-8", "replace"))
 
 
@@ -324,7 +351,7 @@ def _importing():
 def start():
     try:
         return _gpuspy_torch_start((GPUSPY_TORCH_PATH, GPUSPY_TORCH_TMP, GPUSPY_TORCH_FORMAT),
-                                   (GPUSPY_TREND_INIT, GPUSPY_TREND_PUSH, GPUSPY_TREND_EVER,
+                                   (GPUSPY_TREND_INIT, GPUSPY_TREND_PUSH, GPUSPY_TREND_STATE,
                                     GPUSPY_TREND_QUERY, GPUSPY_TREND_SHAPE_NAME,
                                     GPUSPY_TREND_SIZE, GPUSPY_START),
                                    GPUSPY_INTERVAL, GPUSPY_QUIET,

@@ -245,7 +245,9 @@ static int rank(struct gs_view *v)
 			   atomic_load_explicit(&s->c.peak_bytes, memory_order_relaxed), s->id);
 		heap_offer(&h[BY_ALLOCS], atomic_load_explicit(&s->c.allocs, memory_order_relaxed),
 			   s->id);
-		if (atomic_load_explicit(&s->growing, memory_order_relaxed))
+		/* growing, or grew and then stopped: what the rule said is
+		 * in the files */
+		if (atomic_load_explicit(&s->growth_told, memory_order_relaxed))
 			heap_offer(&h[BY_GROWING], live > 0 ? live + 1 : 1, s->id);
 	}
 	for (int r = 0; r < RANKINGS && !err; r++)

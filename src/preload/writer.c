@@ -17,13 +17,18 @@
  * every sample, from its first sample with live bytes; where the program
  * marks (gpuspy_mark), its live bytes at each mark go into a second state,
  * so that growth from mark to mark is judged whatever happens between
- * them.  A site growing by either is flagged, and named once on stderr.
- * Once found growing, a site keeps the flag for the rest of the run: the
- * program's own teardown frees what leaked.
+ * them.  A site growing by either is flagged, and named once on stderr;
+ * so is a framework's own allocated counter that grows (fw_counters.c),
+ * with the site of that framework's pool segments.  The site's verdict -
+ * growing, or grew then stopped, with its shape, since, rate and latest
+ * rise - is what every file records (struct gs_verdict, published under
+ * gs_events_lock), and what the reports print.  A teardown that frees
+ * what leaked is a fall, not a stop: it leaves the verdict growing.
  *
- * It also names the new sites' frames (symbols.c) at each interval,
- * before anything it prints or writes needs them and outside every
- * gpuspy lock, so that no allocating thread ever looks for a name.
+ * It also names the new sites' frames (symbols.c) and the sites (their
+ * one names, site_names.c) at each interval, before anything it prints
+ * or writes needs them and outside every gpuspy lock, so that no
+ * allocating thread ever looks for a name.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -39,13 +44,16 @@
 #include "endpoint.h"
 #include "events.h"
 #include "history.h"
+#include "locks.h"
 #include "log.h"
 #include "site_walk.h"
 #include "sites.h"
 #include "state.h"
 #include "summary.h"
+#include "site_names.h"
 #include "symbols.h"
 #include "fw_counters.h"
+#include "pools.h"
 #include "torch_probe.h"
 #include "trend.h"
 #include "view.h"
@@ -73,11 +81,17 @@ struct flat_trend {
 	double t0, t_last;
 };
 
-/* A site's two series: its samples, and its live bytes at each mark. */
+/* A site's two series: its samples, and its live bytes at each mark;
+ * and what was said of it. */
 struct series {
 	struct flat_trend samples; /* from its first sample with live bytes */
 	struct flat_trend marks;   /* from the first mark after that */
 	unsigned mark;		   /* the latest mark pushed into marks, plus 1 */
+	/* its verdict as published: the site's verdict points here once
+	 * flagged (a series is never freed), written under gs_events_lock */
+	struct gs_verdict told;
+	int8_t pool; /* enum gs_pool of its frames, once judged */
+	bool pooled; /* pool is judged */
 };
 
 static int flat_push(struct flat_trend *f, double t, long long x)
@@ -114,6 +128,96 @@ static unsigned n_series, marks_judged;
 static unsigned long long samples, written_events = (unsigned long long)-1;
 static struct site_walk walk;
 
+/* Verdicts that changed state (found growing, stopped, growing again):
+ * writer thread only. */
+static unsigned long long verdict_changes;
+
+/* Per framework: the site of its pool segments that its own counter's
+ * verdict is said of (never freed), and whether that verdict was named. */
+static struct gs_site *fw_site[GS_FW_COUNT];
+static bool fw_told[GS_FW_COUNT];
+
+/* The verdict that speaks for a site from its own series: the one still
+ * growing, the samples' before the marks'; false when neither fired. */
+static bool own_verdict(const struct series *r, struct gs_verdict *v)
+{
+	const struct gs_trend *sam = flat_ever(&r->samples), *mk = flat_ever(&r->marks);
+	struct trend_verdict b;
+
+	if (!sam && !mk)
+		return false;
+	memset(v, 0, sizeof(*v));
+	if (sam)
+		trend_verdict(sam, &v->v);
+	if (mk) {
+		trend_verdict(mk, &b);
+		if (!sam || (v->v.state != TREND_GROWING && b.state == TREND_GROWING)) {
+			v->v = b;
+			v->by = GS_BY_MARKS;
+		}
+	}
+	return true;
+}
+
+/* Framework FW's verdict in G: a place still growing first, else the
+ * first found growing once, by ordinal; false when none fired. */
+static bool fw_verdict(const struct fw_growth *g, unsigned fw, struct gs_verdict *v)
+{
+	int pick = -1;
+
+	for (unsigned p = 0; p < GS_FW_PLACES; p++) {
+		if (!g->has[fw][p])
+			continue;
+		if (pick < 0 || (g->v[fw][p].state == TREND_GROWING &&
+				 g->v[fw][(unsigned)pick].state != TREND_GROWING))
+			pick = (int)p;
+	}
+	if (pick < 0)
+		return false;
+	*v = (struct gs_verdict){ .v = g->v[fw][pick],
+				  .by = GS_BY_FRAMEWORK,
+				  .fw = (uint8_t)fw,
+				  .place = (uint8_t)pick };
+	return true;
+}
+
+static bool verdict_same(const struct gs_verdict *a, const struct gs_verdict *b)
+{
+	return a->v.state == b->v.state && a->v.shape == b->v.shape && a->v.since == b->v.since &&
+	       a->v.rate == b->v.rate && a->v.until == b->v.until && a->by == b->by &&
+	       a->fw == b->fw && a->place == b->place;
+}
+
+/* V is S's verdict now: published where it changed, its growing flag
+ * set, and named on stderr the first time (unless QUIET_FIRST: the
+ * framework's line named it) and when it stops or grows again. */
+static void verdict_publish(struct gs_site *s, struct series *r, const struct gs_verdict *v,
+			    bool quiet_first)
+{
+	int before = r->told.v.state;
+
+	if (!s->verdict || !verdict_same(&r->told, v)) {
+		/* with the flag, under the lock: a document says one verdict */
+		gs_lock(&gs_events_lock);
+		r->told = *v;
+		s->verdict = &r->told;
+		atomic_store_explicit(&s->growing, v->v.state == TREND_GROWING,
+				      memory_order_relaxed);
+		gs_unlock(&gs_events_lock);
+	}
+	if (!atomic_exchange(&s->growth_told, true)) {
+		verdict_changes++;
+		/* the growing line leads its site's name: named again first */
+		site_names_refresh(&walk, true);
+		if (!quiet_first)
+			summary_growth(s, v);
+	} else if (before != v->v.state) {
+		verdict_changes++;
+		site_names_refresh(&walk, true);
+		summary_growth_change(s, v);
+	}
+}
+
 static bool series_fit(unsigned sites)
 {
 	struct series **s;
@@ -132,8 +236,10 @@ static bool series_fit(unsigned sites)
 /* Allocations and frees so far: unchanged means nothing to write. */
 static unsigned long long events(void)
 {
-	/* a framework's new figures are a new moment for snapshot.json too */
-	return totals_events() + fw_counters_changes();
+	/* a framework's new figures are a new moment for snapshot.json too,
+	 * and so is a verdict that changed: a site that stopped growing is
+	 * said so in the snapshot, though nothing was allocated since */
+	return totals_events() + fw_counters_changes() + verdict_changes;
 }
 
 /*
@@ -170,10 +276,58 @@ static void judge_mark(const struct gs_mark *m, unsigned number, void *arg)
 	}
 }
 
+/* The pool S's segments belong to (summary.c judges its frames), once. */
+static int series_pool(struct series *r, const struct gs_site *s)
+{
+	if (!r->pooled) {
+		r->pool = (int8_t)summary_site_pool(s);
+		r->pooled = true;
+	}
+	return r->pool;
+}
+
+/*
+ * The frameworks whose own allocated counter the rule flagged: each said
+ * of the site of its pool's segments - the one with most live bytes when
+ * first linked, BEST[fw] of this sample - unless that site's own series
+ * speak for it; named once on stderr.
+ */
+static void judge_frameworks(const struct fw_growth *g, struct gs_site *const *best)
+{
+	for (unsigned fw = 0; fw < GS_FW_COUNT; fw++) {
+		struct gs_verdict v, own;
+		struct series *r;
+		struct gs_site *s;
+
+		if (!fw_verdict(g, fw, &v))
+			continue;
+		if (!fw_site[fw] && best[fw]) {
+			fw_site[fw] = best[fw];
+			gs_lock(&gs_events_lock);
+			fw_counters_link(fw, best[fw]->id);
+			gs_unlock(&gs_events_lock);
+		}
+		s = fw_site[fw];
+		/* where the PyTorch view runs, its line names the tensors'
+		 * line that grows: the pool's growth is its consequence */
+		if (!fw_told[fw]) {
+			fw_told[fw] = true;
+			if (fw != GS_FW_PYTORCH || !torch_view_on())
+				summary_growth_fw(&v, g->allocated[fw][v.place], s);
+		}
+		r = s && s->id < n_series ? series[s->id] : NULL;
+		if (r && !own_verdict(r, &own))
+			verdict_publish(s, r, &v, true);
+	}
+}
+
 static void tick(void)
 {
+	struct gs_site *best[GS_FW_COUNT] = { 0 };
+	long long best_live[GS_FW_COUNT] = { 0 };
+	static struct fw_growth fg; /* 3 KiB: not on the thread's stack */
 	unsigned long long ev;
-	bool nomem = false;
+	bool nomem = false, unlinked = false;
 	double now;
 
 	if (site_walk_refresh(&walk) < 0 || !series_fit(walk.n)) {
@@ -182,18 +336,28 @@ static void tick(void)
 	}
 	/* the growth line, the file and the metrics below name them */
 	symbols_name(&walk);
+	site_names_refresh(&walk, false);
 	marks_judged = events_marks_since(marks_judged, judge_mark, &nomem);
 	if (nomem) {
 		gs_fail("out of memory in the snapshot thread");
 		return;
 	}
+	gs_lock(&gs_events_lock);
+	fw_counters_growth(&fg);
+	gs_unlock(&gs_events_lock);
+	/* a framework's counter found growing, without its pool's site yet:
+	 * only then are the sites' frames judged for a pool */
+	for (unsigned fw = 0; fw < GS_FW_COUNT; fw++)
+		for (unsigned p = 0; p < GS_FW_PLACES && !fw_site[fw]; p++)
+			unlinked |= fg.has[fw][p];
 	samples++;
 	now = gs_now() - gs_state.start_time;
 	for (unsigned i = 0; i < walk.n; i++) {
 		struct gs_site *s = site_walk_at(&walk, i);
 		struct series *r;
-		struct gs_trend *by;
+		struct gs_verdict v;
 		long long live;
+		int fw;
 
 		if (i + SITE_WALK_AHEAD < n_series && series[i + SITE_WALK_AHEAD])
 			__builtin_prefetch(series[i + SITE_WALK_AHEAD]);
@@ -214,23 +378,18 @@ static void tick(void)
 			gs_fail("out of memory in the snapshot thread");
 			return;
 		}
-		if (atomic_load_explicit(&s->growth_told, memory_order_relaxed))
-			continue;
-		/* once found growing, a site stays so: the frees of a
-		 * program's teardown must not clear the leak they end; a flat
-		 * series is not growing, its marks may be */
-		by = flat_ever(&r->samples);
-		if (!by)
-			by = flat_ever(&r->marks);
-		if (by && !atomic_exchange(&s->growth_told, true)) {
-			double since, rate;
-			int shape;
-
-			trend_query(by, &since, &rate, &shape);
-			atomic_store_explicit(&s->growing, true, memory_order_relaxed);
-			summary_growth(s, since, rate, shape, by == r->marks.t);
+		/* a flat series is not growing, its marks may be */
+		if (own_verdict(r, &v))
+			verdict_publish(s, r, &v, false);
+		/* the largest of each framework's pool sites, while a
+		 * framework's counter found growing has none yet */
+		fw = unlinked && live > 0 ? pools_framework(series_pool(r, s)) : -1;
+		if (fw >= 0 && !fw_site[fw] && live > best_live[fw]) {
+			best[fw] = s;
+			best_live[fw] = live;
 		}
 	}
+	judge_frameworks(&fg, best);
 	history_tick();
 	ev = events();
 	/* one not written is tried again at the next interval */
@@ -372,6 +531,7 @@ void writer_name_sites(void)
 	/* a failed refresh names the sites known so far */
 	site_walk_refresh(&walk);
 	symbols_name(&walk);
+	site_names_refresh(&walk, true);
 }
 
 /* fork(): the thread is not in the child; a child that keeps tracking

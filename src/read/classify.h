@@ -32,6 +32,18 @@ struct rd_report_frame {
  * FRAMES must carry their noise already. */
 const char *classify_site_library(const struct rd_report_frame *frames, size_t nframes);
 
+/* The framework allocator whose pool segment an allocation by API is
+ * (docs/format.md, "pool"), judged on one native frame of its stack, noise
+ * or not (PATH and FUNCTION as classify_noise takes them): "PyTorch caching
+ * allocator", "CuPy memory pool", "XLA allocator", or NULL.  The innermost
+ * frame with a label decides for the site (src/common/pools.c). */
+const char *classify_pool(const char *api, const char *path, const char *function);
+
+/* The I-th pool label in a fixed order, NULL past the last; the one-line
+ * hint for a label's sites (without the label), NULL for another string. */
+const char *classify_pool_label(size_t i);
+const char *classify_pool_hint(const char *label);
+
 /* Whether a Python source file is the user's own code: not the standard
  * library, not an installed package. */
 bool classify_user_file(const char *file);

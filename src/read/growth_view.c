@@ -134,7 +134,8 @@ const struct rd_growth *growth_view_find(const struct rd_growth_view *v,
 	return bsearch(&k, v->sites, v->nsites, sizeof(k), cmp_growth);
 }
 
-/* Replay SS through the rule into G. */
+/* Replay SS through the rule into G: the verdict of a file that recorded
+ * none (gpuspy before 0.4). */
 static void replay(const struct rd_site_series *ss, struct rd_growth *g)
 {
 	struct gs_trend t;
@@ -144,6 +145,56 @@ static void replay(const struct rd_site_series *ss, struct rd_growth *g)
 		trend_push(&t, ss->rows[i].t1, ss->rows[i].min);
 	trend_query(&t, &g->since_s, &g->rate_bps, &g->shape);
 	g->fired = trend_ever(&t);
+	g->state = trend_state(&t, &g->until_s);
+}
+
+/* Whether C speaks for its site before G: a verdict the process recorded
+ * before one replayed, one that fired before one that did not, growing
+ * before stopped, then the faster. */
+static bool better(const struct rd_growth *c, const struct rd_growth *g)
+{
+	if (c->recorded != g->recorded)
+		return c->recorded;
+	if (c->fired != g->fired)
+		return c->fired;
+	if ((c->state == TREND_GROWING) != (g->state == TREND_GROWING))
+		return c->state == TREND_GROWING;
+	return c->rate_bps > g->rate_bps;
+}
+
+/* The verdicts process P recorded for its sites (sites[].growth). */
+static void take_recorded(const struct rd_report *r, size_t p, struct rd_growth_view *v)
+{
+	const struct rd_process *proc = r->procs[p];
+
+	for (size_t i = 0; r->site_of && i < proc->nsites; i++) {
+		const struct rd_verdict *rv = &proc->sites[i].growth;
+		struct rd_growth *g;
+		struct rd_growth c;
+
+		if (!rv->present || !r->site_of[p][i])
+			continue;
+		g = (struct rd_growth *)growth_view_find(v, r->site_of[p][i]);
+		if (!g)
+			continue;
+		c = (struct rd_growth){ .site = g->site,
+					.proc = p,
+					.fired = true,
+					.recorded = true,
+					.state = rv->state,
+					.shape = rv->shape,
+					.since_s = rv->since_s,
+					.rate_bps = rv->rate_bps,
+					.until_s = rv->until_s,
+					.by = rv->by,
+					.fw = rv->fw,
+					.place = rv->place };
+		if (g->taken && !better(&c, g))
+			continue;
+		free(g->rows);
+		*g = c;
+		g->taken = true;
+	}
 }
 
 int growth_view_build(const struct rd_report *r, const struct rd_history *h,
@@ -155,16 +206,19 @@ int growth_view_build(const struct rd_report *r, const struct rd_history *h,
 	for (size_t p = 0; p < r->nprocs; p++)
 		v->history |= h[p].present;
 	for (size_t i = 0; i < r->nsites; i++)
-		n += r->sites[i]->growing;
+		n += r->sites[i]->flagged || r->sites[i]->growing;
 	if (!n)
 		return 0;
 	v->sites = calloc(n, sizeof(*v->sites));
 	if (!v->sites)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->nsites; i++)
-		if (r->sites[i]->growing)
+		if (r->sites[i]->flagged || r->sites[i]->growing)
 			v->sites[v->nsites++].site = r->sites[i];
 	qsort(v->sites, v->nsites, sizeof(*v->sites), cmp_growth);
+	/* the process's verdict is the verdict */
+	for (size_t p = 0; p < r->nprocs; p++)
+		take_recorded(r, p, v);
 
 	for (size_t p = 0; p < r->nprocs; p++) {
 		struct rd_site_series *ss;
@@ -184,11 +238,20 @@ int growth_view_build(const struct rd_report *r, const struct rd_history *h,
 
 			if (!g || !ss[j].nrows)
 				continue;
+			if (g->recorded) {
+				/* the series of the process whose verdict it is,
+				 * for its sparkline */
+				if (g->proc != p || g->rows)
+					continue;
+				g->rows = ss[j].rows;
+				g->nrows = ss[j].nrows;
+				ss[j].rows = NULL;
+				continue;
+			}
+			/* no verdict recorded (gpuspy before 0.4): replayed */
 			replay(&ss[j], &c);
-			/* the fastest-growing process's figures; one the rule
-			 * fired on before one it did not */
-			if (g->rows && (g->fired > c.fired ||
-					(g->fired == c.fired && g->rate_bps >= c.rate_bps)))
+			c.taken = true;
+			if (g->taken && !better(&c, g))
 				continue;
 			free(g->rows);
 			c.rows = ss[j].rows;
@@ -204,15 +267,13 @@ int growth_view_build(const struct rd_report *r, const struct rd_history *h,
 int growth_view_load(const struct rd_report *r, struct rd_growth_view *v, struct rd_error *err)
 {
 	struct rd_history *h = calloc(r->nprocs + 1, sizeof(*h));
-	bool any = false;
 	int e = h ? 0 : -ENOMEM;
 
 	memset(v, 0, sizeof(*v));
-	for (size_t i = 0; i < r->nprocs && e == 0; i++) {
+	for (size_t i = 0; i < r->nprocs && e == 0; i++)
 		e = load_history(r->procs[i], &h[i], err);
-		any |= h[i].present;
-	}
-	if (e == 0 && any)
+	/* without any history too: the processes' own verdicts */
+	if (e == 0)
 		e = growth_view_build(r, h, v);
 	for (size_t i = 0; h && i < r->nprocs; i++)
 		rd_history_clear(&h[i]);
@@ -230,14 +291,22 @@ void growth_view_clear(struct rd_growth_view *v)
 
 bool growth_rate_of(const struct rd_report *r, const struct rd_report_site *s, double *rate)
 {
-	const struct rd_growth *g;
+	const struct rd_growth *g = s && r->growth ? growth_view_find(r->growth, s) : NULL;
 
 	*rate = 0;
-	if (!s || !r->growth || !r->growth->history)
+	if (!s || !r->growth)
+		return false;
+	/* grew, then stopped: it grows no more */
+	if (s->stopped)
+		return true;
+	if (s->growing && g && g->recorded) {
+		*rate = g->rate_bps;
+		return true;
+	}
+	if (!r->growth->history)
 		return false;
 	if (!s->growing)
 		return true;
-	g = growth_view_find(r->growth, s);
 	if (!g || !g->nrows || !g->fired)
 		return false;
 	*rate = g->rate_bps;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Growth read back from the history (history.jsonl): for each merged site
- * of a report, its series of live bytes in each process, and for a site
- * flagged growing, the rate, since when and the shape that the growth
- * rule of src/common (trend.h) finds when the series is replayed through
- * it.  The rule is not reimplemented here: the reader only feeds it.
+ * Growth read back: for each merged site of a report, its series of live
+ * bytes in each process (history.jsonl), and for a site flagged growing,
+ * the verdict its process recorded - growing or grew then stopped, rate,
+ * since when, shape, latest rise (sites[].growth) - or, for a file that
+ * recorded none (gpuspy before 0.4), what the growth rule of src/common
+ * (trend.h) finds when its series is replayed through it.  The rule is not
+ * reimplemented here: the reader only feeds it.
  *
  * Replaying: samples and buckets in file order, which is the order of
  * time; a sample counts with its value, a bucket with its min at its t1.
@@ -38,15 +40,23 @@ struct rd_site_series {
 	size_t nrows;
 };
 
-/* A growing merged site's figures: those of its fastest-growing process. */
+/* A flagged merged site's verdict (growing, or grew then stopped): the one
+ * its process recorded (sites[].growth), else - a file of gpuspy before
+ * 0.4 - its history replayed; of several processes, a growing one's before
+ * a stopped one's, then the fastest. */
 struct rd_growth {
 	const struct rd_report_site *site;
 	size_t proc;		    /* index into report.procs */
-	bool fired;		    /* the rule found the replayed series growing */
+	bool taken;		    /* some process gave it */
+	bool recorded;		    /* the process's own verdict, not a replay */
+	bool fired;		    /* found growing (always, when recorded) */
+	int state;		    /* enum trend_state */
 	double since_s;		    /* seconds since the process's start */
 	double rate_bps;	    /* bytes per second */
+	double until_s;		    /* the latest rise: when it stopped */
 	int shape;		    /* enum trend_shape */
-	struct rd_growth_row *rows; /* that process's series */
+	int by, fw, place;	    /* recorded: enum rd_verdict_by, and which counter */
+	struct rd_growth_row *rows; /* that process's series, NULL when none */
 	size_t nrows;
 };
 
@@ -62,8 +72,10 @@ int growth_process_series(const struct rd_report *r, size_t p, const struct rd_h
 			  struct rd_site_series **out, size_t *nout);
 void growth_series_free(struct rd_site_series *s, size_t n);
 
-/* The history of every process of R (H[i] for R->procs[i]; one without
- * history.jsonl adds nothing) replayed for each site flagged growing. */
+/* For each site of R flagged once (growing, or grew then stopped), the
+ * verdict its processes recorded, and its series from the history of
+ * every process of R (H[i] for R->procs[i]; one without history.jsonl
+ * adds nothing), replayed through the rule where no verdict was recorded. */
 int growth_view_build(const struct rd_report *r, const struct rd_history *h,
 		      struct rd_growth_view *v);
 /* The same, loading each process's history.jsonl first: -EINVAL (ERR
@@ -77,9 +89,10 @@ const struct rd_growth *growth_view_find(const struct rd_growth_view *v,
 					 const struct rd_report_site *s);
 
 /* The growth rate of S (a site of R, or NULL) in bytes per second for a
- * comparison (gpuspy diff): the rule's rate when S is growing and the
- * rule fired on its history; 0 when S is there and not growing and R
- * has a history; else unknown.  Returns whether it is known. */
+ * comparison (gpuspy diff): the recorded verdict's rate when S is growing
+ * (else the rule's on its replayed history); 0 when S grew, then stopped,
+ * or is there and not growing and R has a history; else unknown.  Returns
+ * whether it is known. */
 bool growth_rate_of(const struct rd_report *r, const struct rd_report_site *s, double *rate);
 
 /* How a series is cut to fewer points. */

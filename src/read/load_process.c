@@ -15,6 +15,7 @@
 #include "load.h"
 #include "names.h"
 #include "util.h"
+#include "trend.h"
 #include "validate.h"
 
 /* A kind's or a site's counters, and the relations any correct tracker
@@ -352,9 +353,15 @@ static int load_sites(const struct vctx *v, json_t *root, struct rd_process *p)
 		    (r = get_counters(&sub, js, &s->c)) < 0 ||
 		    (r = load_frames(&sub, js, p, s)) < 0 ||
 		    (r = load_python_frames(&sub, js, s)) < 0 ||
-		    (r = validate_member(&sub, js, "growing", false, JSON_TRUE, &growing)) < 0)
+		    (r = validate_member(&sub, js, "growing", false, JSON_TRUE, &growing)) < 0 ||
+		    (r = validate_growth(&sub, js, "growth", true, &s->growth)) < 0)
 			return r;
 		s->growing = json_is_true(growing);
+		/* growing is the verdict growing: one verdict, said twice */
+		if (s->growth.present && s->growing != (s->growth.state == TREND_GROWING))
+			return validate_bad(&sub, "growing", "%s, but growth.stopped is %s",
+					    s->growing ? "true" : "false",
+					    s->growing ? "true" : "false");
 	}
 	return 0;
 }
@@ -477,6 +484,75 @@ static int load_outside(const struct vctx *v, json_t *root, struct rd_process *p
 /* the places "0" to "15" are parsed as such below */
 _Static_assert(GS_FW_DEVICES == 16, "framework places are ordinals 0 to 15");
 
+/* "frameworks.growth", optional: {FRAMEWORK: {PLACE: {"counter":
+ * "allocated", the members of a "growth", "site": ID (optional)}}}, the
+ * rule's verdict on the framework's own allocated counter. */
+static int load_frameworks_growth(const struct vctx *v, json_t *obj, struct rd_process *p)
+{
+	struct rd_frameworks *fw = &p->frameworks;
+	struct vctx sub = *v;
+	char where[96];
+	const char *fk, *pk;
+	json_t *g, *fx, *px;
+	int r = validate_member(v, obj, "growth", false, JSON_OBJECT, &g);
+
+	for (int f = 0; f < GS_FW_COUNT; f++)
+		for (int q = 0; q < GS_FW_PLACES; q++)
+			fw->growth_site[f][q] = -1;
+	if (r < 0 || !g)
+		return r;
+	sub.where = where;
+	json_object_foreach(g, fk, fx)
+	{
+		int f = names_fw_parse(fk);
+
+		snprintf(where, sizeof(where), "frameworks.growth");
+		if (f < 0)
+			return validate_bad(&sub, NULL, "unknown framework \"%.40s\"", fk);
+		if (!json_is_object(fx))
+			return validate_bad(&sub, fk, "expected an object");
+		json_object_foreach(fx, pk, px)
+		{
+			int place = validate_fw_place(pk);
+			char *counter = NULL;
+
+			snprintf(where, sizeof(where), "frameworks.growth.%s", fk);
+			if (place < 0)
+				return validate_bad(&sub, NULL,
+						    "\"%.40s\" is not a device ordinal (0 to %d) "
+						    "nor \"host\"",
+						    pk, GS_FW_DEVICES - 1);
+			if (!json_is_object(px))
+				return validate_bad(&sub, pk, "expected an object");
+			snprintf(where, sizeof(where), "frameworks.growth.%s.%s", fk, pk);
+			if ((r = validate_str(&sub, px, "counter", true, true, &counter)) < 0)
+				return r;
+			r = names_fw_counter_parse(counter) == GS_FWC_ALLOCATED ?
+				    0 :
+				    validate_bad(&sub, "counter", "only \"allocated\" is judged");
+			free(counter);
+			if (r < 0 || (r = validate_int(&sub, px, "site", false, 0, INT64_MAX,
+						       &fw->growth_site[f][place])) < 0)
+				return r;
+			/* its members are those of a "growth", at its level */
+			{
+				struct vctx in = sub;
+				char at[64];
+
+				snprintf(at, sizeof(at), "frameworks.growth.%s", fk);
+				in.where = at;
+				if ((r = validate_growth(&in, fx, pk, false,
+							 &fw->growth[f][place])) < 0)
+					return r;
+			}
+			fw->growth[f][place].by = RD_BY_FRAMEWORK;
+			fw->growth[f][place].fw = f;
+			fw->growth[f][place].place = place;
+		}
+	}
+	return 0;
+}
+
 /* "frameworks": optional; {"time", "counters": {FRAMEWORK: {PLACE:
  * {COUNTER: N}}}}, no level empty. */
 static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process *p)
@@ -491,8 +567,10 @@ static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process
 	if (r < 0 || !obj)
 		return r;
 	sub.where = "frameworks";
-	if (json_object_size(obj) != 2)
-		return validate_bad(&sub, NULL, "expected exactly \"time\" and \"counters\"");
+	if (json_object_size(obj) != 2 + (json_object_get(obj, "growth") != NULL))
+		return validate_bad(&sub, NULL,
+				    "expected exactly \"time\", \"counters\" and, optional, "
+				    "\"growth\"");
 	if ((r = validate_time(&sub, obj, "time", true, &fw->time)) < 0 ||
 	    (r = validate_member(&sub, obj, "counters", true, JSON_OBJECT, &counters)) < 0)
 		return r;
@@ -544,7 +622,7 @@ static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process
 		}
 	}
 	fw->present = true;
-	return 0;
+	return load_frameworks_growth(v, obj, p);
 }
 
 /* "calls": optional, counts only (check_optional checked them). */

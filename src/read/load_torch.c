@@ -11,6 +11,7 @@
 #include "load.h"
 #include "names.h"
 #include "util.h"
+#include "trend.h"
 #include "validate.h"
 
 /* One gpuspy-torch/1 document into T (docs/format.md). */
@@ -74,9 +75,14 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 		    (r = validate_count(&sub, e, "live_blocks", &s->live_blocks)) < 0 ||
 		    (r = validate_count(&sub, e, "peak_bytes", &s->peak_bytes)) < 0 ||
 		    (r = validate_member(&sub, e, "growing", true, JSON_TRUE, &j)) < 0 ||
-		    (r = validate_member(&sub, e, "frames", true, JSON_ARRAY, &frames)) < 0)
+		    (r = validate_member(&sub, e, "frames", true, JSON_ARRAY, &frames)) < 0 ||
+		    (r = validate_growth(&sub, e, "growth", false, &s->growth)) < 0)
 			return r;
 		s->growing = json_is_true(j);
+		if (s->growth.present && s->growing != (s->growth.state == TREND_GROWING))
+			return validate_bad(&sub, "growing", "%s, but growth.stopped is %s",
+					    s->growing ? "true" : "false",
+					    s->growing ? "true" : "false");
 		if (s->live_bytes > s->peak_bytes)
 			return validate_bad(&sub, "live_bytes", "%" PRId64 " exceeds peak_bytes",
 					    s->live_bytes);

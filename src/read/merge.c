@@ -650,6 +650,7 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 			if (!rs->pool)
 				rs->pool = pool;
 			rs->growing |= site->growing;
+			rs->flagged |= site->growing || site->growth.present;
 			e = merge_frames(rs, frames, nframes);
 			if (e == 0)
 				e = site_line_add(rs, frames, nframes, &site->c,
@@ -694,6 +695,7 @@ static int merge_process(struct rd_report *r, size_t index, struct symbolizer *s
 		rs->c = site->c;
 		rs->at_peak_bytes = at_peak ? at_peak[i] : 0;
 		rs->growing = site->growing;
+		rs->flagged = site->growing || site->growth.present;
 		rs->frames = frames;
 		rs->nframes = nframes;
 		rs->pool = pool;
@@ -1177,8 +1179,21 @@ int merge_build(struct rd_report *r, const struct rd_process_list *list, struct 
 	}
 	if (r->nsites > 1)
 		qsort(r->sites, r->nsites, sizeof(*r->sites), cmp_sites);
-	for (size_t i = 0; i < r->nsites; i++)
-		r->sites[i]->number = i + 1;
+	for (size_t i = 0; i < r->nsites; i++) {
+		struct rd_report_site *rs = r->sites[i];
+
+		rs->number = i + 1;
+		rs->stopped = rs->flagged && !rs->growing;
+		/* what the pools' segments still hold is the framework's cache,
+		 * not the program's leak (folded sites count as the program's) */
+		if (rs->pool && rs->kind != GS_KIND_PINNED && rs->c.live_bytes > 0) {
+			for (size_t k = 0; classify_pool_label(k); k++)
+				if (classify_pool_label(k) == rs->pool)
+					util_add_sat(&r->pool_bytes[k], rs->c.live_bytes);
+			util_add_sat(&r->pool_held_bytes, rs->c.live_bytes);
+			util_add_sat(&r->pool_held_allocations, rs->c.live_allocations);
+		}
+	}
 	e = name_sites(r);
 	if (e < 0) {
 		rd_error_set(err, NULL, "out of memory");

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "classify.h"
+#include "pools.h"
 #include "model.h"
 #include "symbolize.h"
 #include "torch_merge.h"
@@ -48,6 +49,8 @@ struct rd_report_site {
 	const char *library; /* static label, NULL for user code */
 	const char *pool;    /* static label, NULL when not a pool segment */
 	bool growing;	     /* growing in any process */
+	bool flagged;	     /* found growing once in some process */
+	bool stopped;	     /* grew, then stopped: flagged, growing in none */
 	int64_t processes;
 	struct rd_counters c;
 	/* live at each process's peak (its "at_peak" copy), summed; 0 when none */
@@ -100,6 +103,11 @@ struct rd_report {
 	int64_t pinned_leaked_allocations;
 	int64_t pinned_peak_bytes;
 	int64_t untracked_frees;
+	/* of leaked_bytes, what the framework pools' segments hold (sites with
+	 * a pool): per pool, in classify_pool_label's order, and in all; the
+	 * rest is what the program's own code left */
+	int64_t pool_bytes[GS_POOL_COUNT];
+	int64_t pool_held_bytes, pool_held_allocations;
 	/* the sites the processes summed rather than listed ("folded"): how
 	 * many, and their live GPU memory (device, managed and VMM) */
 	int64_t folded_sites, folded_live_bytes, folded_live_allocations;

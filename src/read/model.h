@@ -66,6 +66,19 @@ struct rd_pyframe {
 	int64_t line; /* 0 when unknown */
 };
 
+/* What the growth rule said of a series, as the process recorded it
+ * ("growth", docs/format.md): PRESENT when it was flagged once; STATE is
+ * enum trend_state (src/common/trend.h), SHAPE enum trend_shape.  BY is
+ * enum rd_verdict_by; FW and PLACE (a CUDA ordinal or GS_FW_HOST) say
+ * which framework's allocated counter, for RD_BY_FRAMEWORK. */
+enum rd_verdict_by { RD_BY_SAMPLES, RD_BY_MARKS, RD_BY_FRAMEWORK };
+struct rd_verdict {
+	bool present;
+	int state, shape;
+	double since_s, rate_bps, until_s;
+	int by, fw, place;
+};
+
 struct rd_site {
 	int64_t id; /* sites[].id; -1 when the report gave none */
 	enum gs_kind kind;
@@ -75,7 +88,8 @@ struct rd_site {
 	size_t nframes;
 	struct rd_pyframe *python; /* innermost first; NULL when none */
 	size_t npython;
-	bool growing; /* its live bytes keep rising (docs/format.md) */
+	bool growing;		  /* its live bytes keep rising (docs/format.md) */
+	struct rd_verdict growth; /* absent from files of gpuspy before 0.4 */
 };
 
 /* The process's "python" object: present when an interpreter was found. */
@@ -151,6 +165,10 @@ struct rd_frameworks {
 	double time; /* when the frameworks were asked, seconds since the epoch */
 	bool has[GS_FW_COUNT][GS_FW_PLACES][GS_FWC_COUNT];
 	int64_t v[GS_FW_COUNT][GS_FW_PLACES][GS_FWC_COUNT];
+	/* "growth": the rule's verdict on each framework's allocated counter
+	 * per place, and the sites[].id of its pool's segments (-1: none) */
+	struct rd_verdict growth[GS_FW_COUNT][GS_FW_PLACES];
+	int64_t growth_site[GS_FW_COUNT][GS_FW_PLACES];
 };
 
 /* "calls" (docs/format.md, "Which doors fired"): calls per door and per
@@ -247,6 +265,7 @@ struct rd_torch_site {
 	int64_t live_blocks;
 	int64_t peak_bytes; /* the most seen in a sample */
 	bool growing;
+	struct rd_verdict growth; /* present once the rule flagged it */
 };
 struct rd_torch_device {
 	int64_t device;

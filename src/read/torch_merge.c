@@ -19,6 +19,7 @@
 #include "classify.h"
 #include "merge.h"
 #include "sitename.h"
+#include "trend.h"
 #include "util.h"
 
 static void tsite_free(struct rd_report_tsite *s)
@@ -192,6 +193,13 @@ int torch_merge_build(struct rd_report_torch *t, struct rd_process *const *procs
 				ts->last_process = p + 1;
 			}
 			ts->growing |= s->growing;
+			if (s->growth.present &&
+			    (!ts->growth.present ||
+			     ((s->growth.state == TREND_GROWING) !=
+					      (ts->growth.state == TREND_GROWING) ?
+				      s->growth.state == TREND_GROWING :
+				      s->growth.rate_bps > ts->growth.rate_bps)))
+				ts->growth = s->growth;
 			if (!util_add(&ts->live_bytes, s->live_bytes) ||
 			    !util_add(&ts->live_blocks, s->live_blocks) ||
 			    !util_add(&ts->peak_bytes, s->peak_bytes))
@@ -201,6 +209,8 @@ int torch_merge_build(struct rd_report_torch *t, struct rd_process *const *procs
 				return -EOVERFLOW;
 		}
 	}
+	for (size_t i = 0; i < t->nsites; i++)
+		t->sites[i]->stopped = t->sites[i]->growth.present && !t->sites[i]->growing;
 	if (t->nsites > 1)
 		qsort(t->sites, t->nsites, sizeof(*t->sites), cmp_tsites);
 	return name_tsites(t);

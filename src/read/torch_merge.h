@@ -18,7 +18,11 @@ struct rd_report_tsite {
 	size_t nframes;
 	int64_t processes;
 	int64_t live_bytes, live_blocks, peak_bytes;
-	bool growing;
+	bool growing; /* growing in any process */
+	bool stopped; /* grew, then stopped: flagged in some, growing in none */
+	/* the verdict recorded for it: a growing process's before a stopped
+	 * one's, then the fastest (absent from older torch.json) */
+	struct rd_verdict growth;
 	size_t last_process; /* merge bookkeeping: 1 + index of the last one counted */
 };
 struct rd_report_torch {

@@ -69,6 +69,16 @@ int validate_number(const struct vctx *v, json_t *obj, const char *key);
 /* A time in seconds since the epoch, in *OUT (left untouched when absent). */
 int validate_time(const struct vctx *v, json_t *obj, const char *key, bool required, double *out);
 
+/* OBJ's optional member KEY, a "growth" (docs/format.md), into *OUT
+ * (OUT->present when there): shape, since_s, rate_bytes_per_s, stopped,
+ * until_s; with WITH_BY also "by" (samples, marks, framework; for
+ * framework, "framework" and "place").  V's path is OBJ's. */
+int validate_growth(const struct vctx *v, json_t *obj, const char *key, bool with_by,
+		    struct rd_verdict *out);
+/* A framework counter's place, "0" to "15" or "host": the ordinal, or
+ * GS_FW_HOST; -1 for anything else. */
+int validate_fw_place(const char *pk);
+
 /* An optional object whose members must all be non-negative integers
  * ("doors", "vmm_address_space"). */
 int validate_counts_object(const struct vctx *v, json_t *root, const char *key);

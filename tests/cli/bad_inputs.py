@@ -55,6 +55,12 @@ FOLDED = {"kind": "device", "sites": 3, "growing": 1, "live_bytes": 2 * 2**20,
 # valid framework counters ("frameworks", docs/format.md)
 FWC = {"pytorch": {"0": {"allocated": 1, "reserved": 2}}, "cupy": {"host": {"free_blocks": 1}}}
 FWDOC = {"time": 1764510012.5, "counters": FWC}
+# a valid verdict of a site that grew, then stopped (docs/format.md,
+# "growth"; the fixture's sites are not growing)
+STOPPED = {"shape": "per-sample", "since_s": 0.1, "rate_bytes_per_s": 1e7, "stopped": True,
+           "until_s": 0.4, "by": "samples"}
+FWGROWTH = {"pytorch": {"0": {"counter": "allocated", "shape": "drift", "since_s": 1.0,
+                              "rate_bytes_per_s": 5.0, "stopped": False, "until_s": 2.0}}}
 # a valid "graph" of the fixture (docs/format.md, "CUDA graph memory"): its
 # live memory is part of the fixture's device memory (3 MiB in 2)
 GDEV = {"device": 0, "used_current": 2 * 2**20, "used_high": 4 * 2**20,
@@ -91,7 +97,7 @@ def mutations(valid_doc, valid_text):
         obj, keys = d, path.split(".")  # "0" is a key here, not an index
         for k in keys[:-1]:
             obj = obj[k]
-        obj[keys[-1]] = value
+        obj[keys[-1]] = drop_deleted(value)
         return json.dumps(d, indent=1).encode()
 
     n = len(valid_text)
@@ -168,6 +174,29 @@ def mutations(valid_doc, valid_text):
          mut("at_peak", dict(AT_PEAK, folded={"sites": 1, "live_bytes": -1}))),
         ("site api empty", mut("sites.0.api", "")),
         ("site growing a string", mut("sites.0.growing", "yes")),
+        # the process's verdict: one, said twice ("growing", "growth")
+        ("site growth growing, the site not", mut("sites.0.growth", dict(STOPPED, stopped=False))),
+        ("site growth an array", mut("sites.0.growth", [STOPPED])),
+        ("site growth shape unknown", mut("sites.0.growth", dict(STOPPED, shape="wobbly"))),
+        ("site growth shape none", mut("sites.0.growth", dict(STOPPED, shape="none"))),
+        ("site growth rate negative", mut("sites.0.growth", dict(STOPPED, rate_bytes_per_s=-1))),
+        ("site growth since missing", mut("sites.0.growth", dict(STOPPED, since_s=DELETE))),
+        ("site growth stopped a string", mut("sites.0.growth", dict(STOPPED, stopped="yes"))),
+        ("site growth by unknown", mut("sites.0.growth", dict(STOPPED, by="luck"))),
+        ("site growth by framework without place",
+         mut("sites.0.growth", dict(STOPPED, by="framework", framework="jax"))),
+        ("site growth by an unknown framework",
+         mut("sites.0.growth", dict(STOPPED, by="framework", framework="mxnet", place="0"))),
+        ("frameworks growth of reserved",
+         mutfw("frameworks.growth", {"pytorch": {"0": dict(FWGROWTH["pytorch"]["0"],
+                                                           counter="reserved")}})),
+        ("frameworks growth device 16",
+         mutfw("frameworks.growth", {"pytorch": {"16": FWGROWTH["pytorch"]["0"]}})),
+        ("frameworks growth unknown framework",
+         mutfw("frameworks.growth", {"mxnet": FWGROWTH["pytorch"]})),
+        ("frameworks growth shape missing",
+         mutfw("frameworks.growth", {"pytorch": {"0": dict(FWGROWTH["pytorch"]["0"],
+                                                           shape=DELETE)}})),
         # the frameworks' counters at the report's moment
         ("frameworks an array", mut("frameworks", [1])),
         ("frameworks without time", mut("frameworks", {"counters": FWC})),

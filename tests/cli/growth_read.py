@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The growth of a site read back from its history (history.jsonl) by
-'gpuspy report', 'gpuspy diff' and 'gpuspy top', on programs run on the
-fake driver (tests/cli/leaker.c: keep_output() keeps KIB KiB per step):
+"""The growth of a site read back by 'gpuspy report', 'gpuspy diff' and
+'gpuspy top' - the verdict the process recorded (sites[].growth), and its
+history (history.jsonl) for the sparklines - on programs run on the fake
+driver (tests/cli/leaker.c: keep_output() keeps KIB KiB per step):
  - report: the growing site's rate, since when and sparkline (UTF-8 and
-   ASCII), its JSON "growth"; a staircase (where the library flags it);
-   two processes: the faster one's figures;
+   ASCII), its JSON "growth", exactly the process's verdict; a staircase
+   (where the library flags it); two processes: the faster one's figures;
  - diff: a leak of 1 MiB per step against 2 MiB: the rates double;
  - top: on a job that leaked before top was started, the first frame's
    sparkline already rises;
  - a corrupted history.jsonl beside a good report: left out with one line
-   (--strict: status 2); without one, no growth figures.
+   (--strict: status 2); without one, the recorded verdict without a
+   sparkline;
+ - a report of an older gpuspy, which recorded no verdict: its history
+   replayed through the rule ("recorded": false).
 Usage: growth_read.py LIBGPUSPY GPUSPY FAKE_DIR LEAKER"""
 import glob, json, os, re, shutil, subprocess, sys, tempfile, time
 
@@ -89,9 +93,21 @@ r = gpuspy("report", "--format", "json", one)
 j = json.loads(r.stdout) if r.returncode == 0 else {}
 sites = [s for s in j.get("sites", []) if s.get("growing")]
 gj = sites[0].get("growth") if sites else None
-check(len(sites) == 1 and gj is not None and set(gj) == {"since_s", "rate_bytes_per_s", "shape",
-                                                          "samples", "process"},
-      "json: the growing site has a growth object", json.dumps(sites)[:1000])
+check(len(sites) == 1 and gj is not None
+      and set(gj) == {"since_s", "rate_bytes_per_s", "shape", "stopped", "until_s", "recorded",
+                      "by", "samples", "process"} and gj["recorded"] is True
+      and gj["stopped"] is False and gj["by"] == "samples",
+      "json: the growing site has a growth object, the process's verdict",
+      json.dumps(sites)[:1000])
+# ... exactly the one report.json recorded
+rec = [s for s in json.load(open(glob.glob(os.path.join(one, "*", "report.json"))[0]))["sites"]
+       if s.get("growth")]
+check(len(rec) == 1 and gj is not None
+      and all(gj[k] == rec[0]["growth"][k] for k in ("shape", "stopped", "by"))
+      and all(abs(gj[k] - rec[0]["growth"][k]) < 1e-3 for k in ("since_s", "until_s"))
+      and abs(gj["rate_bytes_per_s"] - rec[0]["growth"]["rate_bytes_per_s"]) < 1,
+      "json: the verdict report.json recorded, not a replay of the history",
+      (rec[0].get("growth") if rec else None, gj))
 if gj:
     rate = gj["rate_bytes_per_s"] * 60 / MiB
     pts = gj["samples"]
@@ -196,12 +212,37 @@ for args, want in zip(CASES, without):
           (r.returncode, r.stdout[:300], r.stderr))
 os.unlink(hist)
 r = gpuspy("report", bad)
-check(r.returncode == 0 and "growth:" not in r.stdout and "[growing]" in r.stdout,
-      "report without history.jsonl: no growth line, the site still flagged", r.stdout[:1500])
+gl = [l for l in r.stdout.splitlines() if l.startswith("    growth: ")]
+check(r.returncode == 0 and "[growing]" in r.stdout and len(gl) == 1
+      and re.match(r"^    growth: \+[0-9.]+ MiB/min since [0-9.]+ s \((per-sample|staircase|drift)\)$",
+                   gl[0]),
+      "report without history.jsonl: the recorded verdict, without a sparkline", r.stdout[:1500])
 r = gpuspy("report", "--format", "json", bad)
-check(r.returncode == 0 and '"growth"' not in r.stdout, "json without history.jsonl: no growth")
+jb = json.loads(r.stdout) if r.returncode == 0 else {}
+gb = [s["growth"] for s in jb.get("sites", []) if "growth" in s]
+check(len(gb) == 1 and gb[0]["recorded"] is True and gb[0]["samples"] == [],
+      "json without history.jsonl: the recorded growth, no samples", gb)
 
-for d in (one, stair, two, both, run, bad):
+# 6. A report of a gpuspy that recorded no verdict (before 0.4): its
+# history replayed through the rule, said so; still readable.
+old = tempfile.mkdtemp()
+shutil.copytree(one, old, dirs_exist_ok=True)
+rj = glob.glob(os.path.join(old, "*", "report.json"))[0]
+doc = json.load(open(rj))
+for s in doc["sites"]:
+    s.pop("growth", None)
+json.dump(doc, open(rj, "w"))
+r = gpuspy("report", "--format", "json", old)
+jo = json.loads(r.stdout) if r.returncode == 0 else {}
+go = [s["growth"] for s in jo.get("sites", []) if "growth" in s]
+check(len(go) == 1 and go[0]["recorded"] is False and go[0]["since_s"] is not None
+      and len(go[0]["samples"]) >= 10,
+      "an older report: the history replayed (recorded false)", (r.stderr, go))
+r = gpuspy("report", old)
+check(r.returncode == 0 and growth_line(r.stdout) is not None,
+      "... and the text report's growth line with its sparkline", r.stdout[:1500])
+
+for d in (one, stair, two, both, run, bad, old):
     shutil.rmtree(d, ignore_errors=True)
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)

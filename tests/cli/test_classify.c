@@ -151,6 +151,23 @@ static void test_classify_pool(void **state)
 		{ "cuMemHostAlloc", xla, "tsl::BFCAllocator::Extend", NULL },
 		{ "cuMemAllocFromPoolAsync", xla, NULL, NULL },
 		{ "cudaMalloc", xla, "tsl::BFCAllocator::Extend", NULL },
+		/* the same rules on the names the process itself knows, its
+		 * dynamic symbols, mangled (src/common/pools.c; libgpuspy's
+		 * exit summary tells pools by them) */
+		{ "cudaMalloc", c10,
+		  "_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator6mallocEimP11CUstream_st",
+		  TORCH_POOL },
+		{ "cudaMalloc", c10,
+		  "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator8allocateEm",
+		  NULL },
+		{ "cuMemAlloc_v2", xla, "_ZN3tsl12BFCAllocator6ExtendEmm", XLA_POOL },
+		{ "cuMemAlloc_v2", xla, "_ZN15stream_executor18DeviceMemAllocator5AllocEbmml",
+		  XLA_POOL },
+		{ "cuMemCreate", xla, "_ZN15stream_executor3gpu22GpuVirtualMemAllocator5AllocEbmml",
+		  XLA_POOL },
+		/* Alloc of another class */
+		{ "cuMemAlloc_v2", "/x/libfoo.so", "_ZN15stream_executor10OtherAlloc5AllocEbm",
+		  NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

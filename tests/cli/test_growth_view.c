@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * growth_view: a history joined to the merged sites of a report, replayed
- * through the growth rule of src/common, and cut into sparkline columns.
+ * growth_view: the verdicts the processes recorded, and where none was
+ * (older files) a history joined to the merged sites of a report, replayed
+ * through the growth rule of src/common; cut into sparkline columns.
  * The report and the history are built here, as the loaders would leave
  * them, so that each case states its series.
  */
@@ -155,6 +156,70 @@ static void no_history(void **state)
 	growth_view_clear(&v);
 }
 
+/*
+ * The process's verdict is the verdict: a site that recorded one
+ * (sites[].growth) is said as recorded - shape, since, rate, stopped,
+ * until - whatever its replayed history would say, and without a history
+ * too; the history still gives its sparkline.  A site that grew, then
+ * stopped has a known growth rate of 0.
+ */
+static void recorded_verdict(void **state)
+{
+	struct fixture_state f;
+	struct rd_growth_view v;
+	const struct rd_growth *g;
+	double rate;
+
+	(void)state;
+	for (int with_history = 0; with_history <= 1; with_history++) {
+		setup_report(&f);
+		f.a.flagged = true;
+		f.psites[0].growth = (struct rd_verdict){ .present = true,
+							  .state = TREND_GROWING,
+							  .shape = TREND_STAIRCASE,
+							  .since_s = 12,
+							  .rate_bps = 3 * MiB,
+							  .until_s = 30 };
+		/* a per-sample leak in the history, which a replay would say */
+		for (int i = 0; i < 40; i++)
+			add_row(&f, i, i, 1, (int64_t)i * MiB, (int64_t)i * MiB, (int64_t)i * MiB);
+		f.h.present = with_history;
+		assert_int_equal(growth_view_build(&f.r, &f.h, &v), 0);
+		g = growth_view_find(&v, &f.a);
+		assert_non_null(g);
+		assert_true(g->recorded && g->fired);
+		assert_int_equal(g->state, TREND_GROWING);
+		assert_int_equal(g->shape, TREND_STAIRCASE);
+		assert_true(g->since_s == 12 && g->rate_bps == 3 * MiB && g->until_s == 30);
+		assert_int_equal(g->nrows, with_history ? 40 : 0);
+		f.r.growth = &v;
+		assert_true(growth_rate_of(&f.r, &f.a, &rate));
+		assert_true(rate == 3 * MiB);
+		growth_view_clear(&v);
+	}
+
+	/* grew, then stopped: said so, and its rate is 0 */
+	setup_report(&f);
+	f.a.growing = false;
+	f.a.flagged = f.a.stopped = true;
+	f.psites[0].growth = (struct rd_verdict){ .present = true,
+						  .state = TREND_STOPPED,
+						  .shape = TREND_PER_SAMPLE,
+						  .since_s = 0.1,
+						  .rate_bps = 10 * MiB,
+						  .until_s = 0.4 };
+	f.h.present = false;
+	assert_int_equal(growth_view_build(&f.r, &f.h, &v), 0);
+	g = growth_view_find(&v, &f.a);
+	assert_non_null(g);
+	assert_int_equal(g->state, TREND_STOPPED);
+	assert_true(g->until_s == 0.4);
+	f.r.growth = &v;
+	assert_true(growth_rate_of(&f.r, &f.a, &rate));
+	assert_true(rate == 0);
+	growth_view_clear(&v);
+}
+
 static void columns(void **state)
 {
 	struct rd_growth_row rows[100];
@@ -196,9 +261,8 @@ static void columns(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(per_sample_leak),
-		cmocka_unit_test(buckets_count_by_min),
-		cmocka_unit_test(no_history),
+		cmocka_unit_test(per_sample_leak), cmocka_unit_test(buckets_count_by_min),
+		cmocka_unit_test(no_history),	   cmocka_unit_test(recorded_verdict),
 		cmocka_unit_test(columns),
 	};
 

@@ -193,10 +193,12 @@ try:
     check(busy > area // 50, "a real run: the timeline is not blank (%d of %d pixels drawn)"
           % (busy, area))
     grow = page.eval("Array.from(document.querySelectorAll('#growth tr.growing')).map(r =>"
-                     " [r.cells[0].textContent, r.cells[5].querySelector('summary').textContent,"
-                     " r.querySelector('svg polyline').getAttribute('points').split(' ').length])")
+                     " [r.cells[1].textContent, r.cells[6].querySelector('summary').textContent,"
+                     " r.querySelector('svg polyline').getAttribute('points').split(' ').length,"
+                     " r.cells[0].textContent])")
     check(len(grow) == 1 and grow[0][0].endswith("/min") and grow[0][1].startswith("keep_output")
-          and grow[0][2] > 5, "a real run: keep_output grows, with its rate and sparkline", grow)
+          and grow[0][2] > 5 and grow[0][3] == "growing",
+          "a real run: keep_output grows, with its verdict, rate and sparkline", grow)
 
     # the timeline fixture: two site series, the rest, NVML; marks, peak, OOM, snapshot
     page = browser.open(write_page("timeline", html))
@@ -293,6 +295,39 @@ try:
           and tv[1] == 2, "hostile: the PyTorch view's pool and its line", tv)
     txt = page.eval("document.body.innerText")
     check(not any(c in txt for c in "\x1b\x07\x9b"), "hostile: no control character shown")
+
+    # one verdict on the page: a PyTorch line that grows is in Growing, as
+    # in the PyTorch tensors table (the hostile fixture's line, flagged)
+    grown = os.path.join(tmp, "grown")
+    shutil.copytree(os.path.join(fixtures, "hostile"), grown)
+    tj = os.path.join(grown, "node6-66", "torch.json")
+    doc = json.load(open(tj))
+    doc["sites"][0]["growing"] = True
+    doc["sites"][0]["growth"] = {"shape": "staircase", "since_s": 12.0,
+                                 "rate_bytes_per_s": 1048576.0, "stopped": False,
+                                 "until_s": 40.0}
+    json.dump(doc, open(tj, "w"))
+    page = browser.open(write_page("grown", report("--format", "html", grown).stdout))
+    clean(page, "a growing PyTorch line")
+    g = page.eval("[Array.from(document.querySelectorAll('#growth tr.growing')).map(r =>"
+                  " [r.cells[0].textContent, r.cells[1].textContent, r.cells[6].textContent]),"
+                  " document.querySelectorAll('#growth-section p.note').length,"
+                  " Array.from(document.getElementById('torch').rows).slice(1)"
+                  ".map(r => r.cells[3].textContent)]")
+    check(len(g[0]) == 1 and g[0][0][0] == "growing" and g[0][0][1] == "60.0 MiB/min"
+          and g[0][0][2].endswith("[PyTorch view]") and g[1] == 0 and g[2] == ["growing"],
+          "a growing PyTorch line: in Growing, as in the PyTorch tensors table", g)
+    shutil.rmtree(grown)
+
+    # the pools' segments at exit, said apart from the program's own leak
+    page = browser.open(write_page("pools", report("--format", "html", "pools").stdout))
+    clean(page, "pools")
+    summ = page.eval("document.getElementById('summary').textContent")
+    check(summ.startswith("5.0 MiB of GPU memory in 2 allocations still live at exit from the "
+                          "program's own code, 8.1 GiB in 7 segments held by the PyTorch "
+                          "caching allocator and the XLA allocator (the framework's cache, "
+                          "not a leak)"),
+          "pools: the summary says the pools' segments apart", summ)
 
     # a killed process: read from its snapshot
     page = browser.open(write_page("killed", report("--format", "html", "killed").stdout))

@@ -125,6 +125,37 @@ plain = dict(torch, final=False, samples=40,
                     {"live_bytes": 2 << 20, "live_blocks": 1, "peak_bytes": 2 << 20,
                      "growing": False, "frames": []}])
 put("torch", "plain", json.dumps(plain, separators=(",", ":")).encode())
+# the verdicts the view records: one line growing, one grown then stopped
+verdicts = dict(plain, sites=[
+    dict(plain["sites"][0], growth={"shape": "staircase", "since_s": 12.0,
+                                    "rate_bytes_per_s": 1048576.0, "stopped": False,
+                                    "until_s": 40.0}),
+    dict(plain["sites"][1], growth={"shape": "per-sample", "since_s": 0.1,
+                                    "rate_bytes_per_s": 10485760.0, "stopped": True,
+                                    "until_s": 0.4})])
+put("torch", "verdicts", json.dumps(verdicts, separators=(",", ":")).encode())
+
+# a report with the verdicts libgpuspy records (gpuspy 0.4 on): a site
+# growing by its samples, one grown then stopped, one by JAX's counter
+doc = json.loads(compact(os.path.join(fixtures, "growth", "node4-300", "report.json")))
+grow = [x for x in doc["sites"] if x.get("growing")]
+rest = [x for x in doc["sites"] if not x.get("growing")]
+if grow:
+    grow[0]["growth"] = {"shape": "staircase", "since_s": 1.5, "rate_bytes_per_s": 699050.7,
+                         "stopped": False, "until_s": 30.0, "by": "samples"}
+if len(grow) > 1:
+    grow[1]["growth"] = {"shape": "per-sample", "since_s": 2.0, "rate_bytes_per_s": 4096.0,
+                         "stopped": False, "until_s": 9.0, "by": "framework",
+                         "framework": "jax", "place": "0"}
+if rest:
+    rest[0]["growth"] = {"shape": "per-sample", "since_s": 0.1, "rate_bytes_per_s": 1e7,
+                         "stopped": True, "until_s": 0.4, "by": "marks"}
+doc["frameworks"] = {"time": doc.get("end_time", 1764510040.0), "counters": {
+    "jax": {"0": {"allocated": 8 << 20, "reserved": 16 << 20}}},
+    "growth": {"jax": {"0": {"counter": "allocated", "shape": "per-sample", "since_s": 2.0,
+                             "rate_bytes_per_s": 4096.0, "stopped": False, "until_s": 9.0,
+                             "site": grow[1]["id"] if len(grow) > 1 else 1}}}}
+put("process", "verdicts_report.json", json.dumps(doc, separators=(",", ":")).encode())
 
 put("history", "valid", history(66))
 put("history", "cut-last-line", history(66) + b'{"t":7.5,"dev":{"0":1')

@@ -215,8 +215,10 @@ for how in ("replaced", "deleted"):
     no_impostor(tag, r)
 
 # 6b. What the loader names is named where the file cannot be used: the
-# library replaced, its exported function on the stack (the headline is
-# the first named frame); a -rdynamic program's main with GPUSPY_SYMBOLS=0.
+# library replaced, its exported function on the stack; a -rdynamic
+# program's main with GPUSPY_SYMBOLS=0.  The headline is the one rule's,
+# gpuspy report's (sitename_headline): the innermost frame that is not
+# noise, named or not - the unnamed static function, by its offset.
 shutil.copy2(libnames, libpath)
 shutil.copy2(libimpostor, other)
 tag = "library replaced, called through its exported function"
@@ -224,8 +226,9 @@ r = run(tag, [stripped, "lib-call", "3", "10", libpath, other], quiet_thread)
 fs = frames_in(r, "libvictim.so")
 check([f.get("symbol") for f in fs] == [None, "names_lib_call"],
       f"{tag}: report.json names the exported function only: {fs}")
-check("gpuspy:   3.0 MiB in 3 from names_lib_call (libvictim.so)" in r["stderr"].splitlines(),
-      f"{tag}: the exit summary names it: {r['stderr'].splitlines()[-2:]}")
+head = f"libvictim.so+0x{fs[0]['offset']:x}" if fs else "?"
+check(f"gpuspy:   3.0 MiB in 3 from {head}" in r["stderr"].splitlines(),
+      f"{tag}: the exit summary names it {head}: {r['stderr'].splitlines()[-2:]}")
 no_impostor(tag, r)
 tag = "GPUSPY_SYMBOLS=0, -rdynamic"
 r = run(tag, [dyn, "exe", "3", "10"], dict(quiet_thread, GPUSPY_SYMBOLS="0"))
@@ -234,8 +237,9 @@ fs = frames_in(r, "names_dyn")
 check([f.get("symbol") for f in fs][:2] == [None, "main"] and
       all(f.get("symbol") in (None, "_start") for f in fs[2:]),
       f"{tag}: report.json names main, not staircase_here: {fs}")
-check("gpuspy:   3.0 MiB in 3 from main (names_dyn)" in r["stderr"].splitlines(),
-      f"{tag}: the exit summary names it: {r['stderr'].splitlines()[-2:]}")
+head = f"names_dyn+0x{fs[0]['offset']:x}" if fs else "?"
+check(f"gpuspy:   3.0 MiB in 3 from {head}" in r["stderr"].splitlines(),
+      f"{tag}: the exit summary names it {head}: {r['stderr'].splitlines()[-2:]}")
 
 # 7. The program replaced (with and without a build-id; by the impostor, a
 # truncated copy, garbage) or deleted after its first allocation, with no

@@ -3,6 +3,8 @@
 program on the fake driver (tests/integration/growth.c):
  - /metrics names the leaking site with its live bytes, as the snapshot
    of the same moment does; promtool check metrics finds nothing wrong;
+   halted, the leak grew, then stopped: snapshot.json says so, and
+   gpuspy_growing_sites and its gpuspy_site_growing count it no more;
  - it listens on loopback only, unless another address is given, which
    is said in one line; port 0 is resolved in the process directory;
    LOCAL_RANK offsets the port; a port in use, GPUSPY_INTERVAL=0 and a
@@ -176,7 +178,27 @@ check(snap.get("prometheus") == addr, f"snapshot.json names the address ({snap.g
 tracked = series(text, "gpuspy_tracked_bytes")
 check(tracked.get(frozenset({("device", "0")})) == snap["leaked"]["bytes"],
       f"gpuspy_tracked_bytes is the snapshot's live GPU memory ({tracked}, {snap['leaked']})")
-check(series(text, "gpuspy_growing_sites").get(frozenset()) == 1.0, "one site growing")
+# halted, the leak is called stopped once flat for 8 samples (0.8 s): by
+# then the snapshot, written before the page at each sample, says so
+grows = series(text, "gpuspy_growing_sites").get(frozenset())
+snap = json.load(open(glob.glob(os.path.join(out, "*", "snapshot.json"))[0]))
+stopped = [s for s in snap["sites"] if s.get("growth", {}).get("stopped")]
+check(grows == 1.0 or (grows == 0.0 and len(stopped) == 1),
+      f"one site growing, or it grew, then stopped: {grows}, {len(stopped)} stopped")
+# ... and once it has: the page counts it no more, as the snapshot says
+end = time.time() + 20
+while not stopped and time.time() < end:
+    time.sleep(0.1)
+    snap = json.load(open(glob.glob(os.path.join(out, "*", "snapshot.json"))[0]))
+    stopped = [s for s in snap["sites"] if s.get("growth", {}).get("stopped")]
+time.sleep(0.25)  # the page of the sample that wrote it, and of the next
+st, _, text3 = get(addr)
+sg = [v for k, v in series(text3, "gpuspy_site_growing").items()
+      if "leak_step" in dict(k).get("name", "")]
+check(len(stopped) == 1 and series(text3, "gpuspy_growing_sites").get(frozenset()) == 0.0
+      and sg == [0.0],
+      f"halted: grew, then stopped in snapshot.json, and not growing on /metrics: "
+      f"{len(stopped)} stopped, {series(text3, 'gpuspy_growing_sites')}, {sg}")
 info = series(text, "gpuspy_info")
 check(len(info) == 1 and ("pid", str(p.pid)) in next(iter(info)), "gpuspy_info names the pid")
 check(all("pid" not in dict(k) for n in ("gpuspy_live_bytes", "gpuspy_site_live_bytes")

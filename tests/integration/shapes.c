@@ -9,6 +9,11 @@
  *   epoch      keeps 8 MiB each period (an epoch: flat between)
  *   cycle      64 MiB allocated in one period, freed in the next
  *   warm_up    keeps 64 MiB in each of the first 3 periods, then nothing
+ *   warm_up8   keeps 512 KiB in each of the first 8 periods, then nothing:
+ *              flagged while it rises (a leak at every sample), then
+ *              grew, then stopped
+ *   fill16     a cache that keeps 32 MiB in each of the first 16 periods,
+ *              then nothing: the same
  *   cache      fills 4 slots of 32 MiB (one each 5 periods), then
  *              replaces the oldest every period: bounded
  *   big_once   one 1 GiB allocation in the third period
@@ -25,6 +30,8 @@ void per_step(int i);
 void epoch(int i);
 void cycle(int i);
 void warm_up(int i);
+void warm_up8(int i);
+void fill16(int i);
 void cache(int i);
 void big_once(int i);
 void *marked_hold(size_t size);
@@ -71,6 +78,18 @@ __attribute__((noinline)) void warm_up(int i)
 {
 	if (i < 3)
 		keep(64 << 20);
+}
+
+__attribute__((noinline)) void warm_up8(int i)
+{
+	if (i < 8)
+		keep(512 << 10);
+}
+
+__attribute__((noinline)) void fill16(int i)
+{
+	if (i < 16)
+		keep(32 << 20);
 }
 
 __attribute__((noinline)) void cache(int i)
@@ -141,8 +160,9 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*fn)(int i);
 	} shapes[] = {
-		{ "per_step", per_step }, { "epoch", epoch }, { "cycle", cycle },
-		{ "warm_up", warm_up },	  { "cache", cache }, { "big_once", big_once },
+		{ "per_step", per_step }, { "epoch", epoch },	{ "cycle", cycle },
+		{ "warm_up", warm_up },	  { "cache", cache },	{ "big_once", big_once },
+		{ "warm_up8", warm_up8 }, { "fill16", fill16 },
 	};
 	void (*fn)(int i) = NULL;
 

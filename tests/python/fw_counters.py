@@ -15,7 +15,13 @@ imports none runs no Python call of gpuspy's at all (report.json's
 python_calls), nor does one whose pretend frameworks load no library; a
 framework imported late, after the first allocation, is asked from then
 on.  The metrics endpoint (GPUSPY_PROMETHEUS) and gpuspy exporter serve
-each framework's pool per device with exactly its figures.  An adapter that raises gives
+each framework's pool per device with exactly its figures.  A JAX that
+leaks 4 MiB a step for 3 s while XLA's pool doubles its regions (four
+levels, which the rule does not flag) is caught through JAX's own
+allocated counter: flagged in "frameworks.growth" with the pool's site,
+which is called growing "by framework", on stderr, in report.txt and by
+`gpuspy report` (text and JSON); held still afterwards,
+the same verdict is "grew, then stopped" everywhere.  An adapter that raises gives
 one line on stderr and is off, the others go on, and the program's
 output and exit status are those of a run without gpuspy.
 Usage: fw_counters.py LIBGPUSPY LIBPYALLOC FAKE_DIR GPUSPY LIBC10_CUDA
@@ -221,6 +227,59 @@ check(r.stdout == "done paddle cupy\n" and fw.get("fw:paddle:1:reserved", [None]
       f"frameworks imported late: counted from then on: "
       f"{ {k: v[-1] for k, v in fw.items()} } {r.stderr[-300:]!r}")
 shutil.rmtree(out)
+
+# JAX leaking 4 MiB a step for 59 steps of 50 ms, sampled every 200 ms:
+# its allocated counter climbs 8 -> 240 MiB, XLA's pool doubles its regions
+# (16, 48, 112, 240 MiB: four levels).  Then, for SECONDS, still.
+for still, want_state in ((0, "growing"), (3, "stopped")):
+    tag = f"JAX leak, then {still} s still"
+    out, r = run(["jax-leak"], still, GPUSPY_INTERVAL="200ms", GPUSPY_QUIET="0")
+    files = glob.glob(os.path.join(out, "*", "report.json"))
+    rep = json.load(open(files[0])) if files else {}
+    fg = rep.get("frameworks", {}).get("growth", {}).get("jax", {}).get("0")
+    pool = [x for x in rep.get("sites", []) if any("BFCAllocator" in (f.get("symbol") or "")
+                                                    for f in x["frames"])]
+    check(r.returncode == 0 and fg is not None and fg["counter"] == "allocated"
+          and fg["stopped"] is (want_state == "stopped") and len(pool) == 1
+          and fg.get("site") == pool[0]["id"],
+          f"{tag}: JAX's allocated counter flagged in frameworks.growth, with its pool's site: "
+          f"{fg} {r.stderr[-500:]!r}")
+    pg = pool[0].get("growth", {}) if pool else {}
+    check(pool and pool[0]["live_bytes"] == 240 * MIB and pool[0]["growing"] is
+          (want_state == "growing") and pg.get("by") == "framework" and pg.get("framework") ==
+          "jax" and pg.get("place") == "0" and pg.get("stopped") == fg.get("stopped")
+          and pg.get("shape") == fg.get("shape") and pg.get("since_s") == fg.get("since_s"),
+          f"{tag}: the pool's site says the counter's verdict, not its own (four levels): "
+          f"{pool[0]['growing'] if pool else None} {pg}")
+    said = [x for x in r.stderr.splitlines() if x.startswith("gpuspy: growing: ")]
+    stops = [x for x in r.stderr.splitlines() if x.startswith("gpuspy: grew, then stopped: ")]
+    check(len(said) == 1 and ", in JAX's own allocated bytes on device 0, its pool's segments at "
+          in said[0] and len(stops) == (want_state == "stopped"),
+          f"{tag}: named on stderr as JAX's growth, once; stopped: {len(stops)}: {said + stops}")
+    txt = "".join(open(x).read() for x in glob.glob(os.path.join(out, "*", "report.txt")))
+    word = "growing: " if want_state == "growing" else "grew, then stopped at "
+    check(("\nGROWTH\n" + word) in txt and ", in JAX's own allocated bytes on device 0 at " in txt
+          and "held by the JAX/XLA pool at exit" in txt,
+          f"{tag}: report.txt says the verdict, and what the pool holds: {txt[:900]!r}")
+    t = subprocess.run([cli, "report", out], capture_output=True, text=True)
+    sect = t.stdout.split("\nGROWTH SUSPECTS", 1)[-1]
+    tag_word = "[growing]" if want_state == "growing" else "[grew, then stopped]"
+    check(t.returncode == 0 and tag_word in sect.split("\n\n")[0]
+          and "in JAX's own allocated bytes on device 0" in sect
+          and re.search(r"^  JAX allocated: +" + ("growing" if want_state == "growing" else "grew")
+                        + r" .* device 0; its pool's segments: #\d+$", t.stdout, re.M),
+          f"{tag}: gpuspy report says it, on the pool's site and in the summary: "
+          f"{t.stdout[:1500]}")
+    j = subprocess.run([cli, "report", "--format", "json", out], capture_output=True, text=True)
+    jr = json.loads(j.stdout) if j.returncode == 0 else {}
+    jg = [x for x in jr.get("sites", []) if x.get("growth", {}).get("by") == "framework"]
+    pj = (jr.get("processes") or [{}])[0].get("framework_growth", [])
+    check(len(jg) == 1 and jg[0]["growing"] is (want_state == "growing")
+          and jg[0]["stopped"] is (want_state == "stopped") and jg[0]["growth"]["recorded"]
+          and len(pj) == 1 and pj[0]["framework"] == "jax" and pj[0]["place"] == "0"
+          and pj[0]["stopped"] is (want_state == "stopped"),
+          f"{tag}: gpuspy report --format json: {jg[:1]} {pj}")
+    shutil.rmtree(out)
 
 # the metrics endpoint: each framework's pool per device, exactly its
 # figures (CuPy's pinned pool has no device: left out)

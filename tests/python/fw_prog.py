@@ -5,6 +5,11 @@ starts gpuspy's snapshot thread, lets the counters be read for a while,
 changes PaddlePaddle's and CuPy's figures halfway, and prints what it
 did.  "jax" calls jax.devices() (which initialises JAX's backends);
 "jax-lazy" imports JAX and never does.  "torch" allocates a tensor.
+"jax-leak" leaks 4 MiB of JAX buffers a step for 59 steps of 50 ms (its
+allocated counter, bytes_in_use, climbs from 8 to 240 MiB) while XLA's
+pool doubles its regions through the fake driver under
+tsl::BFCAllocator::Extend (16, 48, 112, 240 MiB reserved), then holds
+still for SECONDS.
 With "late" first, the frameworks are imported only after the allocation
 and a third of SECONDS; with "hold" first, it prints "ready" after the
 allocation and waits for a line on its standard input instead of
@@ -28,8 +33,8 @@ if late:
 mods = {}
 for name in names:
     mods[name] = __import__(name.split("-")[0])
-if "jax" in names:
-    mods["jax"].devices()
+if "jax" in names or "jax-leak" in names:
+    sys.modules["jax"].devices()
 if "torch" in names:
     kept = mods["torch"].empty(3 << 20)
 if not late:
@@ -40,6 +45,24 @@ if hold:
     while not select.select([sys.stdin], [], [], 0.005)[0]:
         pass
     seconds = 0
+if "jax-leak" in names:
+    import os
+    xla = ctypes.CDLL(os.path.join(os.environ["FAKE_FW_NATIVE"], "jaxlib", "xla_extension.so"))
+    extend = getattr(xla, "_ZN3tsl12BFCAllocator6ExtendEmm")
+    extend.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+    st = sys.modules["jax._src.xla_bridge"].STATS[0]
+    region = 16 << 20
+    st["pool_bytes"] = 0
+    for step in range(59):
+        st["bytes_in_use"] = (8 << 20) + (4 << 20) * step
+        # the BFC pool grows by a region twice the last when it is full
+        while st["bytes_in_use"] > st["pool_bytes"]:
+            if extend(256, region) != 0:
+                sys.exit("the pool could not grow")
+            st["pool_bytes"] += region
+            region *= 2
+        st["peak_bytes_in_use"] = st["bytes_in_use"]
+        time.sleep(0.05)
 end = time.monotonic() + seconds
 half = False
 while time.monotonic() < end:

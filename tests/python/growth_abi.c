@@ -14,7 +14,7 @@ void growth_abi(uintptr_t out[6])
 {
 	out[0] = (uintptr_t)trend_init;
 	out[1] = (uintptr_t)trend_push;
-	out[2] = (uintptr_t)trend_ever;
+	out[2] = (uintptr_t)trend_state;
 	out[3] = (uintptr_t)trend_query;
 	out[4] = (uintptr_t)trend_shape_name;
 	out[5] = trend_state_size();

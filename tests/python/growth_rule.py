@@ -4,10 +4,13 @@ tests/unit/test_common_trend.c has the full table), sample by sample,
 through the PyTorch view (src/preload/torch_view.py, run whole over a
 pretend torch whose one stack holds the series) and through the library's
 rule as the snapshot thread applies it to a call site (trend_push from the
-first sample with live bytes, trend_ever as the sticky flag).  Both must
+first sample with live bytes, trend_state as its verdict).  Both must
 first find the series growing at the same sample, in the same shape, and
 by the sample the table says at the latest (never, for those that must
-not grow); the view names the line once on stderr when it does.
+not grow), and end with the same verdict - growing, grew then stopped
+(torch.json's "growth": "stopped"), or never - which the table says for
+each; the view names the line on stderr when it is first found growing,
+and again when it stops.
 Usage: growth_rule.py TORCH_VIEW_PY LIBGROWTH_ABI"""
 import builtins
 import ctypes
@@ -31,8 +34,17 @@ def stair(epoch, step=8 * MIB, base=64 * MIB):
 rnd = random.Random(7)
 NOISE = [rnd.randrange(32 * MIB) for _ in range(400)]
 
+def doubling(base, levels):
+    # a pool that doubles its segments each time it fills: base x (2^(k+1) - 1)
+    # from sample 2^k - 1
+    return lambda i: base * ((2 << min(levels - 1, (i + 1).bit_length() - 1)) - 1)
+
+
 # name, live bytes at sample i (from 0), samples, latest first sample
-# (from 1) found growing (0: never growing), shape when growing
+# (from 1) found growing (0: never growing; None: either, while it rises
+# it cannot be told), shape when growing, the verdict at the end (1
+# growing, 2 grew then stopped, 0 never; None: as the first sample says,
+# growing when found growing)
 VECTORS = [
     ("per-sample leak", lambda i: 8 * MIB * (i + 1), 64, 6, "per-sample"),
     ("appears at sample 100, then grows", lambda i: 0 if i < 99 else 4 * MIB * (i - 98), 299,
@@ -52,35 +64,50 @@ VECTORS = [
     ("pool grows to a bound and stays", lambda i: min(i // 50 + 1, 4) * 128 * MIB, 300, 0,
      None),
     ("freed", lambda i: 512 * MIB if i < 100 else 0, 300, 0, None),
+    # grew, then stopped: flagged while rising, stopped once flat
+    ("warm-up, 8 x 512 KiB, then flat for 90 samples",
+     lambda i: (min(i, 7) + 1) * 512 * 1024, 98, None, None, 2),
+    ("cache filling over 16 samples, then flat for 9",
+     lambda i: (min(i, 15) + 1) * 32 * MIB, 25, None, None, 2),
+    ("pool doubling 8 times, then flat", doubling(16 * MIB, 8), 450, None, None, 2),
+    # JAX leaking 4 MiB a step, 4 steps a sample: its pool's segments
+    # double (16, 48, 112, 240 MiB) and are never flagged; its own
+    # allocated counter climbs, and is
+    ("JAX's pool segments, 16 to 240 MiB", doubling(16 * MIB, 4), 15, 0, None),
+    ("JAX's allocated counter, 8 + 16 MiB a sample", lambda i: 8 * MIB + 16 * MIB * i, 15, 6,
+     "per-sample", 1),
+    # per-step and per-epoch leaks still flagged, and growing at the end
+    ("staircase, 50-sample epochs, 12 of them", stair(50), 600, 301, "staircase", 1),
 ]
+VECTORS = [v + (None,) * (6 - len(v)) for v in VECTORS]
 
 abi = (ctypes.c_size_t * 6)()
 ctypes.CDLL(abi_so).growth_abi(abi)
 TREND = tuple(abi)
 init = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(TREND[0])
 push = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_double, ctypes.c_longlong)(TREND[1])
-ever = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p)(TREND[2])
+state = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double))(TREND[2])
 query = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double),
                          ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int))(TREND[3])
 shape_name = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_int)(TREND[4])
 
 
 def library_first(live):
-    """The first sample at which the snapshot thread flags a site, and the
-    shape it names."""
+    """The first sample at which the snapshot thread flags a site, the
+    shape it names, and its verdict after the last sample."""
     g = ctypes.create_string_buffer(TREND[5])
     init(g)
-    started = False
+    started, first, shape = False, 0, None
     for i, b in enumerate(live):
         started = started or b > 0
         if not started:
             continue
         push(g, float(i), b)
-        if ever(g):
-            shape = ctypes.c_int()
-            query(g, None, None, ctypes.byref(shape))
-            return i + 1, shape_name(shape.value).decode()
-    return 0, None
+        if not first and state(g, None):
+            k = ctypes.c_int()
+            query(g, None, None, ctypes.byref(k))
+            first, shape = i + 1, shape_name(k.value).decode()
+    return first, shape, state(g, None)
 
 
 class Memory:
@@ -118,7 +145,8 @@ class Torch:
 
 def view_first(live, out):
     """The first sample at which the view's torch.json says the stack is
-    growing, and the notices it wrote on stderr: torch_view.py in a
+    growing, its verdict in the last torch.json (0 never, 1 growing, 2
+    grew then stopped), and the notices it wrote on stderr: torch_view.py in a
     namespace as torch_probe.c makes it, its interval 0 so that each tick()
     takes a sample."""
     torch = Torch(live)
@@ -128,7 +156,7 @@ def view_first(live, out):
           "GPUSPY_TORCH_TMP": os.path.join(out, ".torch.json.tmp"),
           "GPUSPY_TORCH_FORMAT": "gpuspy-torch/1", "GPUSPY_INTERVAL": 0.0, "GPUSPY_QUIET": False,
           "GPUSPY_START": time.time(), "GPUSPY_TREND_INIT": TREND[0], "GPUSPY_TREND_PUSH": TREND[1],
-          "GPUSPY_TREND_EVER": TREND[2], "GPUSPY_TREND_QUERY": TREND[3],
+          "GPUSPY_TREND_STATE": TREND[2], "GPUSPY_TREND_QUERY": TREND[3],
           "GPUSPY_TREND_SHAPE_NAME": TREND[4], "GPUSPY_TREND_SIZE": TREND[5]}
     exec(compile(open(view_py).read(), view_py, "exec"), ns)
     # the notice is one write(2) on fd 2: catch it in a pipe
@@ -140,17 +168,22 @@ def view_first(live, out):
     try:
         status, tick = ns["start"]()     # its first sample, live[0]
         if status != "ok":
-            return "view did not start: %s" % status, []
-        first = 0
+            return "view did not start: %s" % status, None, []
+        first, end = 0, 0
         for j in range(len(live)):
             if j:
                 torch.cuda.memory.j = j
                 tick()
             doc = json.load(open(path))
             if doc["samples"] != j + 1:
-                return "view took %d samples for %d" % (doc["samples"], j + 1), []
+                return "view took %d samples for %d" % (doc["samples"], j + 1), None, []
             if not first and any(s["growing"] for s in doc["sites"]):
                 first = j + 1
+        for s in doc["sites"]:
+            g = s.get("growth")
+            # "growing" is the verdict growing; "growth" is there once flagged
+            end = 0 if not g else 2 if g["stopped"] and not s["growing"] else \
+                1 if s["growing"] and not g["stopped"] else "both %r" % s
     finally:
         os.dup2(saved, 2)
         os.close(saved)
@@ -159,23 +192,28 @@ def view_first(live, out):
     except BlockingIOError:
         said = ""
     os.close(r)
-    return first, said.splitlines()
+    return first, end, said.splitlines()
 
 
 failures = 0
-for name, f, n, latest, want_shape in VECTORS:
+for name, f, n, latest, want_shape, want_end in VECTORS:
     live = [f(i) for i in range(n)]
     out = tempfile.mkdtemp()
-    (lib, shape), (view, said) = library_first(live), view_first(live, out)
+    (lib, shape, lib_end), (view, view_end, said) = library_first(live), view_first(live, out)
     shutil.rmtree(out)
-    ok = lib == view and (lib == 0 if not latest else 0 < lib <= latest) and \
+    if want_end is None:
+        want_end = 1 if lib else 0
+    ok = lib == view and lib_end == view_end == want_end and \
+        (latest is None or (lib == 0 if not latest else 0 < lib <= latest)) and \
         (want_shape is None or shape == want_shape)
     told = [l for l in said if l.startswith("gpuspy: growing: ")]
-    ok = ok and len(told) == (1 if lib else 0) and len(said) == len(told) and \
-        all(f", {shape}, at step (train.py:7) [PyTorch view]; " in l for l in told)
+    stops = [l for l in said if l.startswith("gpuspy: grew, then stopped: ")]
+    ok = ok and len(told) == (1 if lib else 0) and len(stops) == (1 if lib_end == 2 else 0) \
+        and len(said) == len(told) + len(stops) and \
+        all(f", {shape}, at step (train.py:7) [PyTorch view]; " in l for l in told + stops)
     print(("ok   " if ok else "FAIL ") + "%s: first growing at sample %s (%s) in the library, "
-          "%s in the PyTorch view (by %s expected); said %s" % (name, lib, shape, view, latest,
-                                                              said))
+          "%s in the PyTorch view (by %s expected); at the end %s and %s (%s expected); "
+          "said %s" % (name, lib, shape, view, latest, lib_end, view_end, want_end, said))
     failures += not ok
 print("%d failures" % failures)
 sys.exit(1 if failures else 0)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The growth rule against a table of synthetic series: what must be
- * flagged, by which sample at the latest, and what must never be.
+ * flagged, by which sample at the latest, and what must never be; what
+ * grew and then stayed is called stopped by the end, and what keeps rising
+ * never is.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,13 +19,17 @@
 #define MiB (1024LL * 1024)
 
 enum gen {
-	STAIR,	/* base + step per epoch, + a sawtooth */
-	DRIFT,	/* base + step per sample, + a sawtooth */
-	RANDOM, /* base + uniform [0, amp): a cycle sampled at random phase */
-	JITTER, /* base x (1 + uniform [-frac, +frac]) */
-	STEPS,	/* base + step per `epoch` samples, `rises` times, then flat */
-	LATE,	/* base for `epoch` samples, then + step per sample */
-	FREED,	/* base for `epoch` samples, then nothing */
+	STAIR,	    /* base + step per epoch, + a sawtooth */
+	DRIFT,	    /* base + step per sample, + a sawtooth */
+	RANDOM,	    /* base + uniform [0, amp): a cycle sampled at random phase */
+	JITTER,	    /* base x (1 + uniform [-frac, +frac]) */
+	STEPS,	    /* base + step per `epoch` samples, `rises` times, then flat */
+	LATE,	    /* base for `epoch` samples, then + step per sample */
+	FREED,	    /* base for `epoch` samples, then nothing */
+	DOUBLE,	    /* base x (2^(k+1) - 1) from sample 2^k - 1, k < `rises`: a pool
+		 * that doubles its segments each time it fills, then stays */
+	TWO_EPOCHS, /* base + step per epoch, epochs of `epoch` and `period`
+		     * samples in turn */
 };
 
 struct vec {
@@ -38,11 +44,18 @@ struct vec {
 	long long noise;	 /* + uniform [0, noise) */
 	unsigned rises;		 /* STEPS */
 	bool rising0;		 /* STAIR: the first epoch seen is a rising one */
-	long long deadline;	 /* growing: fired by this sample index; -1: never */
+	long long deadline;	 /* growing: fired by this sample index; -1: never;
+				  * ANY: either (while it rises it cannot be told) */
 	long long earliest;	 /* and not before this one: five rises seen */
 	uint64_t quiet;		 /* never growing from this sample on (0: not checked) */
 	enum trend_shape shape;	 /* expected, TREND_NONE: not checked */
+	/* stopped (grew, then stopped) from this sample to the end; 0: a
+	 * series that fires is never called stopped, from its first growing
+	 * verdict to the end (one that keeps rising must not be) */
+	long long stopped_by;
 };
+
+#define ANY (-2)
 
 static uint64_t rng;
 
@@ -88,6 +101,18 @@ static long long shape_at(const struct vec *v, uint64_t i)
 		return v->base + (i < v->epoch ? 0 : v->step * (long long)(i - v->epoch + 1));
 	case FREED:
 		return i < v->epoch ? v->base : 0;
+	case DOUBLE: {
+		unsigned k = 0;
+
+		while (k + 1 < v->rises && (2ull << k) - 1 <= i)
+			k++;
+		return v->base * (long long)((2ull << k) - 1);
+	}
+	case TWO_EPOCHS: {
+		uint64_t pair = v->epoch + v->period, k = i / pair * 2 + (i % pair >= v->epoch);
+
+		return v->base + v->step * (long long)k;
+	}
 	}
 	return 0;
 }
@@ -216,7 +241,90 @@ static const struct vec table[] = {
 	  .period = 2,
 	  .deadline = 40 },
 
+	/* epochs of unequal length, however long: never called stopped */
+	{ .name = "staircase, epochs of 100 and 300 samples in turn",
+	  .gen = TWO_EPOCHS,
+	  .n = 4000,
+	  .base = 64 * MiB,
+	  .step = 8 * MiB,
+	  .epoch = 100,
+	  .period = 300,
+	  .deadline = 1000,
+	  .shape = TREND_STAIRCASE },
+	/* JAX leaking 4 MiB a step for 60 steps, sampled every 4 steps: its
+	 * own allocated counter climbs 16 MiB a sample (its pool's segments,
+	 * below, do not tell) */
+	{ .name = "framework counter, 8 MiB + 16 MiB a sample",
+	  .gen = DRIFT,
+	  .n = 15,
+	  .base = 8 * MiB,
+	  .step = 16 * MiB,
+	  .deadline = 5,
+	  .shape = TREND_PER_SAMPLE },
+
+	/* grew, then stopped: flagged while they rise (which cannot be told
+	 * from a leak), called stopped once flat, to the end */
+	{ .name = "warm-up, 8 x 512 KiB, then flat for 90 samples",
+	  .gen = STEPS,
+	  .n = 98,
+	  .base = 512 * 1024,
+	  .step = 512 * 1024,
+	  .epoch = 1,
+	  .rises = 7,
+	  .deadline = ANY,
+	  .stopped_by = 16 },
+	{ .name = "cache filling over 16 samples, then flat for 9",
+	  .gen = STEPS,
+	  .n = 25,
+	  .base = 32 * MiB,
+	  .step = 32 * MiB,
+	  .epoch = 1,
+	  .rises = 15,
+	  .deadline = ANY,
+	  .stopped_by = 24 },
+	{ .name = "cache filling over 16 samples, then flat for 5000",
+	  .gen = STEPS,
+	  .n = 5016,
+	  .base = 32 * MiB,
+	  .step = 32 * MiB,
+	  .epoch = 1,
+	  .rises = 15,
+	  .deadline = ANY,
+	  .stopped_by = 24 },
+	{ .name = "cache filling in 8 steps of 10 samples, then flat",
+	  .gen = STEPS,
+	  .n = 500,
+	  .base = 64 * MiB,
+	  .step = 64 * MiB,
+	  .epoch = 10,
+	  .rises = 7,
+	  .deadline = ANY,
+	  .stopped_by = 120 },
+	{ .name = "pool doubling 8 times, then flat",
+	  .gen = DOUBLE,
+	  .n = 700,
+	  .base = 16 * MiB,
+	  .rises = 8,
+	  .deadline = ANY,
+	  .stopped_by = 127 + 4 * 64 },
+	{ .name = "warm-up, 8 x 512 KiB, under a random cycle, then flat",
+	  .gen = STEPS,
+	  .n = 400,
+	  .base = 4 * MiB,
+	  .step = 4 * MiB,
+	  .epoch = 1,
+	  .rises = 7,
+	  .noise = MiB,
+	  .deadline = ANY,
+	  .stopped_by = 40 },
+
 	/* must never be flagged */
+	{ .name = "pool doubling its segments, 16 to 240 MiB (JAX, 60 steps)",
+	  .gen = DOUBLE,
+	  .n = 15,
+	  .base = 16 * MiB,
+	  .rises = 4,
+	  .deadline = -1 },
 	{ .name = "never allocates",
 	  .gen = STEPS,
 	  .n = 5000,
@@ -354,19 +462,33 @@ static const struct vec table[] = {
 	  .amp = 1024 * MiB,
 	  .period = 50,
 	  .deadline = 49,
-	  .quiet = 50 },
+	  .quiet = 50,
+	  .stopped_by = 100 },
 };
 
 /* Index of the first sample found growing, or -1; the shape then; the
- * latest sample found growing. */
+ * latest sample found growing; the first sample from which it is stopped
+ * to the end (-1: not stopped at the end), and whether it was ever called
+ * stopped after the first growing verdict. */
 static long long run(const struct vec *v, double interval, struct gs_trend *t, int *shape,
-		     long long *latest)
+		     long long *latest, long long *stopped_from, bool *ever_stopped)
 {
-	long long fired = -1, last = -1;
+	long long fired = -1, last = -1, from = -1;
+	bool stopped = false;
 
 	trend_init(t);
 	for (uint64_t i = 0; i < v->n; i++) {
+		int state;
+
 		trend_push(t, (double)i * interval, sample(v, i));
+		state = trend_state(t, NULL);
+		if (state == TREND_STOPPED) {
+			stopped = true;
+			if (from < 0)
+				from = (long long)i;
+		} else {
+			from = -1;
+		}
 		if (!trend_growing(t))
 			continue;
 		last = (long long)i;
@@ -378,6 +500,10 @@ static long long run(const struct vec *v, double interval, struct gs_trend *t, i
 	}
 	if (latest)
 		*latest = last;
+	if (stopped_from)
+		*stopped_from = from;
+	if (ever_stopped)
+		*ever_stopped = stopped;
 	return fired;
 }
 
@@ -391,22 +517,41 @@ static void test_table(void **state)
 
 		for (size_t m = 0; m < sizeof(intervals) / sizeof(intervals[0]); m++) {
 			struct gs_trend t;
-			long long fired, latest;
-			int shape = TREND_NONE;
-			bool ok;
+			long long fired, latest, from;
+			int shape = TREND_NONE, end;
+			bool ok, stopped;
 
 			rng = 0x9E3779B97F4A7C15ULL + k;
-			fired = run(v, intervals[m], &t, &shape, &latest);
-			ok = v->deadline < 0 ? fired < 0 : fired >= 0 && fired <= v->deadline;
+			fired = run(v, intervals[m], &t, &shape, &latest, &from, &stopped);
+			end = trend_state(&t, NULL);
+			if (v->deadline == ANY)
+				ok = true;
+			else
+				ok = v->deadline < 0 ? fired < 0 :
+						       fired >= 0 && fired <= v->deadline;
 			if (v->shape != TREND_NONE && shape != (int)v->shape)
 				ok = false;
 			if (fired >= 0 && fired < v->earliest)
 				ok = false;
 			if (v->quiet && latest >= (long long)v->quiet)
 				ok = false;
-			print_message("%-4s %-45s %6.2fs  fired at %6lld (by %6lld)  %s\n",
+			/* never growing: never stopped either */
+			if (fired < 0 && end != TREND_NEVER)
+				ok = false;
+			if (v->stopped_by) {
+				if (fired >= 0 && (from < 0 || from > v->stopped_by))
+					ok = false;
+			} else if (stopped || (fired >= 0 && end != TREND_GROWING)) {
+				ok = false;
+			}
+			print_message("%-4s %-58s %5.2fs  fired at %5lld (by %5lld)  %-10s  "
+				      "end %s, stopped from %lld\n",
 				      ok ? "ok" : "FAIL", v->name, intervals[m], fired, v->deadline,
-				      trend_shape_name(shape));
+				      trend_shape_name(shape),
+				      end == TREND_STOPPED ? "stopped" :
+				      end == TREND_GROWING ? "growing" :
+							     "never",
+				      from);
 			bad += !ok;
 		}
 	}
@@ -421,7 +566,7 @@ static void test_rate_since(void **state)
 	double since, rate;
 	int shape;
 
-	run(&v, 1.0, &t, NULL, NULL);
+	run(&v, 1.0, &t, NULL, NULL, NULL, NULL);
 	assert_true(trend_query(&t, &since, &rate, &shape));
 	assert_true(fabs(since - 10.0) < 1e-9);
 	assert_true(fabs(rate - 0.8 * MiB) < 1e-3 * MiB);
@@ -448,6 +593,61 @@ static void test_teardown(void **state)
 	assert_true(trend_ever(&t));
 	trend_query(&t, &since, &rate, NULL);
 	assert_true(since > 0 && fabs(rate - 4.0 * MiB) < 1e-3 * MiB);
+	/* a fall is not a stop: it was still growing when it was freed */
+	assert_int_equal(trend_state(&t, NULL), TREND_GROWING);
+}
+
+/*
+ * A per-epoch leak, epochs of E samples (however long): never called
+ * stopped while it steps, however many epochs; stopped once it has stayed
+ * flat for TREND_STOP_HOLDS epochs (and TREND_STOP_MIN samples), with the
+ * time of its last rise; growing again at its next rise, in the shape it
+ * was first named with.
+ */
+static void test_stop(void **state)
+{
+	static const uint64_t epochs[] = { 1, 2, 3, 10, 50, 600, 3000 };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(epochs) / sizeof(epochs[0]); k++) {
+		uint64_t e = epochs[k], i = 0, flat = e * TREND_STOP_HOLDS, stopped_at = 0;
+		struct gs_trend t;
+		int shape0 = TREND_NONE, shape;
+		double until;
+
+		if (flat < TREND_STOP_MIN)
+			flat = TREND_STOP_MIN;
+		trend_init(&t);
+		/* 12 rising epochs */
+		for (; i < 12 * e; i++) {
+			trend_push(&t, (double)i, 64 * MiB + 8 * MiB * (long long)(i / e));
+			assert_int_not_equal(trend_state(&t, NULL), TREND_STOPPED);
+			if (shape0 == TREND_NONE && trend_ever(&t))
+				trend_query(&t, NULL, NULL, &shape0);
+		}
+		assert_int_equal(trend_state(&t, NULL), TREND_GROWING);
+		assert_true(trend_growing(&t));
+		/* then flat at the last level, the 12th epoch's */
+		for (; i < 11 * e + flat + 2 * e + 100; i++) {
+			trend_push(&t, (double)i, 64 * MiB + 8 * MiB * 11);
+			if (!stopped_at && trend_state(&t, NULL) == TREND_STOPPED)
+				stopped_at = i;
+		}
+		print_message("epochs of %llu: stopped at %llu, %llu samples into the level\n",
+			      (unsigned long long)e, (unsigned long long)stopped_at,
+			      (unsigned long long)(stopped_at - 11 * e + 1));
+		assert_int_equal(trend_state(&t, &until), TREND_STOPPED);
+		assert_false(trend_growing(&t));
+		assert_true(until == (double)(11 * e));
+		/* the level of the last rise lasted E TREND_STOP_HOLDS times */
+		assert_int_equal(stopped_at - 11 * e + 1, flat);
+		/* one more step: growing again */
+		trend_push(&t, (double)i, 64 * MiB + 8 * MiB * 12);
+		assert_int_equal(trend_state(&t, &until), TREND_GROWING);
+		assert_true(until == (double)i);
+		trend_query(&t, NULL, NULL, &shape);
+		assert_int_equal(shape, shape0);
+	}
 }
 
 /*
@@ -561,9 +761,10 @@ static void test_flat_replay(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),	 cmocka_unit_test(test_rate_since),
-		cmocka_unit_test(test_teardown), cmocka_unit_test(test_marks),
-		cmocka_unit_test(test_cap),	 cmocka_unit_test(test_flat_replay),
+		cmocka_unit_test(test_table),	    cmocka_unit_test(test_rate_since),
+		cmocka_unit_test(test_teardown),    cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_marks),	    cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_flat_replay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -158,9 +158,15 @@
 	/* header and processes */
 	function summary() {
 		const n = R.processes.length;
-		byId("summary").textContent = size(R.leaked.bytes) + " of GPU memory in " +
-			R.leaked.allocations + " allocations still live at exit, peak " +
-			size(R.peak.bytes) + "; " + n + (n === 1 ? " process" : " processes") +
+		/* what the framework pools hold is their cache, said apart from
+		 * what the program's own code left */
+		const own = R.leaked.program || R.leaked, pools = R.leaked.pools;
+		byId("summary").textContent = size(own.bytes) + " of GPU memory in " +
+			own.allocations + " allocations still live at exit" +
+			(pools && pools.bytes ? " from the program's own code, " + size(pools.bytes) +
+				" in " + pools.allocations + " segments held by " +
+				Object.keys(pools.by_pool).map((k) => "the " + k).join(" and ") + " (the framework's cache, not a leak)" : "") +
+			", peak " + size(R.peak.bytes) + "; " + n + (n === 1 ? " process" : " processes") +
 			(R.oom.length ? "; " + R.oom.length + " out-of-memory events" : "");
 		/* processes of the run that could not be read: said, not drawn */
 		if (R.unreadable && R.unreadable.length) {
@@ -457,29 +463,43 @@
 	 * that line is the verdict, and a pool segment that grew is its
 	 * consequence */
 	function torchGrowing() { return R.torch ? R.torch.sites.filter((s) => s.growing && s.headline) : []; }
+	/* the verdict every surface says: growing, or grew then stopped */
+	function verdictText(s) {
+		return s.growing ? "growing" : s.stopped ? "grew, then stopped" : "";
+	}
 	function growth() {
 		const t = byId("growth");
-		const lines = torchGrowing();
-		const list = R.sites.filter((s) => s.growing);
+		/* the call sites and the PyTorch view's lines the rule flagged,
+		 * what keeps growing first: one verdict with the tables below */
+		const list = R.sites.filter((s) => s.growing || s.stopped);
+		const lines = R.torch ? R.torch.sites.filter((s) => s.growing || s.stopped) : [];
+		const tensors = torchGrowing().length > 0;
+		list.sort((a, b) => (b.growing ? 1 : 0) - (a.growing ? 1 : 0));
+		lines.sort((a, b) => (b.growing ? 1 : 0) - (a.growing ? 1 : 0));
 		if (!list.length && !lines.length) {
-			t.parentNode.insertBefore(el("p", "No site keeps growing.", "note"), t);
+			t.parentNode.insertBefore(el("p", "No site or PyTorch line keeps growing.", "note"), t);
 			return;
 		}
-		row(t, ["rate", "since", "shape", "history", "live", "site", "api"], true);
-		for (const s of lines)
-			row(t, ["", "", "", "", bytesCell(s.live_bytes), nameOf(s) + " [PyTorch view]",
-				"tensors"]).className = "growing";
+		row(t, ["verdict", "rate", "since", "shape", "history", "live", "site", "api"], true);
+		const since = (g) => g && g.since_s !== null ? g.since_s.toFixed(g.since_s < 10 ? 1 : 0) + " s" +
+			(g.stopped ? " to " + g.until_s.toFixed(g.until_s < 10 ? 1 : 0) + " s" : "") : "";
+		const rate = (g) => num(g ? size(g.rate_bytes_per_s * 60) + "/min" : "", undefined,
+			g ? g.rate_bytes_per_s : 0);
+		for (const s of lines) {
+			const g = s.growth;
+			row(t, [verdictText(s), rate(g), num(since(g), undefined, g && g.since_s !== null ? g.since_s : -1),
+				g ? g.shape : "", "", bytesCell(s.live_bytes),
+				(s.headline ? nameOf(s) : "(before the view started)") + " [PyTorch view]",
+				""]).className = s.growing ? "growing" : "stopped";
+		}
 		for (const s of list) {
 			const g = s.growth;
 			const cell = siteCell(s);
-			if (lines.length && s.pool)
+			if (tensors && s.pool)
 				cell.appendChild(el("div", "the pool grew for the PyTorch tensors above: a consequence", "note"));
-			row(t, [num(g ? size(g.rate_bytes_per_s * 60) + "/min" : "", undefined,
-				g ? g.rate_bytes_per_s : 0),
-				num(g && g.since_s !== null ? g.since_s.toFixed(0) + " s" : "", undefined,
-					g && g.since_s !== null ? g.since_s : -1),
+			row(t, [verdictText(s), rate(g), num(since(g), undefined, g && g.since_s !== null ? g.since_s : -1),
 				g ? g.shape : "", g ? sparkline(g.samples) : "",
-				bytesCell(s.leaked_bytes), cell, s.api]).className = "growing";
+				bytesCell(s.leaked_bytes), cell, s.api]).className = s.growing ? "growing" : "stopped";
 		}
 		tableTools(t, "growing sites");
 	}
@@ -540,7 +560,7 @@
 				ol.appendChild(el("li", frameText(f)));
 			d.appendChild(ol);
 			row(t, [bytesCell(s.live_bytes), num(s.live_blocks), bytesCell(s.peak_bytes),
-				s.growing ? "growing" : "", d]);
+				verdictText(s), d]);
 		}
 	}
 	function ooms() {

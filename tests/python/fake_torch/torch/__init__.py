@@ -13,15 +13,24 @@ import ctypes
 import os
 import sys
 
-ctypes.CDLL(os.environ["FAKE_C10_CUDA"])
+_c10 = ctypes.CDLL(os.environ["FAKE_C10_CUDA"])
 
 SEGMENT = 2 << 20
+# FAKE_TORCH_SEGMENTS=1: the pool's segments come from the fake CUDA runtime
+# (libc10_cuda.so's alloc_block, named as the caching allocator's), and
+# the pool keeps them until the process ends, as PyTorch's does
+_SEGMENTS = os.environ.get("FAKE_TORCH_SEGMENTS") == "1"
+_grow = getattr(_c10, "_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator11alloc_blockEm",
+                None) if _SEGMENTS else None
+if _grow is not None:
+    _grow.argtypes = [ctypes.c_size_t]
 
 
 class _Memory:
     def __init__(self):
         self.history = None
         self.live = {}          # id -> (size, frames)
+        self.segments = 0       # bytes taken from CUDA (FAKE_TORCH_SEGMENTS)
 
     def _record_memory_history(self, enabled="all", context="all", stacks="all",
                                max_entries=sys.maxsize):
@@ -86,6 +95,10 @@ class Tensor:
                 f = f.f_back
         cuda.memory.live[id(self)] = (nbytes, frames)
         cuda.peak = [max(a, b) for a, b in zip(cuda.peak, cuda.memory.totals())]
+        while _grow is not None and cuda.memory.segments < cuda.memory.totals()[1]:
+            if _grow(SEGMENT) != 0:
+                raise RuntimeError("CUDA out of memory (pretend)")
+            cuda.memory.segments += SEGMENT
 
     def __del__(self):
         cuda.memory.live.pop(id(self), None)

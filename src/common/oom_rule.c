@@ -212,11 +212,12 @@ int oom_verdict_line(char *buf, size_t size, const struct oom_facts *f,
 			    SZ(f->requested));
 		else
 			put(&l, "%s asked", SZ(f->requested));
-		if (known(v->available))
-			put(&l, ", %s%s free", v->cls == OOM_CAP ? "under the limit " : "",
-			    SZ(v->available));
-		if (known(v->card))
-			put(&l, " of %s", SZ(v->card));
+		if (known(v->available) && v->cls == OOM_CAP)
+			put(&l, ", %s left under the limit", SZ(v->available));
+		else if (known(v->available) && known(v->card))
+			put(&l, ", %s free of %s", SZ(v->available), SZ(v->card));
+		else if (known(v->available))
+			put(&l, ", %s free", SZ(v->available));
 		if (known(v->fits))
 			put(&l, ": at most %s would have fit", SZ(v->fits));
 		if (f->holder)

@@ -27,6 +27,7 @@ struct gs_config {
 	const char *prometheus;	   /* GPUSPY_PROMETHEUS: the endpoint's address, NULL: none */
 	unsigned prometheus_top;   /* GPUSPY_PROMETHEUS_TOP: sites named in the metrics */
 	const char *libmicrohttpd; /* GPUSPY_LIBMICROHTTPD: where to dlopen it from */
+	unsigned long long limit;  /* GPUSPY_LIMIT: bytes per device, 0 = none (limit.h) */
 	bool quiet;		   /* no summary on stderr */
 	bool disabled;		   /* GPUSPY_DISABLE: pass every call straight through */
 };

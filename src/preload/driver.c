@@ -5,6 +5,7 @@
  * in hooks_driver.c.
  */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core.h"
@@ -80,6 +81,20 @@ bool driver_mem_info(long long *free_bytes, long long *total_bytes)
 	*free_bytes = (long long)f;
 	*total_bytes = (long long)t;
 	return true;
+}
+
+bool driver_pci(int ordinal, unsigned *domain, unsigned *bus, unsigned *device)
+{
+	CUresult (*get)(CUdevice *, int) = REAL(cuDeviceGet);
+	CUresult (*pci)(char *, int, CUdevice) = REAL(cuDeviceGetPCIBusId);
+	char id[64];
+	unsigned fn;
+	CUdevice d;
+
+	/* "[domain]:[bus]:[device].[function]", each hexadecimal */
+	return get && pci && get(&d, ordinal) == CUDA_SUCCESS &&
+	       pci(id, (int)sizeof(id), d) == CUDA_SUCCESS &&
+	       sscanf(id, "%x:%x:%x.%x", domain, bus, device, &fn) == 4;
 }
 
 bool driver_capture_graph(const void *stream, bool per_thread, const void **graph)

@@ -25,6 +25,7 @@
 #include "locks.h"
 #include "log.h"
 #include "names.h"
+#include "oom_facts.h"
 #include "peak.h"
 #include "process_json.h"
 #include "sites.h"
@@ -146,6 +147,7 @@ void events_oom(struct gs_oom *e)
 		gs_unlock(&gs_events_lock);
 		return;
 	}
+	oom_facts_nvml(e);
 	ooms[n_ooms++] = *e;
 	history_event(HISTORY_OOM, NULL, e->number);
 	if (take(&v, e) < 0) {

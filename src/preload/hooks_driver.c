@@ -26,6 +26,7 @@
 #include "cuda_abi.h"
 #include "driver.h"
 #include "graph.h"
+#include "limit.h"
 #include "real.h"
 #include "record.h"
 #include "state.h"
@@ -33,13 +34,36 @@
 
 /* ---- the wrappers, once, with the door as a parameter ---- */
 
+/*
+ * GPUSPY_LIMIT's refusal stands in for the real call: the same code a
+ * full device returns, the out-pointer untouched (limit.h).  Each
+ * allocating wrapper calls real() only when CAPPED says no:
+ *   r = capped(...) ? CUDA_ERROR_OUT_OF_MEMORY : real(...);
+ * which is one branch on gs_config.limit while the limit is unset.
+ */
+static inline bool capped(enum gs_kind kind, int device, size_t size)
+{
+	return limit_on() && limit_refuse(kind, device, size);
+}
+
+/* A failed allocation: what the limit held for it goes; out of memory
+ * is recorded by the outermost hook. */
+static void alloc_failed(CUresult r, enum gs_api api, enum gs_door door, enum gs_kind kind,
+			 bool outer, size_t size, int device)
+{
+	if (limit_on())
+		limit_drop();
+	if (outer && r == CUDA_ERROR_OUT_OF_MEMORY)
+		record_oom(api, door, kind, size, device);
+}
+
 static inline CUresult alloc_common(CUresult r, enum gs_api api, enum gs_door door,
 				    enum gs_kind kind, bool outer, CUdeviceptr *dptr, size_t size)
 {
 	if (outer && r == CUDA_SUCCESS && dptr && *dptr)
 		record_alloc(api, door, kind, GS_SPACE_DEVPTR, *dptr, size, GS_DEVICE_CURRENT);
-	else if (outer && r == CUDA_ERROR_OUT_OF_MEMORY)
-		record_oom(api, door, kind, size, GS_DEVICE_CURRENT);
+	else if (r != CUDA_SUCCESS)
+		alloc_failed(r, api, door, kind, outer, size, GS_DEVICE_CURRENT);
 	hook_leave();
 	return r;
 }
@@ -52,8 +76,10 @@ static inline CUresult w_cuMemAlloc_v2(enum gs_door door, CUdeviceptr *dptr, siz
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	outer = hook_enter();
-	return alloc_common(real(dptr, size), GS_API_cuMemAlloc_v2, door, GS_KIND_DEVICE, outer,
-			    dptr, size);
+	return alloc_common(capped(GS_KIND_DEVICE, GS_DEVICE_CURRENT, size) ?
+				    CUDA_ERROR_OUT_OF_MEMORY :
+				    real(dptr, size),
+			    GS_API_cuMemAlloc_v2, door, GS_KIND_DEVICE, outer, dptr, size);
 }
 
 static inline CUresult w_cuMemAllocManaged(enum gs_door door, CUdeviceptr *dptr, size_t size,
@@ -65,8 +91,10 @@ static inline CUresult w_cuMemAllocManaged(enum gs_door door, CUdeviceptr *dptr,
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	outer = hook_enter();
-	return alloc_common(real(dptr, size, flags), GS_API_cuMemAllocManaged, door,
-			    GS_KIND_MANAGED, outer, dptr, size);
+	return alloc_common(capped(GS_KIND_MANAGED, GS_DEVICE_CURRENT, size) ?
+				    CUDA_ERROR_OUT_OF_MEMORY :
+				    real(dptr, size, flags),
+			    GS_API_cuMemAllocManaged, door, GS_KIND_MANAGED, outer, dptr, size);
 }
 
 static inline CUresult w_cuMemAllocPitch_v2(enum gs_door door, CUdeviceptr *dptr, size_t *pitch,
@@ -80,7 +108,10 @@ static inline CUresult w_cuMemAllocPitch_v2(enum gs_door door, CUdeviceptr *dptr
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	outer = hook_enter();
-	r = real(dptr, pitch, width, height, elem);
+	/* the pitch is the driver's: the limit counts the rows unpadded */
+	r = capped(GS_KIND_DEVICE, GS_DEVICE_CURRENT, width * height) ?
+		    CUDA_ERROR_OUT_OF_MEMORY :
+		    real(dptr, pitch, width, height, elem);
 	return alloc_common(r, GS_API_cuMemAllocPitch_v2, door, GS_KIND_DEVICE, outer, dptr,
 			    r == CUDA_SUCCESS && pitch ? *pitch * height : width * height);
 }
@@ -105,6 +136,17 @@ static inline CUresult async_common(CUresult r, enum gs_api api, enum gs_door do
 	return alloc_common(r, api, door, GS_KIND_DEVICE, outer, dptr, size);
 }
 
+/* The limit for a stream-ordered allocation, asked while it is set: one
+ * on a capturing stream allocates nothing now (its memory is the
+ * graph's, at each launch). */
+static bool async_capped(size_t size, CUstream s, bool per_thread)
+{
+	const void *g;
+
+	return !graph_capturing(s, per_thread, &g) &&
+	       limit_refuse(GS_KIND_DEVICE, GS_DEVICE_CURRENT, size);
+}
+
 static inline CUresult async_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUstream),
 				   enum gs_door door, bool per_thread, CUdeviceptr *dptr,
 				   size_t size, CUstream s)
@@ -116,8 +158,10 @@ static inline CUresult async_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUstr
 	if (per_thread)
 		calls_family(GS_CALL_PER_THREAD);
 	outer = hook_enter();
-	return async_common(real(dptr, size, s), GS_API_cuMemAllocAsync, door, outer, per_thread,
-			    dptr, size, s);
+	return async_common(limit_on() && async_capped(size, s, per_thread) ?
+				    CUDA_ERROR_OUT_OF_MEMORY :
+				    real(dptr, size, s),
+			    GS_API_cuMemAllocAsync, door, outer, per_thread, dptr, size, s);
 }
 
 static inline CUresult w_cuMemAllocAsync(enum gs_door door, CUdeviceptr *dptr, size_t size,
@@ -143,8 +187,10 @@ static inline CUresult pool_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUmemo
 	if (per_thread)
 		calls_family(GS_CALL_PER_THREAD);
 	outer = hook_enter();
-	return async_common(real(dptr, size, pool, s), GS_API_cuMemAllocFromPoolAsync, door, outer,
-			    per_thread, dptr, size, s);
+	return async_common(limit_on() && async_capped(size, s, per_thread) ?
+				    CUDA_ERROR_OUT_OF_MEMORY :
+				    real(dptr, size, pool, s),
+			    GS_API_cuMemAllocFromPoolAsync, door, outer, per_thread, dptr, size, s);
 }
 
 static inline CUresult w_cuMemAllocFromPoolAsync(enum gs_door door, CUdeviceptr *dptr, size_t size,
@@ -258,25 +304,22 @@ static inline CUresult w_cuMemCreate(enum gs_door door, CUmemGenericAllocationHa
 {
 	CUresult (*real)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
 			 unsigned long long) = REAL(cuMemCreate);
-	bool outer;
+	bool outer, on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
 	CUresult r;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	calls_family(GS_CALL_VMM);
 	outer = hook_enter();
-	r = real(handle, size, prop, flags);
-	if (outer && r == CUDA_SUCCESS && handle) {
-		bool on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
-
+	r = on_device && capped(GS_KIND_VMM, prop->location.id, size) ?
+		    CUDA_ERROR_OUT_OF_MEMORY :
+		    real(handle, size, prop, flags);
+	if (outer && r == CUDA_SUCCESS && handle)
 		record_alloc(GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED,
 			     GS_SPACE_HANDLE, *handle, size, on_device ? prop->location.id : -1);
-	} else if (outer && r == CUDA_ERROR_OUT_OF_MEMORY) {
-		bool on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
-
-		record_oom(GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED, size,
-			   on_device ? prop->location.id : -1);
-	}
+	else if (r != CUDA_SUCCESS)
+		alloc_failed(r, GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED,
+			     outer, size, on_device ? prop->location.id : -1);
 	hook_leave();
 	return r;
 }
@@ -500,6 +543,39 @@ static inline CUresult w_cuDeviceGraphMemTrim(enum gs_door door, CUdevice dev)
 	GS_GRAPH_HOOK(CUresult, CUDA_SUCCESS, false, real(dev), graph_trimmed());
 }
 
+/*
+ * What the program sees of the device's memory: under GPUSPY_LIMIT, the
+ * smaller card's (limit.h), so that a framework sizing its pool from it
+ * (PyTorch's memory fraction, JAX's preallocation) sizes it for that
+ * card.  gpuspy's own figures come from the real functions (driver.c).
+ */
+static inline CUresult w_cuMemGetInfo_v2(enum gs_door door, size_t *free_bytes,
+					 size_t *total_bytes)
+{
+	CUresult (*real)(size_t *, size_t *) = REAL(cuMemGetInfo_v2);
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(free_bytes, total_bytes);
+	if (limit_on() && r == CUDA_SUCCESS)
+		limit_mem_info(free_bytes, total_bytes);
+	return r;
+}
+
+static inline CUresult w_cuDeviceTotalMem_v2(enum gs_door door, size_t *bytes, CUdevice dev)
+{
+	CUresult (*real)(size_t *, CUdevice) = REAL(cuDeviceTotalMem_v2);
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(bytes, dev);
+	if (limit_on() && r == CUDA_SUCCESS)
+		limit_total(bytes);
+	return r;
+}
+
 static void *drv_wrap_pointer(void *p);
 
 static inline CUresult w_cuGetProcAddress_v2(enum gs_door door, const char *symbol, void **pfn,
@@ -603,6 +679,9 @@ DOORS(CUresult, cuGraphLaunch_ptsz, (CUgraphExec exec, CUstream s), exec, s)
 DOORS(CUresult, cuGraphExecDestroy, (CUgraphExec exec), exec)
 DOORS(CUresult, cuGraphDestroy, (CUgraph g), g)
 DOORS(CUresult, cuDeviceGraphMemTrim, (CUdevice dev), dev)
+DOORS(CUresult, cuMemGetInfo_v2, (size_t * free_bytes, size_t *total_bytes), free_bytes,
+      total_bytes)
+DOORS(CUresult, cuDeviceTotalMem_v2, (size_t * bytes, CUdevice dev), bytes, dev)
 DOORS(CUresult, cuGetProcAddress, (const char *symbol, void **pfn, int version, cuuint64_t flags),
       symbol, pfn, version, flags)
 DOORS(CUresult, cuGetProcAddress_v2,

@@ -13,7 +13,9 @@
 #include "driver.h"
 #include "events.h"
 #include "graph.h"
+#include "limit.h"
 #include "log.h"
+#include "oom_facts.h"
 #include "peak.h"
 #include "pystack.h"
 #include "record.h"
@@ -250,6 +252,9 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 		return;
 	}
 	record_insert(a, door);
+	/* counted: what GPUSPY_LIMIT held for it is in the counters now */
+	if (limit_on())
+		limit_counted();
 }
 
 struct gs_site *record_site(enum gs_api api, enum gs_door door, enum gs_kind kind)
@@ -346,6 +351,8 @@ void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t 
 	e.site = site->id;
 	if (!driver_mem_info(&e.free_bytes, &e.total_bytes))
 		e.free_bytes = e.total_bytes = -1;
+	e.capped = limit_on() && limit_refused_here();
+	oom_facts_sites(&e);
 	events_oom(&e);
 }
 

@@ -226,8 +226,8 @@ static void test_cap(void **state)
 	f.holder_bytes = 6 * GiB;
 	judged(&f, OOM_CAP,
 	       (const char *const[]){ "cap: GPUSPY_LIMIT 8.0 GiB per device reached: the program "
-				      "holds 7.5 GiB and asked 1.0 GiB more, under the limit "
-				      "512.0 MiB free of 8.0 GiB: at most 512.0 MiB would have fit; "
+				      "holds 7.5 GiB and asked 1.0 GiB more, 512.0 MiB left under "
+				      "the limit: at most 512.0 MiB would have fit; "
 				      "the largest holder: build (model.py:12) (6.0 GiB)",
 				      NULL });
 	oom_judge(&f, &v);

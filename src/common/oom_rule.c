@@ -8,6 +8,8 @@
  *              limit refused the request, else the device's free memory
  *   missing    requested - available
  *
+ *   pinned-host    a request of pinned host memory: the host's memory and
+ *                  its locked-memory limit, none of the device's figures
  *   fragmentation  the pool's figures at the failure are known, it held at
  *                  least the block it looked for free (reserved - allocated),
  *                  and its largest free block was smaller than that block
@@ -31,6 +33,7 @@ static const char *const class_names[OOM_CLASS_COUNT] = {
 	[OOM_FRAGMENTATION] = "fragmentation", [OOM_OTHER_PROCESS] = "other-process",
 	[OOM_OUTSIDE] = "outside-framework",   [OOM_CAP] = "cap",
 	[OOM_SHORTAGE] = "shortage",	       [OOM_UNEXPLAINED] = "unexplained",
+	[OOM_PINNED_HOST] = "pinned-host",
 };
 
 const char *oom_class_name(int cls)
@@ -85,7 +88,12 @@ void oom_judge(const struct oom_facts *f, struct oom_verdict *v)
 									 v->available;
 	v->pool_may_retry = f->from_pool && !exact && f->pool_bytes > 0;
 
-	if (exact && v->slack >= f->pool_request &&
+	if (f->pinned) {
+		/* the device's figures say nothing of the host's memory */
+		v->card = v->available = v->missing = v->held = v->fits = v->outside = -1;
+		v->pool_may_retry = false;
+		v->cls = OOM_PINNED_HOST;
+	} else if (exact && v->slack >= f->pool_request &&
 	    (!known(f->pool_largest_free) || f->pool_largest_free < f->pool_request))
 		v->cls = OOM_FRAGMENTATION;
 	else if (!f->capped && known(v->missing) && known(f->others_bytes) && f->others_bytes > 0 &&
@@ -220,10 +228,16 @@ int oom_verdict_line(char *buf, size_t size, const struct oom_facts *f,
 			put(&l, ", %s free", SZ(v->available));
 		if (known(v->fits))
 			put(&l, ": at most %s would have fit", SZ(v->fits));
-		if (f->holder)
+		/* the pool's segments are said below, with what they may hold */
+		if (f->holder && !(f->holder_is_pool && v->pool_may_retry))
 			put(&l, "; the largest holder: %s (%s)", f->holder, SZ(f->holder_bytes));
 		if (v->cls == OOM_SHORTAGE && known(f->others_bytes) && f->others_bytes > 0)
 			put(&l, "; other processes hold %s", SZ(f->others_bytes));
+		break;
+	case OOM_PINNED_HOST:
+		put(&l, "%s of pinned host memory asked: page-locked memory is the host's, limited by "
+			"its RAM and the locked-memory limit (ulimit -l), not the device's",
+		    SZ(f->requested));
 		break;
 	default:
 		if (known(v->available))

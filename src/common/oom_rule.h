@@ -27,11 +27,12 @@ enum oom_class {
 	OOM_CAP,	   /* GPUSPY_LIMIT refused it: too much for the smaller card */
 	OOM_SHORTAGE,	   /* the program needs more than the device had for it */
 	OOM_UNEXPLAINED,   /* the device said it had room, or too little is known */
+	OOM_PINNED_HOST,   /* pinned host memory: the host's, not the device's */
 	OOM_CLASS_COUNT,
 };
 
 /* "fragmentation", "other-process", "outside-framework", "cap",
- * "shortage", "unexplained"; "?" out of range. */
+ * "shortage", "unexplained", "pinned-host"; "?" out of range. */
 const char *oom_class_name(int cls);
 
 /*
@@ -42,6 +43,7 @@ const char *oom_class_name(int cls);
  */
 struct oom_facts {
 	int64_t requested;     /* the failed call's size */
+	bool pinned;	       /* of pinned host memory: judged apart, first */
 	int64_t device_total;  /* the driver's view (cuMemGetInfo), -1 unknown */
 	int64_t device_free;   /* ditto */
 	int64_t limit;	       /* GPUSPY_LIMIT, 0 for none */
@@ -69,9 +71,11 @@ struct oom_facts {
 	 */
 	int64_t pool_request, pool_allocated, pool_reserved, pool_largest_free;
 	bool expandable; /* PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True */
-	/* the largest holder by the surface's own names, NULL: none named */
+	/* the largest holder by the surface's own names, NULL: none named;
+	 * HOLDER_IS_POOL: it is a pool's segments ("the ... 's segments") */
 	const char *holder;
 	int64_t holder_bytes;
+	bool holder_is_pool;
 };
 
 /* What the rule found, with the figures it used (-1: unknown). */

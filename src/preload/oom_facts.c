@@ -136,6 +136,7 @@ void oom_facts_sites(struct gs_oom *e)
 	e->holder_bytes = holder_bytes;
 	/* a pool segment is the request that grew the pool, not what holds
 	 * it now: named as the pool's, as the report names it */
+	e->holder_is_pool = holder_pool != NULL;
 	if (holder_pool)
 		snprintf(e->holder, sizeof(e->holder), "the %s's segments", holder_pool);
 	else if (holder)
@@ -153,6 +154,7 @@ void oom_facts_of(const struct gs_oom *e, struct oom_facts *f)
 
 	memset(f, 0, sizeof(*f));
 	f->requested = (int64_t)e->requested;
+	f->pinned = e->kind == GS_KIND_PINNED;
 	f->device_total = e->total_bytes;
 	f->device_free = e->free_bytes;
 	f->limit = e->limit;
@@ -181,5 +183,6 @@ void oom_facts_of(const struct gs_oom *e, struct oom_facts *f)
 	} else if (e->holder[0]) {
 		f->holder = e->holder;
 		f->holder_bytes = e->holder_bytes;
+		f->holder_is_pool = e->holder_is_pool;
 	}
 }

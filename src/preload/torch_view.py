@@ -33,12 +33,17 @@
 # The first time a stack is
 # found growing, one line on stderr names it, in the library's form.  An
 # atexit handler takes the last sample, before the interpreter frees the
-# program's globals.  Any error turns the view off with one line; the
+# program's globals.  When PyTorch raises OutOfMemoryError, its
+# out-of-memory observer (torch._C._cuda_attach_out_of_memory_observer)
+# gives the library PyTorch's own figures of that moment through
+# GPUSPY_TORCH_OOM (events_torch_oom of src/preload/events.h), for the
+# verdict of the failure it follows.  Any error turns the view off with one line; the
 # program never sees an exception.
 status, tick = "wait", None
 
 
-def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), summary=None):
+def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), summary=None,
+                        oom=None):
     import sys
 
     if _importing():
@@ -175,6 +180,9 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
 
     atexit.register(guarded, True)
     timing["next"] = time.monotonic() + min(200 * guarded(False), 10 * interval)
+    attach = getattr(getattr(torch, "_C", None), "_cuda_attach_out_of_memory_observer", None)
+    if oom and attach:
+        attach(_gpuspy_oom(memory, oom, quiet))
     return "ok", tick
 
 
@@ -262,6 +270,84 @@ def _gpuspy_history(torch_fn, line_fn, top=16, key_max=2000):
     return record
 
 
+def _gpuspy_oom(memory, fn, quiet, top=5, lines_max=8000):
+    # observer(device, alloc, total, free): called by PyTorch's caching
+    # allocator when it gives up on a block of ALLOC bytes, after emptying
+    # its cache and before raising OutOfMemoryError, on the thread that
+    # asked (the autograd thread, often), which holds the GIL and not the
+    # allocator's lock.  Its figures of DEVICE then go to the library
+    # (events_torch_oom): the pool's reserved and allocated bytes, its
+    # largest free block, and the lines whose live blocks sit in segments
+    # that hold free memory, which keep those segments from being given
+    # back: most first, TOP of them, their JSON under LINES_MAX bytes.
+    # Nothing is imported here (see the top of this file).
+    import ctypes
+    import json
+    import sys
+
+    ll = ctypes.c_longlong
+    t_oom = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int, ll, ll, ll, ll, ctypes.c_char_p,
+                              ctypes.c_char_p, ll)(fn)
+    state = {"off": False}
+
+    def figures(device, alloc):
+        reserved = allocated = 0
+        largest = -1
+        pins = {}
+        for seg in memory._snapshot().get("segments", ()):
+            if seg.get("device") != device:
+                continue
+            reserved += seg.get("total_size", 0)
+            blocks = seg.get("blocks", ())
+            free = [b.get("size", 0) for b in blocks if b.get("state") == "inactive"]
+            if free:
+                largest = max(largest, max(free))
+            for b in blocks:
+                if b.get("state") != "active_allocated":
+                    continue
+                allocated += b.get("size", 0)
+                if not sum(free):
+                    continue
+                key = tuple((f.get("filename", "?"), f.get("name", "?"), f.get("line", 0))
+                            for f in b.get("frames", ()))
+                e = pins.setdefault(key, [0, 0])
+                e[0] += b.get("size", 0)
+                e[1] += 1
+        lines = [{"frames": [{"file": f[:500], "function": fn[:200],
+                              "line": ln if type(ln) is int and ln >= 0 else 0}
+                             for f, fn, ln in key],
+                  "bytes": v[0], "blocks": v[1]}
+                 for key, v in sorted(pins.items(), key=lambda kv: -kv[1][0])[:top]]
+        text = json.dumps(lines, ensure_ascii=True, separators=(",", ":"))
+        while len(text) >= lines_max and lines:
+            if len(lines[-1]["frames"]) > 1:
+                lines[-1]["frames"].pop()
+            else:
+                lines.pop()
+            text = json.dumps(lines, ensure_ascii=True, separators=(",", ":"))
+        holder, held = b"", 0
+        if pins:
+            key, v = max(pins.items(), key=lambda kv: kv[1][0])
+            f = _user_frame(key)
+            where = "%s (%s:%d)" % (f[1], f[0].rsplit("/", 1)[-1], f[2]) if f else \
+                "blocks from before the view started"
+            holder, held = where.encode("utf-8", "replace")[:255], v[0]
+        return (int(alloc), allocated, reserved, largest, text.encode("ascii"), holder, held)
+
+    def observer(device, alloc, total, free):
+        if state["off"]:
+            return
+        try:
+            t_oom(int(device), *figures(int(device), alloc))
+        except Exception as e:  # the program must see PyTorch's error, not ours
+            state["off"] = True
+            if not quiet:
+                sys.stderr.write("gpuspy: PyTorch's out-of-memory figures off: %s: %s\n" %
+                                 (type(e).__name__, e))
+
+    return observer
+
+
 def _gpuspy_summary(fn, top=3):
     # tell(sites): the largest live holders of this sample, by the user's
     # line, to the library (summary_torch_top of src/preload/summary.h),
@@ -330,6 +416,7 @@ def start():
                                    GPUSPY_INTERVAL, GPUSPY_QUIET,
                                    (globals().get("GPUSPY_HISTORY_TORCH"),
                                     globals().get("GPUSPY_HISTORY_TORCH_LINE")),
-                                   globals().get("GPUSPY_SUMMARY_TORCH"))
+                                   globals().get("GPUSPY_SUMMARY_TORCH"),
+                                   globals().get("GPUSPY_TORCH_OOM"))
     except Exception as e:
         return "off: %s: %s" % (type(e).__name__, e), None

@@ -65,6 +65,7 @@ struct gs_oom {
 	 * name for it (summary_site_name), "" none */
 	char holder[256];
 	long long holder_bytes;
+	bool holder_is_pool;
 	struct gs_oom_torch *torch; /* NULL until PyTorch said (events.c owns it) */
 };
 

@@ -8,6 +8,22 @@ static void oom_clear(const struct rd_process *p, struct rd_oom *o)
 {
 	free(o->api);
 	free(o->file);
+	free(o->pool);
+	free(o->library);
+	for (size_t i = 0; i < o->nothers; i++)
+		free(o->others[i].name);
+	free(o->others);
+	if (o->torch) {
+		for (size_t i = 0; i < o->torch->nlines; i++) {
+			for (size_t j = 0; j < o->torch->lines[i].nframes; j++) {
+				free(o->torch->lines[i].frames[j].file);
+				free(o->torch->lines[i].frames[j].function);
+			}
+			free(o->torch->lines[i].frames);
+		}
+		free(o->torch->lines);
+		free(o->torch);
+	}
 	if (o->snapshot != p)
 		rd_process_free(o->snapshot);
 }

@@ -273,6 +273,24 @@ static void test_shortage_and_unexplained(void **state)
 	judged(&f, OOM_UNEXPLAINED, (const char *const[]){ "free memory is unknown", NULL });
 }
 
+static void test_pinned_host(void **state)
+{
+	struct oom_facts f = blank(64 * GiB);
+	struct oom_verdict v;
+
+	f.pinned = true;
+	f.device_total = 140 * GiB;
+	f.device_free = 3 * GiB;
+	f.tracked = 8 * GiB;
+	f.limit = 8 * GiB;
+	judged(&f, OOM_PINNED_HOST,
+	       (const char *const[]){ "pinned-host: 64.0 GiB of pinned host memory asked", "ulimit -l",
+				      NULL });
+	oom_judge(&f, &v);
+	assert_int_equal(v.available, -1);
+	assert_int_equal(v.fits, -1);
+}
+
 static void test_line_size(void **state)
 {
 	struct oom_facts f = fragmented();
@@ -326,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_outside),
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_shortage_and_unexplained),
+		cmocka_unit_test(test_pinned_host),
 		cmocka_unit_test(test_line_size),
 		cmocka_unit_test(test_expandable),
 		cmocka_unit_test(test_size),

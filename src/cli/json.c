@@ -554,8 +554,9 @@ static json_t *moment_json(const struct rd_report *r, size_t top)
 	return o;
 }
 
-/* "limit" (docs/format.md): a run on a smaller card, on purpose. */
-static void limit_json(json_t *root, const struct rd_report *r)
+/* "limit" (docs/format.md): a run on a smaller card, on purpose.  Whether
+ * there is one. */
+static bool limit_json(json_t *root, const struct rd_report *r)
 {
 	int64_t limit = 0, n = 0;
 	bool same = true;
@@ -570,7 +571,7 @@ static void limit_json(json_t *root, const struct rd_report *r)
 		n++;
 	}
 	if (!n)
-		return;
+		return false;
 	o = counts_json("processes", n, NULL, 0);
 	if (same) {
 		json_object_set_new(o, "bytes", json_integer(limit));
@@ -581,6 +582,7 @@ static void limit_json(json_t *root, const struct rd_report *r)
 	}
 	json_object_set_new(o, "text", json_string(text));
 	json_object_set_new(root, "limit", o);
+	return true;
 }
 
 json_t *json_report_object(const struct rd_report *r, const struct rd_process_list *list,
@@ -592,6 +594,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	json_t *ooms = json_array();
 	json_t *pinned;
 	size_t n = top && top < r->nsites ? top : r->nsites;
+	bool capped = false;
 	int e = 0;
 
 	if (!root || !procs || !sites || !ooms) {
@@ -628,7 +631,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	json_object_set_new(pinned, "peak_bytes", json_integer(r->pinned_peak_bytes));
 	json_object_set_new(root, "pinned", pinned);
 	json_object_set_new(root, "untracked_frees", json_integer(r->untracked_frees));
-	limit_json(root, r);
+	capped = limit_json(root, r);
 	if (r->folded_sites) {
 		json_t *fo =
 			counts_json("sites", r->folded_sites, "live_bytes", r->folded_live_bytes);
@@ -671,7 +674,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	    json_array_size(ooms) != r->nooms ||
 	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
 					      (size_t)r->torch.present + (list->nunreported > 0) +
-					      (r->folded_sites > 0) + (r->moment != NULL))
+					      (r->folded_sites > 0) + (r->moment != NULL) + capped)
 		e = -ENOMEM;
 out:
 	json_decref(procs);

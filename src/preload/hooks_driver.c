@@ -34,37 +34,48 @@
 
 /* ---- the wrappers, once, with the door as a parameter ---- */
 
-/*
- * GPUSPY_LIMIT's refusal stands in for the real call: the same code a
- * full device returns, the out-pointer untouched (limit.h).  Each
- * allocating wrapper calls real() only when CAPPED says no:
- *   r = capped(...) ? CUDA_ERROR_OUT_OF_MEMORY : real(...);
- * which is one branch on gs_config.limit while the limit is unset.
- */
-static inline bool capped(enum gs_kind kind, int device, size_t size)
-{
-	return limit_on() && limit_refuse(kind, device, size);
-}
-
-/* A failed allocation: what the limit held for it goes; out of memory
- * is recorded by the outermost hook. */
-static void alloc_failed(CUresult r, enum gs_api api, enum gs_door door, enum gs_kind kind,
-			 bool outer, size_t size, int device)
-{
-	if (limit_on())
-		limit_drop();
-	if (outer && r == CUDA_ERROR_OUT_OF_MEMORY)
-		record_oom(api, door, kind, size, device);
-}
-
 static inline CUresult alloc_common(CUresult r, enum gs_api api, enum gs_door door,
 				    enum gs_kind kind, bool outer, CUdeviceptr *dptr, size_t size)
 {
 	if (outer && r == CUDA_SUCCESS && dptr && *dptr)
 		record_alloc(api, door, kind, GS_SPACE_DEVPTR, *dptr, size, GS_DEVICE_CURRENT);
-	else if (r != CUDA_SUCCESS)
-		alloc_failed(r, api, door, kind, outer, size, GS_DEVICE_CURRENT);
+	else if (outer && r == CUDA_ERROR_OUT_OF_MEMORY)
+		record_oom(api, door, kind, size, GS_DEVICE_CURRENT);
 	hook_leave();
+	return r;
+}
+
+/*
+ * Under GPUSPY_LIMIT (limit.h), behind the one branch on limit_on(): the
+ * outermost hook admits or refuses the request, holding what it admits
+ * until alloc_common() counted it; a hook nested in a runtime call
+ * decides for that call's hook, which counts it.  A refusal stands in for
+ * the real call, with the code a full device gives and the out-pointer
+ * untouched.  Each allocating hook's body with the limit is a function of
+ * its own (limited_*), so that the body without it is the one of old.
+ */
+/* Out of line: the hook's own body stays what it was without the limit,
+ * with nothing more of it live across the real call. */
+#define LIMITED __attribute__((noinline))
+
+static bool refuse(struct limit_hold *h, bool outer, enum gs_kind kind, int device, size_t size)
+{
+	*h = LIMIT_HOLD_NONE;
+	return outer ? !limit_admit(h, kind, device, size) :
+		       !limit_nested_admit(kind, device, size);
+}
+
+static LIMITED CUresult limited_mem_alloc(CUresult (*real)(CUdeviceptr *, size_t),
+					  enum gs_door door, bool outer, CUdeviceptr *dptr,
+					  size_t size)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	r = refuse(&h, outer, GS_KIND_DEVICE, GS_DEVICE_CURRENT, size) ? CUDA_ERROR_OUT_OF_MEMORY :
+									 real(dptr, size);
+	r = alloc_common(r, GS_API_cuMemAlloc_v2, door, GS_KIND_DEVICE, outer, dptr, size);
+	limit_release(&h);
 	return r;
 }
 
@@ -76,10 +87,25 @@ static inline CUresult w_cuMemAlloc_v2(enum gs_door door, CUdeviceptr *dptr, siz
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	outer = hook_enter();
-	return alloc_common(capped(GS_KIND_DEVICE, GS_DEVICE_CURRENT, size) ?
-				    CUDA_ERROR_OUT_OF_MEMORY :
-				    real(dptr, size),
-			    GS_API_cuMemAlloc_v2, door, GS_KIND_DEVICE, outer, dptr, size);
+	if (limit_on())
+		return limited_mem_alloc(real, door, outer, dptr, size);
+	return alloc_common(real(dptr, size), GS_API_cuMemAlloc_v2, door, GS_KIND_DEVICE, outer,
+			    dptr, size);
+}
+
+static LIMITED CUresult limited_managed(CUresult (*real)(CUdeviceptr *, size_t, unsigned int),
+					enum gs_door door, bool outer, CUdeviceptr *dptr, size_t size,
+					unsigned int flags)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	r = refuse(&h, outer, GS_KIND_MANAGED, GS_DEVICE_CURRENT, size) ?
+		    CUDA_ERROR_OUT_OF_MEMORY :
+		    real(dptr, size, flags);
+	r = alloc_common(r, GS_API_cuMemAllocManaged, door, GS_KIND_MANAGED, outer, dptr, size);
+	limit_release(&h);
+	return r;
 }
 
 static inline CUresult w_cuMemAllocManaged(enum gs_door door, CUdeviceptr *dptr, size_t size,
@@ -91,10 +117,28 @@ static inline CUresult w_cuMemAllocManaged(enum gs_door door, CUdeviceptr *dptr,
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	outer = hook_enter();
-	return alloc_common(capped(GS_KIND_MANAGED, GS_DEVICE_CURRENT, size) ?
-				    CUDA_ERROR_OUT_OF_MEMORY :
-				    real(dptr, size, flags),
-			    GS_API_cuMemAllocManaged, door, GS_KIND_MANAGED, outer, dptr, size);
+	if (limit_on())
+		return limited_managed(real, door, outer, dptr, size, flags);
+	return alloc_common(real(dptr, size, flags), GS_API_cuMemAllocManaged, door,
+			    GS_KIND_MANAGED, outer, dptr, size);
+}
+
+static LIMITED CUresult
+limited_pitch(CUresult (*real)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int),
+	      enum gs_door door, bool outer, CUdeviceptr *dptr, size_t *pitch, size_t width,
+	      size_t height, unsigned int elem)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	/* the pitch is the driver's: the limit counts the rows unpadded */
+	r = refuse(&h, outer, GS_KIND_DEVICE, GS_DEVICE_CURRENT, width * height) ?
+		    CUDA_ERROR_OUT_OF_MEMORY :
+		    real(dptr, pitch, width, height, elem);
+	r = alloc_common(r, GS_API_cuMemAllocPitch_v2, door, GS_KIND_DEVICE, outer, dptr,
+			 r == CUDA_SUCCESS && pitch ? *pitch * height : width * height);
+	limit_release(&h);
+	return r;
 }
 
 static inline CUresult w_cuMemAllocPitch_v2(enum gs_door door, CUdeviceptr *dptr, size_t *pitch,
@@ -108,10 +152,9 @@ static inline CUresult w_cuMemAllocPitch_v2(enum gs_door door, CUdeviceptr *dptr
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	outer = hook_enter();
-	/* the pitch is the driver's: the limit counts the rows unpadded */
-	r = capped(GS_KIND_DEVICE, GS_DEVICE_CURRENT, width * height) ?
-		    CUDA_ERROR_OUT_OF_MEMORY :
-		    real(dptr, pitch, width, height, elem);
+	if (limit_on())
+		return limited_pitch(real, door, outer, dptr, pitch, width, height, elem);
+	r = real(dptr, pitch, width, height, elem);
 	return alloc_common(r, GS_API_cuMemAllocPitch_v2, door, GS_KIND_DEVICE, outer, dptr,
 			    r == CUDA_SUCCESS && pitch ? *pitch * height : width * height);
 }
@@ -136,15 +179,31 @@ static inline CUresult async_common(CUresult r, enum gs_api api, enum gs_door do
 	return alloc_common(r, api, door, GS_KIND_DEVICE, outer, dptr, size);
 }
 
-/* The limit for a stream-ordered allocation, asked while it is set: one
- * on a capturing stream allocates nothing now (its memory is the
- * graph's, at each launch). */
-static bool async_capped(size_t size, CUstream s, bool per_thread)
+/* The limit for a stream-ordered allocation: one on a capturing stream
+ * allocates nothing now (its memory is the graph's, at each launch). */
+static bool async_refuse(struct limit_hold *h, bool outer, size_t size, CUstream s,
+			 bool per_thread)
 {
 	const void *g;
 
-	return !graph_capturing(s, per_thread, &g) &&
-	       limit_refuse(GS_KIND_DEVICE, GS_DEVICE_CURRENT, size);
+	*h = LIMIT_HOLD_NONE;
+	if (graph_capturing(s, per_thread, &g))
+		return false;
+	return refuse(h, outer, GS_KIND_DEVICE, GS_DEVICE_CURRENT, size);
+}
+
+static LIMITED CUresult limited_async(CUresult (*real)(CUdeviceptr *, size_t, CUstream),
+				      enum gs_door door, bool outer, bool per_thread,
+				      CUdeviceptr *dptr, size_t size, CUstream s)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	r = async_refuse(&h, outer, size, s, per_thread) ? CUDA_ERROR_OUT_OF_MEMORY :
+							   real(dptr, size, s);
+	r = async_common(r, GS_API_cuMemAllocAsync, door, outer, per_thread, dptr, size, s);
+	limit_release(&h);
+	return r;
 }
 
 static inline CUresult async_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUstream),
@@ -158,10 +217,10 @@ static inline CUresult async_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUstr
 	if (per_thread)
 		calls_family(GS_CALL_PER_THREAD);
 	outer = hook_enter();
-	return async_common(limit_on() && async_capped(size, s, per_thread) ?
-				    CUDA_ERROR_OUT_OF_MEMORY :
-				    real(dptr, size, s),
-			    GS_API_cuMemAllocAsync, door, outer, per_thread, dptr, size, s);
+	if (limit_on())
+		return limited_async(real, door, outer, per_thread, dptr, size, s);
+	return async_common(real(dptr, size, s), GS_API_cuMemAllocAsync, door, outer, per_thread,
+			    dptr, size, s);
 }
 
 static inline CUresult w_cuMemAllocAsync(enum gs_door door, CUdeviceptr *dptr, size_t size,
@@ -176,6 +235,22 @@ static inline CUresult w_cuMemAllocAsync_ptsz(enum gs_door door, CUdeviceptr *dp
 	return async_alloc(REAL(cuMemAllocAsync_ptsz), door, true, dptr, size, s);
 }
 
+static LIMITED CUresult
+limited_pool(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, CUstream), enum gs_door door,
+	     bool outer, bool per_thread, CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
+	     CUstream s)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	r = async_refuse(&h, outer, size, s, per_thread) ? CUDA_ERROR_OUT_OF_MEMORY :
+							   real(dptr, size, pool, s);
+	r = async_common(r, GS_API_cuMemAllocFromPoolAsync, door, outer, per_thread, dptr, size,
+			 s);
+	limit_release(&h);
+	return r;
+}
+
 static inline CUresult pool_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, CUstream),
 				  enum gs_door door, bool per_thread, CUdeviceptr *dptr,
 				  size_t size, CUmemoryPool pool, CUstream s)
@@ -187,10 +262,10 @@ static inline CUresult pool_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUmemo
 	if (per_thread)
 		calls_family(GS_CALL_PER_THREAD);
 	outer = hook_enter();
-	return async_common(limit_on() && async_capped(size, s, per_thread) ?
-				    CUDA_ERROR_OUT_OF_MEMORY :
-				    real(dptr, size, pool, s),
-			    GS_API_cuMemAllocFromPoolAsync, door, outer, per_thread, dptr, size, s);
+	if (limit_on())
+		return limited_pool(real, door, outer, per_thread, dptr, size, pool, s);
+	return async_common(real(dptr, size, pool, s), GS_API_cuMemAllocFromPoolAsync, door, outer,
+			    per_thread, dptr, size, s);
 }
 
 static inline CUresult w_cuMemAllocFromPoolAsync(enum gs_door door, CUdeviceptr *dptr, size_t size,
@@ -304,6 +379,7 @@ static inline CUresult w_cuMemCreate(enum gs_door door, CUmemGenericAllocationHa
 {
 	CUresult (*real)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
 			 unsigned long long) = REAL(cuMemCreate);
+	struct limit_hold h = LIMIT_HOLD_NONE;
 	bool outer, on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
 	CUresult r;
 
@@ -311,15 +387,18 @@ static inline CUresult w_cuMemCreate(enum gs_door door, CUmemGenericAllocationHa
 		return CUDA_ERROR_NOT_INITIALIZED;
 	calls_family(GS_CALL_VMM);
 	outer = hook_enter();
-	r = on_device && capped(GS_KIND_VMM, prop->location.id, size) ?
-		    CUDA_ERROR_OUT_OF_MEMORY :
-		    real(handle, size, prop, flags);
+	/* VMM calls are few (a pool's growth): one body, the limit's steps in it */
+	if (limit_on() && on_device && refuse(&h, outer, GS_KIND_VMM, prop->location.id, size))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	else
+		r = real(handle, size, prop, flags);
 	if (outer && r == CUDA_SUCCESS && handle)
 		record_alloc(GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED,
 			     GS_SPACE_HANDLE, *handle, size, on_device ? prop->location.id : -1);
-	else if (r != CUDA_SUCCESS)
-		alloc_failed(r, GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED,
-			     outer, size, on_device ? prop->location.id : -1);
+	else if (outer && r == CUDA_ERROR_OUT_OF_MEMORY)
+		record_oom(GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED, size,
+			   on_device ? prop->location.id : -1);
+	limit_release(&h);
 	hook_leave();
 	return r;
 }

@@ -2,8 +2,8 @@
 /*
  * GPUSPY_LIMIT (limit.h).  A device's memory, as the limit counts it, is
  * what gpuspy tracks live there (device, managed and VMM memory: the
- * striped counters of record.c) plus what threads hold between their
- * check and the count: held[] below.  Both are read without a lock; a
+ * striped counters of record.c) plus what callers hold between their
+ * check and the count (struct limit_hold): held[] below.  Both are read without a lock; a
  * check adds its request to held[] first and only then reads the
  * counters, so that of two threads racing for the last bytes one sees
  * the other's (the one held, or already counted: counted before its hold
@@ -21,60 +21,51 @@
 
 static atomic_llong held[GS_MAX_DEVICES + 1];
 
-/* What this thread holds (index 0: nothing), and whether the limit
- * refused its last request. */
-static GS_TLS unsigned hold_index;
-static GS_TLS long long hold_bytes;
-static GS_TLS bool refused;
+/* Whether the limit refused this thread's last request; whether a runtime
+ * hook's call is under way, and what its nested driver calls hold. */
+static GS_TLS bool refused, nested;
+static GS_TLS struct limit_hold nested_hold;
 
 static long long device_used(unsigned index)
 {
 	return totals_device_live(index) + atomic_load_explicit(&held[index], memory_order_relaxed);
 }
 
-void limit_drop(void)
+bool limit_admit(struct limit_hold *h, enum gs_kind kind, int device, uint64_t size)
 {
-	if (hold_index)
-		atomic_fetch_sub_explicit(&held[hold_index], hold_bytes, memory_order_relaxed);
-	hold_index = 0;
-	hold_bytes = 0;
-}
-
-void limit_counted(void)
-{
-	limit_drop();
-}
-
-bool limit_refuse(enum gs_kind kind, int device, uint64_t size)
-{
-	long long limit = (long long)gs_config.limit, used;
+	long long limit = (long long)gs_config.limit;
 	unsigned index;
 
-	/* a hold left by a call whose count never came (its runtime failed
-	 * after the driver succeeded): it is in the counters, or nowhere */
-	limit_drop();
+	*h = LIMIT_HOLD_NONE;
 	refused = false;
 	if (kind == GS_KIND_PINNED || !atomic_load_explicit(&gs_state.tracking, memory_order_relaxed))
-		return false;
+		return true;
 	if (device == GS_DEVICE_CURRENT)
 		device = driver_current_device();
 	index = gs_device_index(device);
 	if (device < 0 || !index)
-		return false;
+		return true;
 	if (size > (uint64_t)limit) {
 		refused = true;
-		return true;
+		return false;
 	}
+	/* held first, counters after: see the top of this file */
 	atomic_fetch_add_explicit(&held[index], (long long)size, memory_order_relaxed);
-	used = device_used(index);
-	if (used > limit) {
+	if (device_used(index) > limit) {
 		atomic_fetch_sub_explicit(&held[index], (long long)size, memory_order_relaxed);
 		refused = true;
-		return true;
+		return false;
 	}
-	hold_index = index;
-	hold_bytes = (long long)size;
-	return false;
+	h->index = index;
+	h->bytes = (long long)size;
+	return true;
+}
+
+void limit_release(struct limit_hold *h)
+{
+	if (h->index)
+		atomic_fetch_sub_explicit(&held[h->index], h->bytes, memory_order_relaxed);
+	*h = LIMIT_HOLD_NONE;
 }
 
 bool limit_refused_here(void)
@@ -83,6 +74,34 @@ bool limit_refused_here(void)
 
 	refused = false;
 	return r;
+}
+
+void limit_nested_begin(void)
+{
+	nested = true;
+	nested_hold = LIMIT_HOLD_NONE;
+}
+
+void limit_nested_end(void)
+{
+	limit_release(&nested_hold);
+	nested = false;
+}
+
+bool limit_nested_admit(enum gs_kind kind, int device, uint64_t size)
+{
+	struct limit_hold h;
+
+	if (!nested)
+		return true;
+	if (!limit_admit(&h, kind, device, size))
+		return false;
+	/* a runtime call that allocates twice holds both */
+	if (nested_hold.index && nested_hold.index != h.index)
+		limit_release(&nested_hold);
+	nested_hold.index = h.index;
+	nested_hold.bytes += h.bytes;
+	return true;
 }
 
 void limit_mem_info(size_t *free_bytes, size_t *total_bytes)

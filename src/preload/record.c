@@ -252,9 +252,6 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 		return;
 	}
 	record_insert(a, door);
-	/* counted: what GPUSPY_LIMIT held for it is in the counters now */
-	if (limit_on())
-		limit_counted();
 }
 
 struct gs_site *record_site(enum gs_api api, enum gs_door door, enum gs_kind kind)

@@ -462,7 +462,8 @@ static json_t *verdict_json(const struct rd_report_oom *ro)
 
 			if (ev->others[i].name)
 				json_object_set_new(x, "name", json_string(ev->others[i].name));
-			json_object_set_new(x, "used_bytes", json_integer(ev->others[i].used_bytes));
+			json_object_set_new(x, "used_bytes",
+					    json_integer(ev->others[i].used_bytes));
 			json_array_append_new(list, x);
 		}
 		json_object_set_new(o, "other_processes", list);

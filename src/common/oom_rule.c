@@ -62,7 +62,7 @@ void oom_judge(const struct oom_facts *f, struct oom_verdict *v)
 	v->card = v->available = v->missing = v->held = v->fits = v->slack = v->outside = -1;
 	if (f->limit > 0)
 		v->card = known(f->device_total) && f->device_total < f->limit ? f->device_total :
-										     f->limit;
+										 f->limit;
 	else if (known(f->device_total))
 		v->card = f->device_total;
 	if (f->capped && f->limit > 0 && known(own))
@@ -94,7 +94,7 @@ void oom_judge(const struct oom_facts *f, struct oom_verdict *v)
 		v->pool_may_retry = false;
 		v->cls = OOM_PINNED_HOST;
 	} else if (exact && v->slack >= f->pool_request &&
-	    (!known(f->pool_largest_free) || f->pool_largest_free < f->pool_request))
+		   (!known(f->pool_largest_free) || f->pool_largest_free < f->pool_request))
 		v->cls = OOM_FRAGMENTATION;
 	else if (!f->capped && known(v->missing) && known(f->others_bytes) && f->others_bytes > 0 &&
 		 f->others_bytes >= v->missing)
@@ -167,8 +167,7 @@ static __attribute__((format(printf, 2, 3))) void put(struct line *l, const char
 
 #define SZ(x) sz(&l, (x))
 
-int oom_verdict_line(char *buf, size_t size, const struct oom_facts *f,
-		     const struct oom_verdict *v)
+int oom_verdict_line(char *buf, size_t size, const struct oom_facts *f, const struct oom_verdict *v)
 {
 	struct line l = { .buf = buf, .size = size };
 	const char *pool = f->pool ? f->pool : "framework's pool";
@@ -235,22 +234,25 @@ int oom_verdict_line(char *buf, size_t size, const struct oom_facts *f,
 			put(&l, "; other processes hold %s", SZ(f->others_bytes));
 		break;
 	case OOM_PINNED_HOST:
-		put(&l, "%s of pinned host memory asked: page-locked memory is the host's, limited by "
-			"its RAM and the locked-memory limit (ulimit -l), not the device's",
+		put(&l,
+		    "%s of pinned host memory asked: page-locked memory is the host's, limited by "
+		    "its RAM and the locked-memory limit (ulimit -l), not the device's",
 		    SZ(f->requested));
 		break;
 	default:
 		if (known(v->available))
-			put(&l, "%s was free for a request of %s: refused for another reason "
-				"than the memory in use",
+			put(&l,
+			    "%s was free for a request of %s: refused for another reason "
+			    "than the memory in use",
 			    SZ(v->available), SZ(f->requested));
 		else
 			put(&l, "the device's free memory is unknown (no current context)");
 		break;
 	}
 	if (v->pool_may_retry)
-		put(&l, "; the %s's segments hold %s of it, part possibly free: it may "
-			"empty its cache and retry",
+		put(&l,
+		    "; the %s's segments hold %s of it, part possibly free: it may "
+		    "empty its cache and retry",
 		    pool, SZ(f->pool_bytes));
 	return l.len;
 }

@@ -94,15 +94,14 @@ static inline CUresult w_cuMemAlloc_v2(enum gs_door door, CUdeviceptr *dptr, siz
 }
 
 static LIMITED CUresult limited_managed(CUresult (*real)(CUdeviceptr *, size_t, unsigned int),
-					enum gs_door door, bool outer, CUdeviceptr *dptr, size_t size,
-					unsigned int flags)
+					enum gs_door door, bool outer, CUdeviceptr *dptr,
+					size_t size, unsigned int flags)
 {
 	struct limit_hold h;
 	CUresult r;
 
-	r = refuse(&h, outer, GS_KIND_MANAGED, GS_DEVICE_CURRENT, size) ?
-		    CUDA_ERROR_OUT_OF_MEMORY :
-		    real(dptr, size, flags);
+	r = refuse(&h, outer, GS_KIND_MANAGED, GS_DEVICE_CURRENT, size) ? CUDA_ERROR_OUT_OF_MEMORY :
+									  real(dptr, size, flags);
 	r = alloc_common(r, GS_API_cuMemAllocManaged, door, GS_KIND_MANAGED, outer, dptr, size);
 	limit_release(&h);
 	return r;
@@ -123,10 +122,10 @@ static inline CUresult w_cuMemAllocManaged(enum gs_door door, CUdeviceptr *dptr,
 			    GS_KIND_MANAGED, outer, dptr, size);
 }
 
-static LIMITED CUresult
-limited_pitch(CUresult (*real)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int),
-	      enum gs_door door, bool outer, CUdeviceptr *dptr, size_t *pitch, size_t width,
-	      size_t height, unsigned int elem)
+static LIMITED CUresult limited_pitch(CUresult (*real)(CUdeviceptr *, size_t *, size_t, size_t,
+						       unsigned int),
+				      enum gs_door door, bool outer, CUdeviceptr *dptr,
+				      size_t *pitch, size_t width, size_t height, unsigned int elem)
 {
 	struct limit_hold h;
 	CUresult r;
@@ -181,8 +180,7 @@ static inline CUresult async_common(CUresult r, enum gs_api api, enum gs_door do
 
 /* The limit for a stream-ordered allocation: one on a capturing stream
  * allocates nothing now (its memory is the graph's, at each launch). */
-static bool async_refuse(struct limit_hold *h, bool outer, size_t size, CUstream s,
-			 bool per_thread)
+static bool async_refuse(struct limit_hold *h, bool outer, size_t size, CUstream s, bool per_thread)
 {
 	const void *g;
 
@@ -235,18 +233,17 @@ static inline CUresult w_cuMemAllocAsync_ptsz(enum gs_door door, CUdeviceptr *dp
 	return async_alloc(REAL(cuMemAllocAsync_ptsz), door, true, dptr, size, s);
 }
 
-static LIMITED CUresult
-limited_pool(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, CUstream), enum gs_door door,
-	     bool outer, bool per_thread, CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
-	     CUstream s)
+static LIMITED CUresult limited_pool(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool,
+						      CUstream),
+				     enum gs_door door, bool outer, bool per_thread,
+				     CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s)
 {
 	struct limit_hold h;
 	CUresult r;
 
 	r = async_refuse(&h, outer, size, s, per_thread) ? CUDA_ERROR_OUT_OF_MEMORY :
 							   real(dptr, size, pool, s);
-	r = async_common(r, GS_API_cuMemAllocFromPoolAsync, door, outer, per_thread, dptr, size,
-			 s);
+	r = async_common(r, GS_API_cuMemAllocFromPoolAsync, door, outer, per_thread, dptr, size, s);
 	limit_release(&h);
 	return r;
 }
@@ -628,8 +625,7 @@ static inline CUresult w_cuDeviceGraphMemTrim(enum gs_door door, CUdevice dev)
  * (PyTorch's memory fraction, JAX's preallocation) sizes it for that
  * card.  gpuspy's own figures come from the real functions (driver.c).
  */
-static inline CUresult w_cuMemGetInfo_v2(enum gs_door door, size_t *free_bytes,
-					 size_t *total_bytes)
+static inline CUresult w_cuMemGetInfo_v2(enum gs_door door, size_t *free_bytes, size_t *total_bytes)
 {
 	CUresult (*real)(size_t *, size_t *) = REAL(cuMemGetInfo_v2);
 	CUresult r;

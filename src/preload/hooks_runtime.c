@@ -241,10 +241,9 @@ GS_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width
 	if (limit_on() && outer) {
 		limit_nested_begin();
 		r = real(devPtr, pitch, width, height);
-		return rt_limited(done_alloc(r, outer, GS_API_cudaMallocPitch, GS_KIND_DEVICE,
-					     devPtr,
-					     r == cudaSuccess && pitch ? *pitch * height :
-									 width * height));
+		return rt_limited(
+			done_alloc(r, outer, GS_API_cudaMallocPitch, GS_KIND_DEVICE, devPtr,
+				   r == cudaSuccess && pitch ? *pitch * height : width * height));
 	}
 	r = real(devPtr, pitch, width, height);
 	return done_alloc(r, outer, GS_API_cudaMallocPitch, GS_KIND_DEVICE, devPtr,

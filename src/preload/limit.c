@@ -38,7 +38,8 @@ bool limit_admit(struct limit_hold *h, enum gs_kind kind, int device, uint64_t s
 
 	*h = LIMIT_HOLD_NONE;
 	refused = false;
-	if (kind == GS_KIND_PINNED || !atomic_load_explicit(&gs_state.tracking, memory_order_relaxed))
+	if (kind == GS_KIND_PINNED ||
+	    !atomic_load_explicit(&gs_state.tracking, memory_order_relaxed))
 		return true;
 	if (device == GS_DEVICE_CURRENT)
 		device = driver_current_device();
@@ -109,7 +110,10 @@ void limit_mem_info(size_t *free_bytes, size_t *total_bytes)
 	unsigned long long limit = gs_config.limit;
 	unsigned index = gs_device_index(driver_current_device());
 	long long used = index ? device_used(index) : 0;
-	unsigned long long left = used < 0 ? limit : (unsigned long long)used >= limit ? 0 : limit - (unsigned long long)used;
+	unsigned long long left = used < 0 ? limit :
+				  (unsigned long long)used >= limit ?
+					     0 :
+					     limit - (unsigned long long)used;
 
 	if (!atomic_load_explicit(&gs_state.tracking, memory_order_relaxed))
 		return;

@@ -32,8 +32,8 @@ struct gs_oom_other {
  * observer, events_torch_oom), -1 unknown. */
 struct gs_oom_torch {
 	long long request, allocated, reserved, largest_free;
-	char *lines;	   /* JSON text: the lines pinning its segments; NULL: none */
-	char holder[256];  /* the first of them by name, "" none */
+	char *lines;	  /* JSON text: the lines pinning its segments; NULL: none */
+	char holder[256]; /* the first of them by name, "" none */
 	long long holder_bytes;
 };
 

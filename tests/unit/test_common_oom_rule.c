@@ -87,7 +87,8 @@ static void test_fragmentation(void **state)
 				      "free of 78.4 GiB reserved, but no free block of 546.0 MiB "
 				      "(the largest: 120.0 MiB)",
 				      "pinned most by step (train.py:41) (2.0 GiB)",
-				      "try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", NULL });
+				      "try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+				      NULL });
 	oom_judge(&f, &v);
 	assert_int_equal(v.slack, 9 * GiB + 400 * MiB);
 	assert_int_equal(v.held, 69 * GiB);
@@ -116,9 +117,10 @@ static void test_fragmentation(void **state)
 	f = fragmented();
 	f.pool_request = f.pool_allocated = f.pool_reserved = f.pool_largest_free = -1;
 	judged(&f, OOM_SHORTAGE,
-	       (const char *const[]){ "the PyTorch caching allocator's segments hold 78.4 GiB of it, "
-				      "part possibly free: it may empty its cache and retry",
-				      NULL });
+	       (const char *const[]){
+		       "the PyTorch caching allocator's segments hold 78.4 GiB of it, "
+		       "part possibly free: it may empty its cache and retry",
+		       NULL });
 }
 
 static struct oom_facts neighbour(void)
@@ -141,10 +143,11 @@ static void test_other_process(void **state)
 	struct oom_verdict v;
 
 	judged(&f, OOM_OTHER_PROCESS,
-	       (const char *const[]){ "other-process: other processes hold 30.0 GiB of this device, "
-				      "the most pid 4242 (python3) with 25.0 GiB; 3.0 GiB more "
-				      "was needed for 4.0 GiB",
-				      NULL });
+	       (const char *const[]){
+		       "other-process: other processes hold 30.0 GiB of this device, "
+		       "the most pid 4242 (python3) with 25.0 GiB; 3.0 GiB more "
+		       "was needed for 4.0 GiB",
+		       NULL });
 	oom_judge(&f, &v);
 	assert_int_equal(v.missing, 3 * GiB);
 	/* exactly what was missing is enough; a byte less is not */
@@ -237,8 +240,7 @@ static void test_cap(void **state)
 	/* the limit set, but the device itself refused: a smaller device */
 	f.capped = false;
 	f.device_free = 100 * MiB;
-	judged(&f, OOM_SHORTAGE,
-	       (const char *const[]){ "100.0 MiB free of 8.0 GiB", NULL });
+	judged(&f, OOM_SHORTAGE, (const char *const[]){ "100.0 MiB free of 8.0 GiB", NULL });
 	/* a limit above the device: the device is the card */
 	f.limit = 100 * GiB;
 	oom_judge(&f, &v);
@@ -259,16 +261,18 @@ static void test_shortage_and_unexplained(void **state)
 	f.device_free = 2 * GiB;
 	f.tracked = 77 * GiB;
 	judged(&f, OOM_SHORTAGE,
-	       (const char *const[]){ "shortage: the program holds 77.0 GiB and asked 4.0 GiB more, "
-				      "2.0 GiB free of 80.0 GiB: at most 2.0 GiB would have fit",
-				      NULL });
+	       (const char *const[]){
+		       "shortage: the program holds 77.0 GiB and asked 4.0 GiB more, "
+		       "2.0 GiB free of 80.0 GiB: at most 2.0 GiB would have fit",
+		       NULL });
 	oom_judge(&f, &v);
 	assert_int_equal(v.fits, 2 * GiB);
 	assert_int_equal(v.held, 77 * GiB);
 	/* the device said it had room: not a shortage */
 	f.device_free = 4 * GiB;
 	judged(&f, OOM_UNEXPLAINED,
-	       (const char *const[]){ "unexplained: 4.0 GiB was free for a request of 4.0 GiB", NULL });
+	       (const char *const[]){ "unexplained: 4.0 GiB was free for a request of 4.0 GiB",
+				      NULL });
 	f.device_free = -1;
 	judged(&f, OOM_UNEXPLAINED, (const char *const[]){ "free memory is unknown", NULL });
 }
@@ -284,8 +288,8 @@ static void test_pinned_host(void **state)
 	f.tracked = 8 * GiB;
 	f.limit = 8 * GiB;
 	judged(&f, OOM_PINNED_HOST,
-	       (const char *const[]){ "pinned-host: 64.0 GiB of pinned host memory asked", "ulimit -l",
-				      NULL });
+	       (const char *const[]){ "pinned-host: 64.0 GiB of pinned host memory asked",
+				      "ulimit -l", NULL });
 	oom_judge(&f, &v);
 	assert_int_equal(v.available, -1);
 	assert_int_equal(v.fits, -1);

@@ -114,7 +114,8 @@ static void test_unknown_left_out(void **state)
 	a.nnvml = 1;
 	t = page(procs, 1, 20);
 	assert_non_null(strstr(t, "\ngpuspy_oom_events_total 0\n"));
-	assert_non_null(strstr(t, "\n# TYPE gpuspy_limit_bytes gauge\ngpuspy_limit_bytes 8589934592\n"));
+	assert_non_null(
+		strstr(t, "\n# TYPE gpuspy_limit_bytes gauge\ngpuspy_limit_bytes 8589934592\n"));
 	assert_non_null(strstr(t, "\ngpuspy_sample_time_seconds 1764600000.250\n"));
 	assert_non_null(strstr(t, "\ngpuspy_nvml_device_total_bytes{device=\"1\"} 80\n"));
 	assert_null(strstr(t, "gpuspy_nvml_used_bytes"));

@@ -5,7 +5,7 @@
  * in hooks_driver.c.
  */
 #include <dlfcn.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
@@ -83,18 +83,35 @@ bool driver_mem_info(long long *free_bytes, long long *total_bytes)
 	return true;
 }
 
+/* The hexadecimal number at *P, up to END (':' or '.'), past it; false
+ * when there is none or something else follows. */
+static bool hex_field(const char **p, char end, unsigned *out)
+{
+	char *stop;
+	unsigned long v = strtoul(*p, &stop, 16);
+
+	if (stop == *p || *stop != end || v > 0xffffffffUL)
+		return false;
+	*out = (unsigned)v;
+	*p = stop + 1;
+	return true;
+}
+
 bool driver_pci(int ordinal, unsigned *domain, unsigned *bus, unsigned *device)
 {
 	CUresult (*get)(CUdevice *, int) = REAL(cuDeviceGet);
 	CUresult (*pci)(char *, int, CUdevice) = REAL(cuDeviceGetPCIBusId);
+	const char *p;
 	char id[64];
-	unsigned fn;
 	CUdevice d;
 
+	if (!get || !pci || get(&d, ordinal) != CUDA_SUCCESS ||
+	    pci(id, (int)sizeof(id), d) != CUDA_SUCCESS)
+		return false;
+	id[sizeof(id) - 1] = '\0';
 	/* "[domain]:[bus]:[device].[function]", each hexadecimal */
-	return get && pci && get(&d, ordinal) == CUDA_SUCCESS &&
-	       pci(id, (int)sizeof(id), d) == CUDA_SUCCESS &&
-	       sscanf(id, "%x:%x:%x.%x", domain, bus, device, &fn) == 4;
+	p = id;
+	return hex_field(&p, ':', domain) && hex_field(&p, ':', bus) && hex_field(&p, '.', device);
 }
 
 bool driver_capture_graph(const void *stream, bool per_thread, const void **graph)

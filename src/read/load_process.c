@@ -1002,7 +1002,7 @@ static int load_oom_facts(const struct vctx *v, json_t *obj, struct rd_oom *o)
 		return validate_bad(v, j ? "capped" : "limit_bytes",
 				    "present without %s (the two come together)",
 				    j ? "limit_bytes" : "capped");
-	o->capped = j && json_is_true(j);
+	o->capped = json_is_true(j);
 	if ((r = validate_int(v, obj, "graph_bytes", false, 0, INT64_MAX, &o->graph_bytes)) < 0 ||
 	    (r = validate_member(v, obj, "pool", false, JSON_OBJECT, &j)) < 0)
 		return r;

@@ -109,7 +109,7 @@ int oom_verdict_build(struct rd_report_oom *ro)
 	/* the largest holder, as libgpuspy picks it: PyTorch's first pinning
 	 * line, else the site holding most then, a pool segment named as the
 	 * pool's (the request that grew it, not what holds it) */
-	if (out->npins) {
+	if (out->npins && t) {
 		out->holder = strdup(out->pin_names[0]);
 		f->holder_bytes = t->lines[0].bytes;
 	} else if (ro->ntop && ro->top[0]->pool) {

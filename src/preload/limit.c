@@ -3,10 +3,10 @@
  * GPUSPY_LIMIT (limit.h).  A device's memory, as the limit counts it, is
  * what gpuspy tracks live there (device, managed and VMM memory: the
  * striped counters of record.c) plus what callers hold between their
- * check and the count (struct limit_hold): held[] below.  Both are read without a lock; a
- * check adds its request to held[] first and only then reads the
- * counters, so that of two threads racing for the last bytes one sees
- * the other's (the one held, or already counted: counted before its hold
+ * check and the count (struct limit_hold): held[] below.  Both are read
+ * without a lock; a check adds its request to held[] first and only then
+ * reads the counters, so that of two threads racing for the last bytes
+ * one sees the other's (held, or already counted: counted before its hold
  * is dropped, an allocation is never missed, at worst seen twice for a
  * moment, which refuses early rather than late).
  */

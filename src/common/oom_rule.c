@@ -200,16 +200,25 @@ int oom_verdict_line(char *buf, size_t size, const struct oom_facts *f, const st
 		put(&l, "; %s more was needed for %s: free them or use another device",
 		    SZ(v->missing), SZ(f->requested));
 		break;
-	case OOM_OUTSIDE:
+	case OOM_OUTSIDE: {
+		int64_t libs = f->library_bytes > 0 ? f->library_bytes : 0,
+			graphs = f->graph_bytes > 0 ? f->graph_bytes : 0,
+			raw = v->outside - libs - graphs;
+
 		put(&l, "%s of the program's memory is outside the %s", SZ(v->outside), pool);
-		if (f->library && f->library_top > 0)
+		if (f->library && f->library_top > 0) {
 			put(&l, " (%s %s", f->library, SZ(f->library_top));
-		else
-			put(&l, " (libraries %s", SZ(f->library_bytes > 0 ? f->library_bytes : 0));
-		put(&l, ", CUDA graphs %s)", SZ(f->graph_bytes > 0 ? f->graph_bytes : 0));
+			if (libs > f->library_top)
+				put(&l, ", other libraries %s", SZ(libs - f->library_top));
+		} else {
+			put(&l, " (libraries %s", SZ(libs));
+		}
+		put(&l, ", CUDA graphs %s, other CUDA calls %s)", SZ(graphs),
+		    SZ(raw > 0 ? raw : 0));
 		put(&l, ", where the pool cannot reuse it; %s more was needed for %s",
 		    SZ(v->missing), SZ(f->requested));
 		break;
+	}
 	case OOM_CAP:
 	case OOM_SHORTAGE:
 		if (v->cls == OOM_CAP)

@@ -273,8 +273,8 @@ r, out, pdir = run([sys.executable, pool_py, "outside", os.path.abspath(cublas)]
 told = verdicts(r.stderr)
 check("caught OutOfMemoryError" in r.stdout, "outside: the program caught it: %r" % r.stdout)
 want = ("outside-framework: 20.0 MiB of the program's memory is outside the PyTorch caching "
-        "allocator (cuBLAS 20.0 MiB, CUDA graphs 0 B), where the pool cannot reuse it; "
-        "4.0 MiB more was needed for 8.0 MiB")
+        "allocator (cuBLAS 20.0 MiB, CUDA graphs 0 B, other CUDA calls 0 B), where the pool "
+        "cannot reuse it; 4.0 MiB more was needed for 8.0 MiB")
 check(decisive(r.stderr) == want, "outside: the line when PyTorch raised: %s" %
       decisive(r.stderr))
 ev = json.load(open(os.path.join(pdir, "oom-2.json")))["event"] if pdir else {}

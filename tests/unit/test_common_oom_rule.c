@@ -191,8 +191,8 @@ static void test_outside(void **state)
 	judged(&f, OOM_OUTSIDE,
 	       (const char *const[]){ "outside-framework: 10.0 GiB of the program's memory is "
 				      "outside the PyTorch caching allocator (cuBLAS 8.0 GiB, CUDA "
-				      "graphs 1.0 GiB), where the pool cannot reuse it; 3.0 GiB "
-				      "more was needed for 4.0 GiB",
+				      "graphs 1.0 GiB, other CUDA calls 1.0 GiB), where the pool "
+				      "cannot reuse it; 3.0 GiB more was needed for 4.0 GiB",
 				      NULL });
 	oom_judge(&f, &v);
 	assert_int_equal(v.outside, 10 * GiB);

@@ -488,6 +488,23 @@ static json_t *verdict_json(const struct rd_report_oom *ro)
 		}
 		json_object_set_new(o, "pinned_by", pins);
 	}
+	if (vd->nholders) {
+		json_t *held = json_array();
+
+		for (size_t i = 0; i < vd->nholders; i++) {
+			json_t *x = json_object();
+
+			json_object_set_new(x, "name", json_string(vd->holder_names[i]));
+			json_object_set_new(x, "bytes", json_integer(ev->torch->holders[i].bytes));
+			json_object_set_new(x, "blocks",
+					    json_integer(ev->torch->holders[i].blocks));
+			if (ev->torch->holders[i].role)
+				json_object_set_new(x, "role",
+						    json_string(ev->torch->holders[i].role));
+			json_array_append_new(held, x);
+		}
+		json_object_set_new(o, "held_by", held);
+	}
 	json_object_set_new(o, "expandable_segments", json_boolean(f->expandable));
 	return o;
 }

@@ -1021,7 +1021,8 @@ static void print_oom_site(FILE *out, const struct rd_report_site *s)
 }
 
 /* The event's verdict (oom_verdict.h) and what it names: PyTorch's lines
- * pinning its segments, the other processes; at most TOP of each. */
+ * pinning its segments or holding most, the other processes; at most TOP
+ * of each. */
 static void print_oom_verdict(FILE *out, const struct rd_report_oom *ro, size_t top)
 {
 	const struct rd_oom_verdict *v = &ro->verdict;
@@ -1040,6 +1041,15 @@ static void print_oom_verdict(FILE *out, const struct rd_report_oom *ro, size_t 
 				ev->torch->lines[i].blocks,
 				plural(ev->torch->lines[i].blocks, "block", "blocks"));
 			cli_put_clean(out, v->pin_names[i]);
+			putc('\n', out);
+		}
+	if (v->v.cls == OOM_CAP || v->v.cls == OOM_SHORTAGE || v->v.cls == OOM_OUTSIDE)
+		for (size_t i = 0; i < v->nholders && i < top; i++) {
+			fprintf(out, "    held: %s in %" PRId64 " %s at ",
+				util_human_size(ev->torch->holders[i].bytes, a, sizeof(a)),
+				ev->torch->holders[i].blocks,
+				plural(ev->torch->holders[i].blocks, "block", "blocks"));
+			cli_put_clean(out, v->holder_names[i]);
 			putc('\n', out);
 		}
 	if (v->v.cls == OOM_OTHER_PROCESS || v->v.cls == OOM_SHORTAGE)

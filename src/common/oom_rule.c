@@ -181,8 +181,8 @@ int oom_verdict_line(char *buf, size_t size, const struct oom_facts *f, const st
 		    SZ(v->slack), SZ(f->pool_reserved), SZ(f->pool_request));
 		if (known(f->pool_largest_free))
 			put(&l, " (the largest: %s)", SZ(f->pool_largest_free));
-		if (f->holder)
-			put(&l, "; pinned most by %s (%s)", f->holder, SZ(f->holder_bytes));
+		if (f->pinner)
+			put(&l, "; pinned most by %s (%s)", f->pinner, SZ(f->pinner_bytes));
 		if (f->expandable)
 			put(&l, "; expandable_segments is on already: free or reuse the blocks "
 				"that pin the segments");

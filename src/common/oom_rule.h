@@ -76,6 +76,10 @@ struct oom_facts {
 	const char *holder;
 	int64_t holder_bytes;
 	bool holder_is_pool;
+	/* of the live blocks in the pool's segments that hold free memory,
+	 * the line holding most (PyTorch's figures), NULL: none named */
+	const char *pinner;
+	int64_t pinner_bytes;
 };
 
 /* What the rule found, with the figures it used (-1: unknown). */

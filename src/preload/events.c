@@ -170,13 +170,13 @@ void events_oom(struct gs_oom *e)
 /* torch_view.py's lines, JSON text: bounded, so that a file stays small */
 #define TORCH_OOM_LINES_MAX 16384
 
-/* Whether TEXT is what torch_view.py makes: a JSON array, printable
+/* Whether TEXT is what torch_view.py makes: a JSON object, printable
  * ASCII only (json.dumps(ensure_ascii=True) escapes everything else). */
 static bool torch_lines_ok(const char *text)
 {
 	size_t n = strlen(text);
 
-	if (n < 2 || n >= TORCH_OOM_LINES_MAX || text[0] != '[' || text[n - 1] != ']')
+	if (n < 2 || n >= TORCH_OOM_LINES_MAX || text[0] != '{' || text[n - 1] != '}')
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)text[i] < 0x20 || (unsigned char)text[i] > 0x7e)
@@ -184,9 +184,18 @@ static bool torch_lines_ok(const char *text)
 	return true;
 }
 
+/* NAME into BUF, one line whatever it holds (a program's file names). */
+static void one_line(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s", name ? name : "");
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+}
+
 int events_torch_oom(int device, long long request, long long allocated, long long reserved,
-		     long long largest_free, const char *lines, const char *holder,
-		     long long holder_bytes)
+		     long long largest_free, const char *lines, const char *pinner,
+		     long long pinner_bytes, const char *holder, long long holder_bytes)
 {
 	struct gs_oom_torch *t;
 	struct gs_oom *e = NULL;
@@ -195,7 +204,7 @@ int events_torch_oom(int device, long long request, long long allocated, long lo
 	int err;
 
 	if (request < 0 || allocated < 0 || reserved < allocated || largest_free < -1 ||
-	    holder_bytes < 0 || (lines && !torch_lines_ok(lines)))
+	    pinner_bytes < 0 || holder_bytes < 0 || (lines && !torch_lines_ok(lines)))
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t || (lines && !(t->lines = strdup(lines)))) {
@@ -206,11 +215,9 @@ int events_torch_oom(int device, long long request, long long allocated, long lo
 	t->allocated = allocated;
 	t->reserved = reserved;
 	t->largest_free = largest_free;
-	snprintf(t->holder, sizeof(t->holder), "%s", holder ? holder : "");
-	/* from a program's file names: one line, whatever they hold */
-	for (char *c = t->holder; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
+	one_line(t->pinner, sizeof(t->pinner), pinner);
+	t->pinner_bytes = pinner_bytes;
+	one_line(t->holder, sizeof(t->holder), holder);
 	t->holder_bytes = holder_bytes;
 
 	gs_lock(&gs_events_lock);

@@ -177,6 +177,10 @@ void oom_facts_of(const struct gs_oom *e, struct oom_facts *f)
 	f->pool_largest_free = t ? t->largest_free : -1;
 	f->expandable = oom_expandable(getenv("PYTORCH_CUDA_ALLOC_CONF")) ||
 			oom_expandable(getenv("PYTORCH_ALLOC_CONF"));
+	if (t && t->pinner[0]) {
+		f->pinner = t->pinner;
+		f->pinner_bytes = t->pinner_bytes;
+	}
 	if (t && t->holder[0]) {
 		f->holder = t->holder;
 		f->holder_bytes = t->holder_bytes;

@@ -178,9 +178,10 @@ static void write_oom_facts(FILE *f, const struct gs_oom *e)
 			t->request, t->allocated, t->reserved);
 		if (t->largest_free >= 0)
 			fprintf(f, ", \"largest_free_bytes\": %lld", t->largest_free);
-		/* torch_view.py's own JSON text (events_torch_oom checked its shape) */
-		if (t->lines)
-			fprintf(f, ", \"lines\": %s", t->lines);
+		/* the members of torch_view.py's own JSON object, "lines" and
+		 * "holders" (events_torch_oom checked its shape) */
+		if (t->lines && strlen(t->lines) > 2)
+			fprintf(f, ", %.*s", (int)strlen(t->lines) - 2, t->lines + 1);
 		fputc('}', f);
 	}
 }

@@ -32,8 +32,12 @@ struct gs_oom_other {
  * observer, events_torch_oom), -1 unknown. */
 struct gs_oom_torch {
 	long long request, allocated, reserved, largest_free;
-	char *lines;	  /* JSON text: the lines pinning its segments; NULL: none */
-	char holder[256]; /* the first of them by name, "" none */
+	/* JSON text, an object: its "lines" pinning its segments and its
+	 * "holders" (docs/format.md); NULL: none */
+	char *lines;
+	char pinner[256]; /* the first of its lines by name, "" none */
+	long long pinner_bytes;
+	char holder[256]; /* the first of its holders by name, with its role */
 	long long holder_bytes;
 };
 

@@ -936,28 +936,31 @@ bool load_oom_file_name(const char *name, int64_t *n)
 	return true;
 }
 
-/* The lines of an event's "torch": [{"frames": [...], "bytes", "blocks"}]. */
-static int load_oom_torch_lines(const struct vctx *v, json_t *arr, struct rd_oom_torch *t)
+/* An event's "torch" lines or holders (KEY):
+ * [{"frames": [...], "bytes", "blocks", "role"}]. */
+static int load_oom_torch_lines(const struct vctx *v, json_t *arr, const char *key,
+				struct rd_oom_torch_line **out, size_t *nout)
 {
 	json_t *e, *frames, *f;
 	size_t i, k;
 	int r;
 
-	t->lines = calloc(json_array_size(arr) + 1, sizeof(*t->lines));
-	if (!t->lines)
+	*out = calloc(json_array_size(arr) + 1, sizeof(**out));
+	if (!*out)
 		return -ENOMEM;
 	json_array_foreach(arr, i, e)
 	{
-		struct rd_oom_torch_line *l = &t->lines[i];
+		struct rd_oom_torch_line *l = &(*out)[i];
 		struct vctx sub = *v;
 		char where[64];
 
-		if ((r = validate_element(&sub, e, where, sizeof(where), "%s.torch.lines[%zu]",
-					  v->where, i)) < 0)
+		if ((r = validate_element(&sub, e, where, sizeof(where), "%s.torch.%s[%zu]",
+					  v->where, key, i)) < 0)
 			return r;
-		t->nlines = i + 1;
+		*nout = i + 1;
 		if ((r = validate_count(&sub, e, "bytes", &l->bytes)) < 0 ||
 		    (r = validate_count(&sub, e, "blocks", &l->blocks)) < 0 ||
+		    (r = validate_str(&sub, e, "role", false, true, &l->role)) < 0 ||
 		    (r = validate_member(&sub, e, "frames", true, JSON_ARRAY, &frames)) < 0)
 			return r;
 		l->frames = calloc(json_array_size(frames) + 1, sizeof(*l->frames));
@@ -1089,7 +1092,11 @@ static int load_oom_facts(const struct vctx *v, json_t *obj, struct rd_oom *o)
 			return validate_bad(&sub, "allocated_bytes",
 					    "%" PRId64 " exceeds reserved_bytes",
 					    t->allocated_bytes);
-		if (arr && (r = load_oom_torch_lines(v, arr, t)) < 0)
+		if (arr && (r = load_oom_torch_lines(v, arr, "lines", &t->lines, &t->nlines)) < 0)
+			return r;
+		if ((r = validate_member(&sub, j, "holders", false, JSON_ARRAY, &arr)) < 0 ||
+		    (arr &&
+		     (r = load_oom_torch_lines(v, arr, "holders", &t->holders, &t->nholders)) < 0))
 			return r;
 	}
 	return 0;

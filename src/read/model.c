@@ -4,6 +4,19 @@
 
 #include "model.h"
 
+static void torch_lines_clear(struct rd_oom_torch_line *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < l[i].nframes; j++) {
+			free(l[i].frames[j].file);
+			free(l[i].frames[j].function);
+		}
+		free(l[i].frames);
+		free(l[i].role);
+	}
+	free(l);
+}
+
 static void oom_clear(const struct rd_process *p, struct rd_oom *o)
 {
 	free(o->api);
@@ -14,14 +27,8 @@ static void oom_clear(const struct rd_process *p, struct rd_oom *o)
 		free(o->others[i].name);
 	free(o->others);
 	if (o->torch) {
-		for (size_t i = 0; i < o->torch->nlines; i++) {
-			for (size_t j = 0; j < o->torch->lines[i].nframes; j++) {
-				free(o->torch->lines[i].frames[j].file);
-				free(o->torch->lines[i].frames[j].function);
-			}
-			free(o->torch->lines[i].frames);
-		}
-		free(o->torch->lines);
+		torch_lines_clear(o->torch->lines, o->torch->nlines);
+		torch_lines_clear(o->torch->holders, o->torch->nholders);
 		free(o->torch);
 	}
 	if (o->snapshot != p)

@@ -101,12 +101,15 @@ struct rd_oom_torch_line {
 	struct rd_pyframe *frames;
 	size_t nframes;
 	int64_t bytes, blocks;
+	char *role; /* what its stack says it is ("weights", ...), NULL: nothing */
 };
 struct rd_oom_torch {
 	int64_t requested_bytes, allocated_bytes, reserved_bytes;
-	int64_t largest_free_bytes; /* -1: absent */
-	struct rd_oom_torch_line *lines;
+	int64_t largest_free_bytes;	 /* -1: absent */
+	struct rd_oom_torch_line *lines; /* pinning the segments that hold free memory */
 	size_t nlines;
+	struct rd_oom_torch_line *holders; /* holding most */
+	size_t nholders;
 };
 
 /* An allocation that failed for want of memory (docs/format.md, "oom-N.json"):

@@ -28,29 +28,31 @@ static const char *env_of(const struct rd_report_oom *ro, const char *name)
 	return NULL;
 }
 
-/* The event's PyTorch lines, each by its one name among them. */
-static int name_pins(const struct rd_oom_torch *t, struct rd_oom_verdict *out)
+/* PyTorch's lines L[0..N-1] of an event, each by its one name among
+ * them into *NAMES, its role after it when WITH_ROLE. */
+static int name_lines(const struct rd_oom_torch_line *l, size_t n, bool with_role, char ***names,
+		      size_t *nnames)
 {
 	struct sitename_site *sites;
 	int e = 0;
 
-	if (!t || !t->nlines)
+	if (!n)
 		return 0;
-	sites = calloc(t->nlines, sizeof(*sites));
-	out->pin_names = calloc(t->nlines, sizeof(*out->pin_names));
-	if (!sites || !out->pin_names) {
+	sites = calloc(n, sizeof(*sites));
+	*names = calloc(n, sizeof(**names));
+	if (!sites || !*names) {
 		free(sites);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < t->nlines && e == 0; i++) {
-		struct sitename_frame *f = calloc(t->lines[i].nframes + 1, sizeof(*f));
+	for (size_t i = 0; i < n && e == 0; i++) {
+		struct sitename_frame *f = calloc(l[i].nframes + 1, sizeof(*f));
 
 		if (!f) {
 			e = -ENOMEM;
 			break;
 		}
-		for (size_t k = 0; k < t->lines[i].nframes; k++) {
-			const struct rd_pyframe *p = &t->lines[i].frames[k];
+		for (size_t k = 0; k < l[i].nframes; k++) {
+			const struct rd_pyframe *p = &l[i].frames[k];
 
 			f[k].function = p->function;
 			f[k].file = p->file;
@@ -59,15 +61,28 @@ static int name_pins(const struct rd_oom_torch *t, struct rd_oom_verdict *out)
 			f[k].user = sitename_user_file(p->file);
 		}
 		sites[i].frames = f;
-		sites[i].nframes = t->lines[i].nframes;
+		sites[i].nframes = l[i].nframes;
 	}
 	if (e == 0)
-		e = sitename_names(sites, t->nlines, out->pin_names);
+		e = sitename_names(sites, n, *names);
 	if (e == 0)
-		out->npins = t->nlines;
-	for (size_t i = 0; i < t->nlines; i++)
+		*nnames = n;
+	for (size_t i = 0; i < n; i++)
 		free((void *)sites[i].frames);
 	free(sites);
+	/* "step (train.py:41) [activations]" */
+	for (size_t i = 0; e == 0 && with_role && i < n; i++) {
+		char *named;
+
+		if (!l[i].role)
+			continue;
+		named = malloc(strlen((*names)[i]) + strlen(l[i].role) + 4);
+		if (!named)
+			return -ENOMEM;
+		sprintf(named, "%s [%s]", (*names)[i], l[i].role);
+		free((*names)[i]);
+		(*names)[i] = named;
+	}
 	return e;
 }
 
@@ -104,14 +119,20 @@ int oom_verdict_build(struct rd_report_oom *ro)
 	f->pool_largest_free = t ? t->largest_free_bytes : -1;
 	f->expandable = oom_expandable(env_of(ro, "PYTORCH_CUDA_ALLOC_CONF")) ||
 			oom_expandable(env_of(ro, "PYTORCH_ALLOC_CONF"));
-	if ((e = name_pins(t, out)) < 0)
+	if (t && ((e = name_lines(t->lines, t->nlines, false, &out->pin_names, &out->npins)) < 0 ||
+		  (e = name_lines(t->holders, t->nholders, true, &out->holder_names,
+				  &out->nholders)) < 0))
 		return e;
-	/* the largest holder, as libgpuspy picks it: PyTorch's first pinning
-	 * line, else the site holding most then, a pool segment named as the
-	 * pool's (the request that grew it, not what holds it) */
 	if (out->npins && t) {
-		out->holder = strdup(out->pin_names[0]);
-		f->holder_bytes = t->lines[0].bytes;
+		f->pinner = out->pin_names[0];
+		f->pinner_bytes = t->lines[0].bytes;
+	}
+	/* the largest holder, as libgpuspy picks it: PyTorch's first line
+	 * holding most, else the site holding most then, a pool segment named
+	 * as the pool's (the request that grew it, not what holds it) */
+	if (out->nholders && t) {
+		out->holder = strdup(out->holder_names[0]);
+		f->holder_bytes = t->holders[0].bytes;
 	} else if (ro->ntop && ro->top[0]->pool) {
 		size_t len = strlen(ro->top[0]->pool) + 16;
 
@@ -124,7 +145,7 @@ int oom_verdict_build(struct rd_report_oom *ro)
 		out->holder = strdup(merge_site_name(ro->top[0]));
 		f->holder_bytes = ro->top[0]->c.live_bytes;
 	}
-	if ((out->npins || ro->ntop) && !out->holder)
+	if ((out->nholders || ro->ntop) && !out->holder)
 		return -ENOMEM;
 	f->holder = out->holder;
 	oom_judge(f, &out->v);
@@ -143,5 +164,8 @@ void oom_verdict_clear(struct rd_oom_verdict *v)
 	for (size_t i = 0; i < v->npins; i++)
 		free(v->pin_names[i]);
 	free(v->pin_names);
+	for (size_t i = 0; i < v->nholders; i++)
+		free(v->holder_names[i]);
+	free(v->holder_names);
 	memset(v, 0, sizeof(*v));
 }

@@ -21,9 +21,13 @@ struct rd_oom_verdict {
 	char *line;   /* oom_verdict_line() */
 	char *holder; /* the largest holder's name (facts.holder points here), NULL none */
 	/* PyTorch's lines pinning its segments (the event's torch.lines),
-	 * each by its one name among them, in the file's order */
+	 * each by its one name among them, in the file's order; and its
+	 * lines holding most (torch.holders), the same way, with their role
+	 * (" [weights]") when their stacks tell it */
 	char **pin_names;
 	size_t npins;
+	char **holder_names;
+	size_t nholders;
 };
 
 /* RO's verdict into RO->verdict, once RO's sites are named (merge.c).

@@ -18,6 +18,9 @@ HTML (opened by headless Chromium), which must be the same class.
                  says it is on already
   outside        a cuBLAS workspace of 20 MiB beside a 40 MiB pool on a
                  64 MiB device, an 8 MiB tensor (oom_pool.py outside)
+  cap, PyTorch   40 MiB of a pretend optimizer's state under GPUSPY_LIMIT=64M,
+                 a 32 MiB tensor (oom_pool.py state): the holder named by its
+                 line, "optimizer state" by its stack
 
 Usage: oom_verdict.py LIBGPUSPY GPUSPY FAKE_DIR NVML_DIR OOM_VERDICT
                       C10_POOL CUBLAS_FAKE"""
@@ -266,6 +269,27 @@ for expandable in (False, True):
     oom, first, _, errors = html_text(page)
     check("Why (fragmentation): " + want in oom and "Why: " + want in first and not errors,
           "%s: the HTML page: the verdict first, and in its section" % tag)
+
+# --- cap, in PyTorch: its lines holding most, optimizer state by its stack --
+optim_py = os.path.join(here, "..", "python", "fake_torch", "torch", "optim", "__init__.py")
+state = line_of(optim_py, "state")
+r, out, pdir = run([sys.executable, pool_py, "state"], GPUSPY_LIMIT="64M", **torch_env)
+want = ("cap: GPUSPY_LIMIT 64.0 MiB per device reached: the program holds 40.0 MiB and asked "
+        "32.0 MiB more, 24.0 MiB left under the limit: at most 24.0 MiB would have fit; the "
+        "largest holder: step (__init__.py:%d) [optimizer state] (40.0 MiB)" % state)
+check("caught OutOfMemoryError" in r.stdout and decisive(r.stderr) == want,
+      "state: the line when PyTorch raised: %s" % decisive(r.stderr))
+ev = json.load(open(os.path.join(pdir, "oom-2.json")))["event"] if pdir else {}
+held = ev.get("torch", {}).get("holders", [])
+check([(h["bytes"], h["blocks"], h.get("role"), h["frames"][0]["line"]) for h in held] ==
+      [(40 * MiB, 20, "optimizer state", state)],
+      "state: oom-2.json: PyTorch's holders, 20 blocks of optimizer state: %r" % held)
+j, text, page = report(out)
+v = same_class("state", r.stderr, j, text, page)
+check([(h["name"], h["bytes"], h.get("role")) for h in v.get("held_by", [])] ==
+      [("step (__init__.py:%d) [optimizer state]" % state, 40 * MiB, "optimizer state")] and
+      "    held: 40.0 MiB in 20 blocks at step (__init__.py:%d) [optimizer state]" % state in text,
+      "state: the report's verdict names the holders, with their role: %r" % v.get("held_by"))
 
 # --- outside: a cuBLAS workspace beside the pool ---------------------------
 r, out, pdir = run([sys.executable, pool_py, "outside", os.path.abspath(cublas)],

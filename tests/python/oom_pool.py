@@ -7,9 +7,11 @@ then attached), then:
             free that no 3 MiB tensor fits in; then a 3 MiB tensor (LINE ask)
   outside   a cuBLAS workspace of 20 MiB (LIBCUBLAS), 20 tensors of 2 MiB
             (LINE keep); then an 8 MiB tensor (LINE ask)
+  state     20 steps of an optimizer (fake_torch/torch/optim) keeping 2 MiB of
+            state each; then a 32 MiB tensor (LINE ask)
 It catches torch.cuda.OutOfMemoryError as a training script would, frees
 what it kept, asks again, and prints what happened.
-Usage: oom_pool.py fragment|outside [LIBCUBLAS]"""
+Usage: oom_pool.py fragment|outside|state [LIBCUBLAS]"""
 import ctypes
 import sys
 import time
@@ -41,6 +43,14 @@ if mode == "fragment":
     build(28, MiB)
     del kept[1::2]
     size = 3 * MiB
+elif mode == "state":
+    import torch.optim
+
+    opt = torch.optim.Adam(2 * MiB)
+    for _ in range(20):
+        opt.step()
+    kept.append(opt.state)
+    size = 32 * MiB
 else:
     cublas = ctypes.CDLL(sys.argv[2])
     cublas.cublas_fake_workspace.argtypes = [ctypes.c_size_t]

@@ -72,8 +72,10 @@ static struct oom_facts fragmented(void)
 	f.pool_reserved = 78 * GiB + 400 * MiB;
 	f.pool_allocated = 69 * GiB;
 	f.pool_largest_free = 120 * MiB;
-	f.holder = "step (train.py:41)";
-	f.holder_bytes = 2 * GiB;
+	f.pinner = "step (train.py:41)";
+	f.pinner_bytes = 2 * GiB;
+	f.holder = "build (model.py:12) [weights]";
+	f.holder_bytes = 6 * GiB;
 	return f;
 }
 

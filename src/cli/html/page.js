@@ -567,6 +567,10 @@
 				for (const p of v.pinned_by || [])
 					ul.appendChild(el("li", "pinned by " + p.name + ": " + size(p.bytes) + " in " +
 						p.blocks + (p.blocks === 1 ? " block" : " blocks")));
+				if (v.class !== "fragmentation")
+					for (const p of v.held_by || [])
+						ul.appendChild(el("li", "held by " + p.name + ": " + size(p.bytes) + " in " +
+							p.blocks + (p.blocks === 1 ? " block" : " blocks")));
 				for (const p of v.other_processes || [])
 					ul.appendChild(el("li", "other process: pid " + p.pid +
 						(p.name ? " (" + p.name + ")" : "") + " holds " + size(p.used_bytes)));

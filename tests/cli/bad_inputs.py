@@ -45,13 +45,14 @@ EVENT = {"type": "oom", "number": 1, "time": 1764510040.5, "api": "cudaMalloc",
          "live_bytes": 3 * 2**20, "free_bytes": 2**20, "total_bytes": 2**37, "site": 2}
 OOM = dict(EVENT, file="oom-1.json")
 # the figures of its verdict (docs/format.md, "event"), all valid
-TORCH_LINE = {"frames": [PYFRAME], "bytes": 2**20, "blocks": 2}
+TORCH_LINE = {"frames": [PYFRAME], "bytes": 2**20, "blocks": 2, "role": "activations"}
 FACTS = {"device_live_bytes": 3 * 2**20, "limit_bytes": 2**33, "capped": True,
          "pool": {"label": "PyTorch caching allocator", "bytes": 2**20, "requested": True},
          "library": {"bytes": 2**20, "top": "cuBLAS", "top_bytes": 2**20}, "graph_bytes": 5,
          "others": {"bytes": 7, "processes": [{"pid": 9, "name": "sleep", "used_bytes": 7}]},
          "torch": {"requested_bytes": 2**20, "allocated_bytes": 2**20, "reserved_bytes": 2**21,
-                   "largest_free_bytes": 2**19, "lines": [TORCH_LINE]}}
+                   "largest_free_bytes": 2**19, "lines": [TORCH_LINE],
+                   "holders": [TORCH_LINE]}}
 OOMF = dict(OOM, **FACTS)
 # a valid "at_peak" of the fixture (sites 1 and 2 exist there)
 AT_PEAK = {"bytes": 11 * 2**20, "time": 1764510012.5,
@@ -355,6 +356,14 @@ def mutations(valid_doc, valid_text):
         ("oom torch line frame line negative",
          mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], lines=[
              dict(TORCH_LINE, frames=[dict(PYFRAME, line=-1)])]))])),
+        ("oom torch line role empty",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], lines=[
+             dict(TORCH_LINE, role="")]))])),
+        ("oom torch holders an object",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], holders=TORCH_LINE))])),
+        ("oom torch holder role a number",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], holders=[
+             dict(TORCH_LINE, role=3)]))])),
         ("oom torch line blocks a string",
          mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], lines=[
              dict(TORCH_LINE, blocks="2")]))])),

@@ -116,6 +116,11 @@ for mode in ("default", "expandable"):
                                                          "reserved_bytes", "largest_free_bytes")}))
     if not t:
         continue
+    for h in t.get("holders", []):
+        f = (h.get("frames") or [{}])[0]
+        print("     oom-verdict %s: PyTorch's holder %d bytes in %d blocks, %s, at %s:%s %s" %
+              (name, h["bytes"], h["blocks"], h.get("role", "no role told"),
+               os.path.basename(f.get("file", "?")), f.get("line"), f.get("function")))
     slack = t["reserved_bytes"] - t["allocated_bytes"]
     check(close(t["requested_bytes"], oom.get("tried")),
           "%s: the block asked: gpuspy %d, PyTorch's message %s" %

@@ -277,8 +277,10 @@ r, out, pdir = run([sys.executable, pool_py, "state"], GPUSPY_LIMIT="64M", **tor
 want = ("cap: GPUSPY_LIMIT 64.0 MiB per device reached: the program holds 40.0 MiB and asked "
         "32.0 MiB more, 24.0 MiB left under the limit: at most 24.0 MiB would have fit; the "
         "largest holder: step (__init__.py:%d) [optimizer state] (40.0 MiB)" % state)
-check("caught OutOfMemoryError" in r.stdout and decisive(r.stderr) == want,
-      "state: the line when PyTorch raised: %s" % decisive(r.stderr))
+check(r.returncode == 0 and "caught OutOfMemoryError" in r.stdout and
+      "asked again after freeing: ok" in r.stdout,
+      "state: the program caught PyTorch's error and went on: %r" % r.stdout)
+check(decisive(r.stderr) == want, "state: the line when PyTorch raised: %s" % decisive(r.stderr))
 ev = json.load(open(os.path.join(pdir, "oom-2.json")))["event"] if pdir else {}
 held = ev.get("torch", {}).get("holders", [])
 check([(h["bytes"], h["blocks"], h.get("role"), h["frames"][0]["line"]) for h in held] ==
@@ -295,7 +297,9 @@ check([(h["name"], h["bytes"], h.get("role")) for h in v.get("held_by", [])] ==
 r, out, pdir = run([sys.executable, pool_py, "outside", os.path.abspath(cublas)],
                    GPUSPY_FAKE_MEM_TOTAL=str(64 * MiB), **torch_env)
 told = verdicts(r.stderr)
-check("caught OutOfMemoryError" in r.stdout, "outside: the program caught it: %r" % r.stdout)
+check(r.returncode == 0 and "caught OutOfMemoryError" in r.stdout and
+      "asked again after freeing: ok" in r.stdout,
+      "outside: the program caught PyTorch's error and went on: %r" % r.stdout)
 want = ("outside-framework: 20.0 MiB of the program's memory is outside the PyTorch caching "
         "allocator (cuBLAS 20.0 MiB, CUDA graphs 0 B, other CUDA calls 0 B), where the pool "
         "cannot reuse it; 4.0 MiB more was needed for 8.0 MiB")

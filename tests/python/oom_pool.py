@@ -49,7 +49,6 @@ elif mode == "state":
     opt = torch.optim.Adam(2 * MiB)
     for _ in range(20):
         opt.step()
-    kept.append(opt.state)
     size = 32 * MiB
 else:
     cublas = ctypes.CDLL(sys.argv[2])
@@ -64,5 +63,7 @@ try:
 except torch.cuda.OutOfMemoryError as e:
     print("oom_pool: caught OutOfMemoryError:", e)
     kept.clear()
+    if mode == "state":
+        opt.state.clear()
     t = ask(size)
     print("oom_pool: asked again after freeing: ok")

@@ -416,6 +416,8 @@ static int fill(struct served *s)
 	pp->gpu_peak = u64(p->peak_bytes);
 	pp->has_oom = true;
 	pp->oom_events = u64((int64_t)p->noom + p->oom_dropped);
+	pp->has_limit = p->limit_bytes > 0;
+	pp->limit = u64(p->limit_bytes);
 	for (size_t i = 0; i < p->nsites; i++)
 		growing += p->sites[i].growing;
 	pp->has_growing = true;

@@ -17,6 +17,7 @@
 #include "ledger.h"
 #include "merge.h"
 #include "names.h"
+#include "oom_rule.h"
 #include "print.h"
 #include "stacks.h"
 #include "trend.h"
@@ -399,6 +400,8 @@ static json_t *process_json(const struct rd_report *r, size_t index)
 		else
 			json_decref(fg);
 	}
+	if (p->limit_bytes)
+		json_object_set_new(o, "limit_bytes", json_integer(p->limit_bytes));
 	if (p->partial) {
 		json_object_set_new(o, "partial", json_true());
 		json_object_set_new(o, "report", json_string(p->file));
@@ -465,6 +468,108 @@ static json_t *oom_site_json(const struct rd_report_site *s)
 	return o;
 }
 
+/* A figure of the verdict, when it is known (-1: not). */
+static void set_known(json_t *o, const char *key, int64_t v)
+{
+	if (v >= 0)
+		json_object_set_new(o, key, json_integer(v));
+}
+
+/* The event's verdict (docs/format.md, "verdict"). */
+static json_t *verdict_json(const struct rd_report_oom *ro)
+{
+	const struct rd_oom_verdict *vd = &ro->verdict;
+	const struct oom_facts *f = &vd->facts;
+	const struct oom_verdict *v = &vd->v;
+	const struct rd_oom *ev = ro->ev;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "class", json_string(oom_class_name(v->cls)));
+	json_object_set_new(o, "line", json_string(vd->line));
+	set_known(o, "requested_bytes", f->requested);
+	set_known(o, "card_bytes", v->card);
+	set_known(o, "available_bytes", v->available);
+	set_known(o, "missing_bytes", v->missing);
+	set_known(o, "held_bytes", v->held);
+	set_known(o, "fits_bytes", v->fits);
+	json_object_set_new(o, "capped", json_boolean(f->capped));
+	if (f->limit > 0)
+		json_object_set_new(o, "limit_bytes", json_integer(f->limit));
+	if (f->pool) {
+		json_object_set_new(o, "pool", json_string(f->pool));
+		json_object_set_new(o, "pool_bytes", json_integer(f->pool_bytes));
+		json_object_set_new(o, "pool_may_retry", json_boolean(v->pool_may_retry));
+	}
+	if (ev->torch) {
+		json_object_set_new(o, "pool_requested_bytes", json_integer(f->pool_request));
+		json_object_set_new(o, "pool_allocated_bytes", json_integer(f->pool_allocated));
+		json_object_set_new(o, "pool_reserved_bytes", json_integer(f->pool_reserved));
+		set_known(o, "pool_slack_bytes", v->slack);
+		set_known(o, "pool_largest_free_bytes", f->pool_largest_free);
+	}
+	set_known(o, "outside_bytes", v->outside);
+	if (f->library) {
+		json_object_set_new(o, "library", json_string(f->library));
+		json_object_set_new(o, "library_bytes", json_integer(f->library_bytes));
+	}
+	if (f->graph_bytes > 0)
+		json_object_set_new(o, "graph_bytes", json_integer(f->graph_bytes));
+	if (f->others_bytes >= 0) {
+		json_t *list = json_array();
+
+		json_object_set_new(o, "others_bytes", json_integer(f->others_bytes));
+		for (size_t i = 0; i < ev->nothers; i++) {
+			json_t *x = counts_json("pid", ev->others[i].pid, NULL, 0);
+
+			if (ev->others[i].name)
+				json_object_set_new(x, "name", json_string(ev->others[i].name));
+			json_object_set_new(x, "used_bytes",
+					    json_integer(ev->others[i].used_bytes));
+			json_array_append_new(list, x);
+		}
+		json_object_set_new(o, "other_processes", list);
+	}
+	if (f->holder) {
+		json_t *h = json_object();
+
+		json_object_set_new(h, "name", json_string(f->holder));
+		json_object_set_new(h, "bytes", json_integer(f->holder_bytes));
+		json_object_set_new(o, "holder", h);
+	}
+	if (vd->npins) {
+		json_t *pins = json_array();
+
+		for (size_t i = 0; i < vd->npins; i++) {
+			json_t *x = json_object();
+
+			json_object_set_new(x, "name", json_string(vd->pin_names[i]));
+			json_object_set_new(x, "bytes", json_integer(ev->torch->lines[i].bytes));
+			json_object_set_new(x, "blocks", json_integer(ev->torch->lines[i].blocks));
+			json_array_append_new(pins, x);
+		}
+		json_object_set_new(o, "pinned_by", pins);
+	}
+	if (vd->nholders) {
+		json_t *held = json_array();
+
+		for (size_t i = 0; i < vd->nholders; i++) {
+			json_t *x = json_object();
+
+			json_object_set_new(x, "name", json_string(vd->holder_names[i]));
+			json_object_set_new(x, "bytes", json_integer(ev->torch->holders[i].bytes));
+			json_object_set_new(x, "blocks",
+					    json_integer(ev->torch->holders[i].blocks));
+			if (ev->torch->holders[i].role)
+				json_object_set_new(x, "role",
+						    json_string(ev->torch->holders[i].role));
+			json_array_append_new(held, x);
+		}
+		json_object_set_new(o, "held_by", held);
+	}
+	json_object_set_new(o, "expandable_segments", json_boolean(f->expandable));
+	return o;
+}
+
 static json_t *oom_json(const struct rd_report_oom *ro)
 {
 	const struct rd_oom *ev = ro->ev;
@@ -494,6 +599,8 @@ static json_t *oom_json(const struct rd_report_oom *ro)
 	for (size_t i = 0; i < ro->ntop; i++)
 		json_array_append_new(top, oom_site_json(ro->top[i]));
 	json_object_set_new(o, "top_sites", top);
+	if (ro->verdict.line)
+		json_object_set_new(o, "verdict", verdict_json(ro));
 	return o;
 }
 
@@ -526,6 +633,37 @@ static json_t *moment_json(const struct rd_report *r, size_t top)
 	return o;
 }
 
+/* "limit" (docs/format.md): a run on a smaller card, on purpose.  Whether
+ * there is one. */
+static bool limit_json(json_t *root, const struct rd_report *r)
+{
+	int64_t limit = 0, n = 0;
+	bool same = true;
+	json_t *o;
+	char a[32], text[128];
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		if (!r->procs[i]->limit_bytes)
+			continue;
+		same &= !n || limit == r->procs[i]->limit_bytes;
+		limit = r->procs[i]->limit_bytes;
+		n++;
+	}
+	if (!n)
+		return false;
+	o = counts_json("processes", n, NULL, 0);
+	if (same) {
+		json_object_set_new(o, "bytes", json_integer(limit));
+		snprintf(text, sizeof(text), "capped at %s per device",
+			 util_human_size(limit, a, sizeof(a)));
+	} else {
+		snprintf(text, sizeof(text), "capped at limits that differ between processes");
+	}
+	json_object_set_new(o, "text", json_string(text));
+	json_object_set_new(root, "limit", o);
+	return true;
+}
+
 json_t *json_report_object(const struct rd_report *r, const struct rd_process_list *list,
 			   size_t top)
 {
@@ -535,6 +673,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	json_t *ooms = json_array();
 	json_t *pinned;
 	size_t n = top && top < r->nsites ? top : r->nsites;
+	bool capped = false;
 	int e = 0;
 
 	if (!root || !procs || !sites || !ooms) {
@@ -589,6 +728,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	json_object_set_new(pinned, "peak_bytes", json_integer(r->pinned_peak_bytes));
 	json_object_set_new(root, "pinned", pinned);
 	json_object_set_new(root, "untracked_frees", json_integer(r->untracked_frees));
+	capped = limit_json(root, r);
 	if (r->folded_sites) {
 		json_t *fo =
 			counts_json("sites", r->folded_sites, "live_bytes", r->folded_live_bytes);
@@ -634,7 +774,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
 					      (size_t)r->torch.present + (list->nunreported > 0) +
 					      (r->folded_sites > 0) + (r->moment != NULL) +
-					      (r->nunreadable > 0))
+					      (r->nunreadable > 0) + capped)
 		e = -ENOMEM;
 out:
 	json_decref(procs);

@@ -881,8 +881,12 @@ static void print_process(FILE *out, const struct rd_process *p)
 		rd_state_not_exited(p->state) ? ", live %s in %" PRId64 " at the last snapshot" :
 						", leaked %s in %" PRId64,
 		util_human_size(p->leaked_bytes, a, sizeof(a)), p->leaked_allocations);
-	fprintf(out, ", peak %s%s\n", util_human_size(p->peak_bytes, b, sizeof(b)),
+	fprintf(out, ", peak %s%s", util_human_size(p->peak_bytes, b, sizeof(b)),
 		p->complete ? "" : " (incomplete)");
+	if (p->limit_bytes)
+		fprintf(out, ", capped at %s per device",
+			util_human_size(p->limit_bytes, a, sizeof(a)));
+	putc('\n', out);
 	if (p->ncommand > 0) {
 		fputs("    $", out);
 		for (size_t i = 0; i < p->ncommand; i++) {
@@ -1137,6 +1141,51 @@ static void print_oom_site(FILE *out, const struct rd_report_site *s)
 	fprintf(out, " at %s\n", merge_site_name(s));
 }
 
+/* The event's verdict (oom_verdict.h) and what it names: PyTorch's lines
+ * pinning its segments or holding most, the other processes; at most TOP
+ * of each. */
+static void print_oom_verdict(FILE *out, const struct rd_report_oom *ro, size_t top)
+{
+	const struct rd_oom_verdict *v = &ro->verdict;
+	const struct rd_oom *ev = ro->ev;
+	char a[32];
+
+	if (!v->line)
+		return;
+	fputs("  why: ", out);
+	cli_put_clean(out, v->line);
+	putc('\n', out);
+	if (v->v.cls == OOM_FRAGMENTATION)
+		for (size_t i = 0; i < v->npins && i < top; i++) {
+			fprintf(out, "    pinned: %s in %" PRId64 " %s at ",
+				util_human_size(ev->torch->lines[i].bytes, a, sizeof(a)),
+				ev->torch->lines[i].blocks,
+				plural(ev->torch->lines[i].blocks, "block", "blocks"));
+			cli_put_clean(out, v->pin_names[i]);
+			putc('\n', out);
+		}
+	if (v->v.cls == OOM_CAP || v->v.cls == OOM_SHORTAGE || v->v.cls == OOM_OUTSIDE)
+		for (size_t i = 0; i < v->nholders && i < top; i++) {
+			fprintf(out, "    held: %s in %" PRId64 " %s at ",
+				util_human_size(ev->torch->holders[i].bytes, a, sizeof(a)),
+				ev->torch->holders[i].blocks,
+				plural(ev->torch->holders[i].blocks, "block", "blocks"));
+			cli_put_clean(out, v->holder_names[i]);
+			putc('\n', out);
+		}
+	if (v->v.cls == OOM_OTHER_PROCESS || v->v.cls == OOM_SHORTAGE)
+		for (size_t i = 0; i < ev->nothers && i < top; i++) {
+			fprintf(out, "    other process: pid %" PRId64, ev->others[i].pid);
+			if (ev->others[i].name) {
+				fputs(" (", out);
+				cli_put_clean(out, ev->others[i].name);
+				putc(')', out);
+			}
+			fprintf(out, " holds %s\n",
+				util_human_size(ev->others[i].used_bytes, a, sizeof(a)));
+		}
+}
+
 /* One event: what failed and what the device held, who asked, and what
  * was live at that moment. */
 static void print_oom(FILE *out, const struct rd_report *r, const struct rd_report_oom *ro,
@@ -1181,6 +1230,7 @@ static void print_oom(FILE *out, const struct rd_report *r, const struct rd_repo
 		fputs("    at ", out);
 		print_frame(out, &ro->requested->frames[merge_site_headline(ro->requested)]);
 	}
+	print_oom_verdict(out, ro, top ? top : REPORT_OOM_TOP);
 
 	if (!ev->file) {
 		fputs("  (no post-mortem file: what was live then is unknown)\n", out);
@@ -1292,6 +1342,36 @@ int text_sections_parse(const char *list, unsigned *out, const char **bad, size_
 }
 
 /* Every process's counters of each kind of memory, summed. */
+/* "  capped: at 8.0 GiB per device (GPUSPY_LIMIT)": a run on a smaller
+ * card, on purpose; the processes that were, when not all. */
+static void print_limit(FILE *out, const struct rd_report *r)
+{
+	size_t n = 0;
+	int64_t limit = 0;
+	bool same = true;
+	char a[32];
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		if (!r->procs[i]->limit_bytes)
+			continue;
+		same &= !n || limit == r->procs[i]->limit_bytes;
+		limit = r->procs[i]->limit_bytes;
+		n++;
+	}
+	if (!n)
+		return;
+	if (same)
+		fprintf(out, "  capped:           at %s per device (GPUSPY_LIMIT)",
+			util_human_size(limit, a, sizeof(a)));
+	else
+		fputs("  capped:           at limits that differ between processes (GPUSPY_LIMIT; see "
+		      "PROCESSES)",
+		      out);
+	if (n < r->nprocs)
+		fprintf(out, " in %zu of %zu processes", n, r->nprocs);
+	putc('\n', out);
+}
+
 static void print_totals(FILE *out, const struct rd_report *r)
 {
 	struct rd_counters k[GS_KIND_COUNT] = { 0 };
@@ -1497,6 +1577,7 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		fputs(")\n", out);
 		print_pool_held(out, r, moment);
 		print_library_summary(out, r);
+		print_limit(out, r);
 		fprintf(out, "  peak:             %s%s\n",
 			util_human_size(r->peak_bytes, a, sizeof(a)),
 			r->nprocs > 1 ? " (sum of each process's peak)" : "");

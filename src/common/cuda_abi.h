@@ -375,6 +375,7 @@ cudaError_t cudaDeviceSynchronize(void);
 
 /* Also used by the fake driver and runtime and the integration programs (tests/). */
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);

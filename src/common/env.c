@@ -94,6 +94,59 @@ int env_uint(const char *v, unsigned max, unsigned *out)
 	return 0;
 }
 
+/* above it, a size is refused: no product below overflows 64 bits */
+#define SIZE_MAX_BYTES (1ULL << 62)
+
+int env_size(const char *v, unsigned long long *bytes)
+{
+	static const char units[] = "KMGT";
+	unsigned long long whole = 0, frac = 0, scale = 1, unit = 1, x;
+	bool digits = false;
+	const char *p = v, *u;
+
+	*bytes = 0;
+	if (!v || !*v)
+		return 0;
+	for (; is_digit(*p); p++) {
+		digits = true;
+		if (whole < SIZE_MAX_BYTES)
+			whole = whole * 10 + (unsigned long long)(*p - '0');
+	}
+	if (*p == '.') {
+		if (!is_digit(p[1]))
+			return -EINVAL;
+		/* nine digits are finer than a byte of any unit here */
+		for (p++; is_digit(*p); p++) {
+			digits = true;
+			if (scale < 1000000000ULL) {
+				frac = frac * 10 + (unsigned long long)(*p - '0');
+				scale *= 10;
+			}
+		}
+	}
+	if (!digits)
+		return -EINVAL;
+	if (*p && (u = strchr(units, *p & ~0x20)) != NULL) {
+		for (const char *k = units; k <= u; k++)
+			unit *= 1024;
+		p++;
+		if (*p == 'i')
+			p++;
+	}
+	if (*p == 'B' || *p == 'b')
+		p++;
+	if (*p)
+		return -EINVAL;
+	if (whole >= SIZE_MAX_BYTES / unit)
+		return -ERANGE;
+	/* frac < 10^9 and unit <= 2^40: the product needs 70 bits */
+	x = whole * unit + (unsigned long long)((unsigned __int128)frac * unit / scale);
+	if (x >= SIZE_MAX_BYTES)
+		return -ERANGE;
+	*bytes = x;
+	return 0;
+}
+
 int env_bool(const char *v, bool *out)
 {
 	static const char *const yes[] = { "1", "yes", "true", "on" };

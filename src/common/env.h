@@ -63,6 +63,16 @@ const char *env_signal_name(int sig);
 int env_uint(const char *v, unsigned max, unsigned *out);
 
 /*
+ * GPUSPY_LIMIT: a size in bytes per device, into *BYTES: decimal digits,
+ * an optional fraction (".5"), an optional unit K, M, G or T (powers of
+ * 1024, either case, "i" and "B" allowed after it: "8G", "8GiB", "512m",
+ * "1.5T"), no sign, no space; whole bytes (the fraction of one dropped).
+ * NULL, "" and any form of zero give 0: no limit.  0; -EINVAL when V is
+ * no such size, -ERANGE when it is 2^62 bytes or more; *BYTES is 0 then.
+ */
+int env_size(const char *v, unsigned long long *bytes);
+
+/*
  * A boolean in *OUT: "1", "yes", "true", "on" or "0", "no", "false",
  * "off", in any case.  0, or -EINVAL with *OUT left alone.
  */

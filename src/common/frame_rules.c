@@ -159,3 +159,23 @@ bool classify_python_module(const char *module)
 {
 	return module && match_alts(module, "libpython|python3", FN_PREFIX);
 }
+
+/* Libraries whose memory is theirs, not their caller's: workspaces,
+ * handles, communicators.  The first prefix that matches wins, so
+ * libcublasLt comes before libcublas. */
+static const struct {
+	const char *prefix;
+	const char *label;
+} libraries[] = {
+	{ "libcublasLt", "cuBLASLt" }, { "libcublas", "cuBLAS" },     { "libcudnn", "cuDNN" },
+	{ "libnccl", "NCCL" },	       { "libcufft", "cuFFT" },	      { "libcurand", "cuRAND" },
+	{ "libcusparse", "cuSPARSE" }, { "libcusolver", "cuSOLVER" },
+};
+
+const char *classify_library_module(const char *module)
+{
+	for (size_t k = 0; module && k < sizeof(libraries) / sizeof(libraries[0]); k++)
+		if (strncmp(module, libraries[k].prefix, strlen(libraries[k].prefix)) == 0)
+			return libraries[k].label;
+	return NULL;
+}

@@ -31,4 +31,9 @@ enum rd_noise classify_noise(const char *path, bool main_exe, const char *functi
 /* Whether the module (a basename) is CPython's: libpython*, python3*. */
 bool classify_python_module(const char *module);
 
+/* The library whose memory a frame of module MODULE (a basename) holds
+ * rather than its caller: "cuBLAS", "cuDNN", "NCCL", ...; NULL for another
+ * module (docs/format.md, "library"). */
+const char *classify_library_module(const char *module);
+
 #endif

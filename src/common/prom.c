@@ -322,6 +322,11 @@ static bool prom_oom(struct prom_ctx *c, size_t i, const char *name, bool write)
 	return prom_scalar(c, i, name, write, c->procs[i]->has_oom, c->procs[i]->oom_events);
 }
 
+static bool prom_limit(struct prom_ctx *c, size_t i, const char *name, bool write)
+{
+	return prom_scalar(c, i, name, write, c->procs[i]->has_limit, c->procs[i]->limit);
+}
+
 static bool prom_growing(struct prom_ctx *c, size_t i, const char *name, bool write)
 {
 	return prom_scalar(c, i, name, write, c->procs[i]->has_growing, c->procs[i]->growing_sites);
@@ -485,6 +490,9 @@ static const struct prom_family prom_families[] = {
 	{ "gpuspy_allocated_bytes_total", "counter", "Bytes allocated, summed.", prom_abytes },
 	{ "gpuspy_freed_bytes_total", "counter", "Bytes freed, summed.", prom_fbytes },
 	{ "gpuspy_oom_events_total", "counter", "Out-of-memory failures seen.", prom_oom },
+	{ "gpuspy_limit_bytes", "gauge",
+	  "GPUSPY_LIMIT: the memory each device is capped at in this process (a capped run).",
+	  prom_limit },
 	{ "gpuspy_growing_sites", "gauge", "Call sites flagged growing by the growth rule.",
 	  prom_growing },
 	{ "gpuspy_site_live_bytes", "gauge",

@@ -79,8 +79,9 @@ struct prom_process {
 	size_t nlabels;
 
 	struct prom_kind_counts kinds[GS_KIND_COUNT];
-	bool has_gpu_peak, has_oom, has_growing, has_sample_time;
+	bool has_gpu_peak, has_oom, has_growing, has_sample_time, has_limit;
 	uint64_t gpu_peak, oom_events, growing_sites;
+	uint64_t limit;	    /* GPUSPY_LIMIT, bytes per device: a capped run */
 	double sample_time; /* Unix time, seconds */
 
 	const struct prom_device *devices;

@@ -35,8 +35,9 @@ struct gs_config {
 	const char *libmicrohttpd; /* GPUSPY_LIBMICROHTTPD: where to dlopen it from */
 	bool symbols;	   /* GPUSPY_SYMBOLS: the modules' symbol tables read in the process */
 	const char *libdw; /* GPUSPY_LIBDW: where to dlopen it from, for source lines */
-	bool quiet;	   /* no summary on stderr */
-	bool disabled;	   /* GPUSPY_DISABLE: pass every call straight through */
+	unsigned long long limit; /* GPUSPY_LIMIT: bytes per device, 0 = none (limit.h) */
+	bool quiet;		  /* no summary on stderr */
+	bool disabled;		  /* GPUSPY_DISABLE: pass every call straight through */
 };
 extern struct gs_config gs_config;
 /* Reads every GPUSPY_*, from gs_init: before the first allocation is

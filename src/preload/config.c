@@ -19,6 +19,7 @@
 #include "core.h"
 #include "env.h"
 #include "log.h"
+#include "oom_rule.h"
 #include "prom.h"
 #include "pystack.h"
 #include "rundir.h"
@@ -57,6 +58,14 @@ void config_warnings(void)
 	for (unsigned i = 0; i < n_warnings; i++)
 		gs_warn("%s", warnings[i]);
 	n_warnings = 0;
+	/* the one setting that changes what the program sees: said once */
+	if (gs_config.limit && !gs_config.quiet) {
+		char b[32];
+
+		gs_warn("GPUSPY_LIMIT: each device capped at %s: allocations past it fail as on "
+			"a full device",
+			oom_size((long long)gs_config.limit, b, sizeof(b)));
+	}
 }
 
 /* A value as the warning shows it: a line of its own, not a screenful. */
@@ -232,6 +241,19 @@ static void load_unwind(void)
 			    shown(v, buf, sizeof(buf)));
 }
 
+static void load_limit(void)
+{
+	const char *v = config_getenv("GPUSPY_LIMIT");
+	char buf[80];
+	int r = env_size(v, &gs_config.limit);
+
+	if (r == -ERANGE)
+		config_warn("GPUSPY_LIMIT=%s is too large; no limit", shown(v, buf, sizeof(buf)));
+	else if (r < 0)
+		config_warn("GPUSPY_LIMIT=%s is not a size such as 8G, 512M or 24GiB; no limit",
+			    shown(v, buf, sizeof(buf)));
+}
+
 void config_load(void)
 {
 	gs_config = config_defaults;
@@ -270,6 +292,7 @@ void config_load(void)
 	load_bool("GPUSPY_TORCH", &gs_config.torch);
 	load_bool("GPUSPY_FRAMEWORKS", &gs_config.frameworks);
 	load_bool("GPUSPY_QUIET", &gs_config.quiet);
+	load_limit();
 	load_bool("GPUSPY_DISABLE", &gs_config.disabled);
 	/* A set-user-ID or set-group-ID program (or one given capabilities)
 	 * runs as another user than the one who started it, whose files and

@@ -5,6 +5,7 @@
  * in hooks_driver.c.
  */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
@@ -80,6 +81,37 @@ bool driver_mem_info(long long *free_bytes, long long *total_bytes)
 	*free_bytes = (long long)f;
 	*total_bytes = (long long)t;
 	return true;
+}
+
+/* The hexadecimal number at *P, up to END (':' or '.'), past it; false
+ * when there is none or something else follows. */
+static bool hex_field(const char **p, char end, unsigned *out)
+{
+	char *stop;
+	unsigned long v = strtoul(*p, &stop, 16);
+
+	if (stop == *p || *stop != end || v > 0xffffffffUL)
+		return false;
+	*out = (unsigned)v;
+	*p = stop + 1;
+	return true;
+}
+
+bool driver_pci(int ordinal, unsigned *domain, unsigned *bus, unsigned *device)
+{
+	CUresult (*get)(CUdevice *, int) = REAL(cuDeviceGet);
+	CUresult (*pci)(char *, int, CUdevice) = REAL(cuDeviceGetPCIBusId);
+	const char *p;
+	char id[64];
+	CUdevice d;
+
+	if (!get || !pci || get(&d, ordinal) != CUDA_SUCCESS ||
+	    pci(id, (int)sizeof(id), d) != CUDA_SUCCESS)
+		return false;
+	id[sizeof(id) - 1] = '\0';
+	/* "[domain]:[bus]:[device].[function]", each hexadecimal */
+	p = id;
+	return hex_field(&p, ':', domain) && hex_field(&p, ':', bus) && hex_field(&p, '.', device);
 }
 
 bool driver_capture_graph(const void *stream, bool per_thread, const void **graph)

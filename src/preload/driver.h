@@ -41,18 +41,19 @@
 	X(cuGraphExecDestroy)                                                                      \
 	X(cuGraphDestroy)                                                                          \
 	X(cuDeviceGraphMemTrim)                                                                    \
+	X(cuMemGetInfo_v2)                                                                         \
+	X(cuDeviceTotalMem_v2)                                                                     \
 	X(cuGetProcAddress)                                                                        \
 	X(cuGetProcAddress_v2)
 
 /* Used, never wrapped. */
 #define DRIVER_USED(X)                                                                             \
 	X(cuCtxGetDevice)                                                                          \
-	X(cuMemGetInfo_v2)                                                                         \
 	X(cuDriverGetVersion)                                                                      \
 	X(cuDeviceGetCount)                                                                        \
 	X(cuDeviceGet)                                                                             \
 	X(cuDeviceGetName)                                                                         \
-	X(cuDeviceTotalMem_v2)                                                                     \
+	X(cuDeviceGetPCIBusId)                                                                     \
 	X(cuStreamGetCaptureInfo_v3)                                                               \
 	X(cuDeviceGetGraphMemAttribute)
 
@@ -92,6 +93,9 @@ static inline void *drv_real(enum drv_fn f)
 int driver_current_device(void);
 /* cuMemGetInfo of the current context; false when it cannot be asked. */
 bool driver_mem_info(long long *free_bytes, long long *total_bytes);
+/* Device ORDINAL's PCI domain, bus and device numbers; false when the
+ * driver does not say. */
+bool driver_pci(int ordinal, unsigned *domain, unsigned *bus, unsigned *device);
 /* Is STREAM capturing, and into which graph?  PER_THREAD: asked for a
  * _ptsz call, where stream 0 is the per-thread default stream. */
 bool driver_capture_graph(const void *stream, bool per_thread, const void **graph);

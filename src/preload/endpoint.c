@@ -435,6 +435,8 @@ void endpoint_publish(void)
 	p.has_gpu_peak = p.has_oom = p.has_growing = p.has_sample_time = true;
 	p.gpu_peak = (uint64_t)atomic_load(&gs_totals.gpu_peak_bytes);
 	p.oom_events = events_oom_count();
+	p.has_limit = gs_config.limit != 0;
+	p.limit = gs_config.limit;
 	p.sample_time = gs_now();
 	/* a device once used stays listed, at 0 when all is freed */
 	for (int d = 0; d < GS_MAX_DEVICES; d++) {

@@ -25,6 +25,7 @@
 #include "locks.h"
 #include "log.h"
 #include "names.h"
+#include "oom_facts.h"
 #include "peak.h"
 #include "process_json.h"
 #include "sites.h"
@@ -146,6 +147,7 @@ void events_oom(struct gs_oom *e)
 		gs_unlock(&gs_events_lock);
 		return;
 	}
+	oom_facts_nvml(e);
 	ooms[n_ooms++] = *e;
 	history_event(HISTORY_OOM, NULL, e->number);
 	if (take(&v, e) < 0) {
@@ -160,6 +162,94 @@ void events_oom(struct gs_oom *e)
 		summary_oom(&v, e, name);
 	view_drop(&v);
 	gs_unlock(&gs_events_lock);
+}
+
+/* What PyTorch says of an out-of-memory is tied to the event it follows
+ * only this soon after it (it follows at once, on the same thread). */
+#define TORCH_OOM_WINDOW_S 60.0
+/* torch_view.py's lines, JSON text: bounded, so that a file stays small */
+#define TORCH_OOM_LINES_MAX 16384
+
+/* Whether TEXT is what torch_view.py makes: a JSON object, printable
+ * ASCII only (json.dumps(ensure_ascii=True) escapes everything else). */
+static bool torch_lines_ok(const char *text)
+{
+	size_t n = strlen(text);
+
+	if (n < 2 || n >= TORCH_OOM_LINES_MAX || text[0] != '{' || text[n - 1] != '}')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)text[i] < 0x20 || (unsigned char)text[i] > 0x7e)
+			return false;
+	return true;
+}
+
+/* NAME into BUF, one line whatever it holds (a program's file names). */
+static void one_line(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s", name ? name : "");
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+}
+
+int events_torch_oom(int device, long long request, long long allocated, long long reserved,
+		     long long largest_free, const char *lines, const char *pinner,
+		     long long pinner_bytes, const char *holder, long long holder_bytes)
+{
+	struct gs_oom_torch *t;
+	struct gs_oom *e = NULL;
+	struct gs_view v;
+	char name[32];
+	int err;
+
+	if (request < 0 || allocated < 0 || reserved < allocated || largest_free < -1 ||
+	    pinner_bytes < 0 || holder_bytes < 0 || (lines && !torch_lines_ok(lines)))
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t || (lines && !(t->lines = strdup(lines)))) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->request = request;
+	t->allocated = allocated;
+	t->reserved = reserved;
+	t->largest_free = largest_free;
+	one_line(t->pinner, sizeof(t->pinner), pinner);
+	t->pinner_bytes = pinner_bytes;
+	one_line(t->holder, sizeof(t->holder), holder);
+	t->holder_bytes = holder_bytes;
+
+	gs_lock(&gs_events_lock);
+	/* the latest event, if it is this device's and recent: the failed
+	 * request PyTorch gave up on */
+	if (n_ooms && ooms[n_ooms - 1].device == device &&
+	    ooms[n_ooms - 1].kind != GS_KIND_PINNED &&
+	    gs_now() - ooms[n_ooms - 1].time < TORCH_OOM_WINDOW_S)
+		e = &ooms[n_ooms - 1];
+	if (!e) {
+		gs_unlock(&gs_events_lock);
+		free(t->lines);
+		free(t);
+		return -ENOENT;
+	}
+	if (e->torch) {
+		free(e->torch->lines);
+		free(e->torch);
+	}
+	e->torch = t;
+	err = take(&v, e);
+	if (err == 0) {
+		snprintf(name, sizeof(name), GS_FILE_OOM_N, e->number);
+		err = files_write(v.dir, name, process_json_write, &v);
+		if (err)
+			write_failed(GS_PROBLEM_OOM, v.dir, name, err);
+		else
+			summary_torch_oom(&v, e, name);
+		view_drop(&v);
+	}
+	gs_unlock(&gs_events_lock);
+	return err;
 }
 
 /* The snapshot thread's periodic file: the whole report, as of now. */

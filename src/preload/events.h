@@ -13,6 +13,21 @@ struct gs_mark;
 void events_exit(void);
 /* An allocation failed for lack of memory: oom-N.json, now. */
 void events_oom(struct gs_oom *e);
+/*
+ * PyTorch raised OutOfMemoryError (torch_view.py's observer, through
+ * ctypes, holding the GIL): its figures on DEVICE then -- the block it
+ * looked for, what its tensors held, what it reserved, its largest free
+ * block (-1 unknown), LINES (JSON text, an object of its "lines" and
+ * "holders"; NULL: none), the first of the lines pinning its segments and
+ * the first of its holders, by name, with their bytes -- join the latest
+ * out-of-memory event, this device's, whose oom-N.json is written again
+ * with them and whose verdict is said again.  0; -ENOENT when there is no
+ * such event (PyTorch refused it without asking CUDA: its memory
+ * fraction), -EINVAL, -ENOMEM, or the write's -errno.
+ */
+int events_torch_oom(int device, long long request, long long allocated, long long reserved,
+		     long long largest_free, const char *lines, const char *pinner,
+		     long long pinner_bytes, const char *holder, long long holder_bytes);
 /* Out-of-memory events so far, those without a file of their own included;
  * takes gs_events_lock. */
 unsigned events_oom_count(void);

@@ -266,6 +266,11 @@ void graph_resident(uint64_t size)
 	gs_max(&resident_peak, live);
 }
 
+long long graph_resident_bytes(void)
+{
+	return atomic_load(&resident_bytes);
+}
+
 void graph_freed(uint64_t size)
 {
 	atomic_fetch_sub(&resident_bytes, (long long)size);

@@ -33,6 +33,8 @@ void graph_trimmed(void);
 bool graph_capturing(const void *stream, bool per_thread, const void **graph);
 /* record.c: a graph allocation became live, was freed. */
 void graph_resident(uint64_t size);
+/* Graph memory resident now (launched, not yet freed). */
+long long graph_resident_bytes(void);
 void graph_freed(uint64_t size);
 /* The "graph" member of the process document, with its leading ",\n";
  * nothing when the process made no graph call. */

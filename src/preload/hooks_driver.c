@@ -26,6 +26,7 @@
 #include "cuda_abi.h"
 #include "driver.h"
 #include "graph.h"
+#include "limit.h"
 #include "real.h"
 #include "record.h"
 #include "state.h"
@@ -44,6 +45,40 @@ static inline CUresult alloc_common(CUresult r, enum gs_api api, enum gs_door do
 	return r;
 }
 
+/*
+ * Under GPUSPY_LIMIT (limit.h), behind the one branch on limit_on(): the
+ * outermost hook admits or refuses the request, holding what it admits
+ * until alloc_common() counted it; a hook nested in a runtime call
+ * decides for that call's hook, which counts it.  A refusal stands in for
+ * the real call, with the code a full device gives and the out-pointer
+ * untouched.  Each allocating hook's body with the limit is a function of
+ * its own (limited_*), so that the body without it is the one of old.
+ */
+/* Out of line: the hook's own body stays what it was without the limit,
+ * with nothing more of it live across the real call. */
+#define LIMITED __attribute__((noinline))
+
+static bool refuse(struct limit_hold *h, bool outer, enum gs_kind kind, int device, size_t size)
+{
+	*h = LIMIT_HOLD_NONE;
+	return outer ? !limit_admit(h, kind, device, size) :
+		       !limit_nested_admit(kind, device, size);
+}
+
+static LIMITED CUresult limited_mem_alloc(CUresult (*real)(CUdeviceptr *, size_t),
+					  enum gs_door door, bool outer, CUdeviceptr *dptr,
+					  size_t size)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	r = refuse(&h, outer, GS_KIND_DEVICE, GS_DEVICE_CURRENT, size) ? CUDA_ERROR_OUT_OF_MEMORY :
+									 real(dptr, size);
+	r = alloc_common(r, GS_API_cuMemAlloc_v2, door, GS_KIND_DEVICE, outer, dptr, size);
+	limit_release(&h);
+	return r;
+}
+
 static inline CUresult w_cuMemAlloc_v2(enum gs_door door, CUdeviceptr *dptr, size_t size)
 {
 	CUresult (*real)(CUdeviceptr *, size_t) = REAL(cuMemAlloc_v2);
@@ -52,8 +87,24 @@ static inline CUresult w_cuMemAlloc_v2(enum gs_door door, CUdeviceptr *dptr, siz
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	outer = hook_enter();
+	if (limit_on())
+		return limited_mem_alloc(real, door, outer, dptr, size);
 	return alloc_common(real(dptr, size), GS_API_cuMemAlloc_v2, door, GS_KIND_DEVICE, outer,
 			    dptr, size);
+}
+
+static LIMITED CUresult limited_managed(CUresult (*real)(CUdeviceptr *, size_t, unsigned int),
+					enum gs_door door, bool outer, CUdeviceptr *dptr,
+					size_t size, unsigned int flags)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	r = refuse(&h, outer, GS_KIND_MANAGED, GS_DEVICE_CURRENT, size) ? CUDA_ERROR_OUT_OF_MEMORY :
+									  real(dptr, size, flags);
+	r = alloc_common(r, GS_API_cuMemAllocManaged, door, GS_KIND_MANAGED, outer, dptr, size);
+	limit_release(&h);
+	return r;
 }
 
 static inline CUresult w_cuMemAllocManaged(enum gs_door door, CUdeviceptr *dptr, size_t size,
@@ -65,8 +116,28 @@ static inline CUresult w_cuMemAllocManaged(enum gs_door door, CUdeviceptr *dptr,
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	outer = hook_enter();
+	if (limit_on())
+		return limited_managed(real, door, outer, dptr, size, flags);
 	return alloc_common(real(dptr, size, flags), GS_API_cuMemAllocManaged, door,
 			    GS_KIND_MANAGED, outer, dptr, size);
+}
+
+static LIMITED CUresult limited_pitch(CUresult (*real)(CUdeviceptr *, size_t *, size_t, size_t,
+						       unsigned int),
+				      enum gs_door door, bool outer, CUdeviceptr *dptr,
+				      size_t *pitch, size_t width, size_t height, unsigned int elem)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	/* the pitch is the driver's: the limit counts the rows unpadded */
+	r = refuse(&h, outer, GS_KIND_DEVICE, GS_DEVICE_CURRENT, width * height) ?
+		    CUDA_ERROR_OUT_OF_MEMORY :
+		    real(dptr, pitch, width, height, elem);
+	r = alloc_common(r, GS_API_cuMemAllocPitch_v2, door, GS_KIND_DEVICE, outer, dptr,
+			 r == CUDA_SUCCESS && pitch ? *pitch * height : width * height);
+	limit_release(&h);
+	return r;
 }
 
 static inline CUresult w_cuMemAllocPitch_v2(enum gs_door door, CUdeviceptr *dptr, size_t *pitch,
@@ -80,6 +151,8 @@ static inline CUresult w_cuMemAllocPitch_v2(enum gs_door door, CUdeviceptr *dptr
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	outer = hook_enter();
+	if (limit_on())
+		return limited_pitch(real, door, outer, dptr, pitch, width, height, elem);
 	r = real(dptr, pitch, width, height, elem);
 	return alloc_common(r, GS_API_cuMemAllocPitch_v2, door, GS_KIND_DEVICE, outer, dptr,
 			    r == CUDA_SUCCESS && pitch ? *pitch * height : width * height);
@@ -105,6 +178,32 @@ static inline CUresult async_common(CUresult r, enum gs_api api, enum gs_door do
 	return alloc_common(r, api, door, GS_KIND_DEVICE, outer, dptr, size);
 }
 
+/* The limit for a stream-ordered allocation: one on a capturing stream
+ * allocates nothing now (its memory is the graph's, at each launch). */
+static bool async_refuse(struct limit_hold *h, bool outer, size_t size, CUstream s, bool per_thread)
+{
+	const void *g;
+
+	*h = LIMIT_HOLD_NONE;
+	if (graph_capturing(s, per_thread, &g))
+		return false;
+	return refuse(h, outer, GS_KIND_DEVICE, GS_DEVICE_CURRENT, size);
+}
+
+static LIMITED CUresult limited_async(CUresult (*real)(CUdeviceptr *, size_t, CUstream),
+				      enum gs_door door, bool outer, bool per_thread,
+				      CUdeviceptr *dptr, size_t size, CUstream s)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	r = async_refuse(&h, outer, size, s, per_thread) ? CUDA_ERROR_OUT_OF_MEMORY :
+							   real(dptr, size, s);
+	r = async_common(r, GS_API_cuMemAllocAsync, door, outer, per_thread, dptr, size, s);
+	limit_release(&h);
+	return r;
+}
+
 static inline CUresult async_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUstream),
 				   enum gs_door door, bool per_thread, CUdeviceptr *dptr,
 				   size_t size, CUstream s)
@@ -116,6 +215,8 @@ static inline CUresult async_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUstr
 	if (per_thread)
 		calls_family(GS_CALL_PER_THREAD);
 	outer = hook_enter();
+	if (limit_on())
+		return limited_async(real, door, outer, per_thread, dptr, size, s);
 	return async_common(real(dptr, size, s), GS_API_cuMemAllocAsync, door, outer, per_thread,
 			    dptr, size, s);
 }
@@ -132,6 +233,21 @@ static inline CUresult w_cuMemAllocAsync_ptsz(enum gs_door door, CUdeviceptr *dp
 	return async_alloc(REAL(cuMemAllocAsync_ptsz), door, true, dptr, size, s);
 }
 
+static LIMITED CUresult limited_pool(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool,
+						      CUstream),
+				     enum gs_door door, bool outer, bool per_thread,
+				     CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s)
+{
+	struct limit_hold h;
+	CUresult r;
+
+	r = async_refuse(&h, outer, size, s, per_thread) ? CUDA_ERROR_OUT_OF_MEMORY :
+							   real(dptr, size, pool, s);
+	r = async_common(r, GS_API_cuMemAllocFromPoolAsync, door, outer, per_thread, dptr, size, s);
+	limit_release(&h);
+	return r;
+}
+
 static inline CUresult pool_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, CUstream),
 				  enum gs_door door, bool per_thread, CUdeviceptr *dptr,
 				  size_t size, CUmemoryPool pool, CUstream s)
@@ -143,6 +259,8 @@ static inline CUresult pool_alloc(CUresult (*real)(CUdeviceptr *, size_t, CUmemo
 	if (per_thread)
 		calls_family(GS_CALL_PER_THREAD);
 	outer = hook_enter();
+	if (limit_on())
+		return limited_pool(real, door, outer, per_thread, dptr, size, pool, s);
 	return async_common(real(dptr, size, pool, s), GS_API_cuMemAllocFromPoolAsync, door, outer,
 			    per_thread, dptr, size, s);
 }
@@ -258,25 +376,26 @@ static inline CUresult w_cuMemCreate(enum gs_door door, CUmemGenericAllocationHa
 {
 	CUresult (*real)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
 			 unsigned long long) = REAL(cuMemCreate);
-	bool outer;
+	struct limit_hold h = LIMIT_HOLD_NONE;
+	bool outer, on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
 	CUresult r;
 
 	if (GS_UNLIKELY(!real))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	calls_family(GS_CALL_VMM);
 	outer = hook_enter();
-	r = real(handle, size, prop, flags);
-	if (outer && r == CUDA_SUCCESS && handle) {
-		bool on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
-
+	/* VMM calls are few (a pool's growth): one body, the limit's steps in it */
+	if (limit_on() && on_device && refuse(&h, outer, GS_KIND_VMM, prop->location.id, size))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	else
+		r = real(handle, size, prop, flags);
+	if (outer && r == CUDA_SUCCESS && handle)
 		record_alloc(GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED,
 			     GS_SPACE_HANDLE, *handle, size, on_device ? prop->location.id : -1);
-	} else if (outer && r == CUDA_ERROR_OUT_OF_MEMORY) {
-		bool on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
-
+	else if (outer && r == CUDA_ERROR_OUT_OF_MEMORY)
 		record_oom(GS_API_cuMemCreate, door, on_device ? GS_KIND_VMM : GS_KIND_PINNED, size,
 			   on_device ? prop->location.id : -1);
-	}
+	limit_release(&h);
 	hook_leave();
 	return r;
 }
@@ -500,6 +619,38 @@ static inline CUresult w_cuDeviceGraphMemTrim(enum gs_door door, CUdevice dev)
 	GS_GRAPH_HOOK(CUresult, CUDA_SUCCESS, false, real(dev), graph_trimmed());
 }
 
+/*
+ * What the program sees of the device's memory: under GPUSPY_LIMIT, the
+ * smaller card's (limit.h), so that a framework sizing its pool from it
+ * (PyTorch's memory fraction, JAX's preallocation) sizes it for that
+ * card.  gpuspy's own figures come from the real functions (driver.c).
+ */
+static inline CUresult w_cuMemGetInfo_v2(enum gs_door door, size_t *free_bytes, size_t *total_bytes)
+{
+	CUresult (*real)(size_t *, size_t *) = REAL(cuMemGetInfo_v2);
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(free_bytes, total_bytes);
+	if (limit_on() && r == CUDA_SUCCESS)
+		limit_mem_info(free_bytes, total_bytes);
+	return r;
+}
+
+static inline CUresult w_cuDeviceTotalMem_v2(enum gs_door door, size_t *bytes, CUdevice dev)
+{
+	CUresult (*real)(size_t *, CUdevice) = REAL(cuDeviceTotalMem_v2);
+	CUresult r;
+
+	if (GS_UNLIKELY(!real))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(bytes, dev);
+	if (limit_on() && r == CUDA_SUCCESS)
+		limit_total(bytes);
+	return r;
+}
+
 static void *drv_wrap_pointer(void *p);
 
 static inline CUresult w_cuGetProcAddress_v2(enum gs_door door, const char *symbol, void **pfn,
@@ -603,6 +754,9 @@ DOORS(CUresult, cuGraphLaunch_ptsz, (CUgraphExec exec, CUstream s), exec, s)
 DOORS(CUresult, cuGraphExecDestroy, (CUgraphExec exec), exec)
 DOORS(CUresult, cuGraphDestroy, (CUgraph g), g)
 DOORS(CUresult, cuDeviceGraphMemTrim, (CUdevice dev), dev)
+DOORS(CUresult, cuMemGetInfo_v2, (size_t * free_bytes, size_t *total_bytes), free_bytes,
+      total_bytes)
+DOORS(CUresult, cuDeviceTotalMem_v2, (size_t * bytes, CUdevice dev), bytes, dev)
 DOORS(CUresult, cuGetProcAddress, (const char *symbol, void **pfn, int version, cuuint64_t flags),
       symbol, pfn, version, flags)
 DOORS(CUresult, cuGetProcAddress_v2,

@@ -13,6 +13,7 @@
 #include "cuda_abi.h"
 #include "driver.h"
 #include "graph.h"
+#include "limit.h"
 #include "real.h"
 #include "record.h"
 #include "state.h"
@@ -114,6 +115,20 @@ static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api,
 	return r;
 }
 
+/*
+ * Under GPUSPY_LIMIT (limit.h), behind the one branch on limit_on(): the
+ * driver hooks nested in the runtime's call decide, where the runtime
+ * has made its context current, and hold what they admit until
+ * done_alloc() counted it; refused, the runtime fails the call itself, as
+ * on a full device.  The real call is written twice, so that the body
+ * without the limit is the one of old.
+ */
+static cudaError_t rt_limited(cudaError_t r)
+{
+	limit_nested_end();
+	return r;
+}
+
 #define ALLOC_BODY(name, api, kind, ptr, size, ...)                                                \
 	do {                                                                                       \
 		__typeof__(&name) real = REAL(name);                                               \
@@ -121,6 +136,11 @@ static inline cudaError_t done_alloc(cudaError_t r, bool outer, enum gs_api api,
 		if (GS_UNLIKELY(!real))                                                            \
 			return NO_RUNTIME;                                                         \
 		outer = hook_enter();                                                              \
+		if (limit_on() && outer) {                                                         \
+			limit_nested_begin();                                                      \
+			return rt_limited(done_alloc(real(__VA_ARGS__), outer, api, kind,          \
+						     (void **)(ptr), size));                       \
+		}                                                                                  \
 		return done_alloc(real(__VA_ARGS__), outer, api, kind, (void **)(ptr), size);      \
 	} while (0)
 
@@ -157,6 +177,11 @@ static inline cudaError_t async_alloc(cudaError_t r, bool outer, bool per_thread
 		if (per_thread)                                                                    \
 			calls_family(GS_CALL_PER_THREAD);                                          \
 		outer = hook_enter();                                                              \
+		if (limit_on() && outer) {                                                         \
+			limit_nested_begin();                                                      \
+			return rt_limited(async_alloc(real(__VA_ARGS__), outer, per_thread, api,   \
+						      (void **)(ptr), size, s));                   \
+		}                                                                                  \
 		return async_alloc(real(__VA_ARGS__), outer, per_thread, api, (void **)(ptr),      \
 				   size, s);                                                       \
 	} while (0)
@@ -213,6 +238,13 @@ GS_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width
 	if (GS_UNLIKELY(!real))
 		return NO_RUNTIME;
 	outer = hook_enter();
+	if (limit_on() && outer) {
+		limit_nested_begin();
+		r = real(devPtr, pitch, width, height);
+		return rt_limited(
+			done_alloc(r, outer, GS_API_cudaMallocPitch, GS_KIND_DEVICE, devPtr,
+				   r == cudaSuccess && pitch ? *pitch * height : width * height));
+	}
 	r = real(devPtr, pitch, width, height);
 	return done_alloc(r, outer, GS_API_cudaMallocPitch, GS_KIND_DEVICE, devPtr,
 			  r == cudaSuccess && pitch ? *pitch * height : width * height);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "files.h"
 #include "log.h"
 #include "state.h"
@@ -101,8 +102,9 @@ void gs_fail(const char *fmt, ...)
 	atomic_store(&gs_state.silent, true);
 	if (atomic_exchange(&failed, true))
 		return;
-	snprintf(suffix, sizeof(suffix), "; gpuspy is off for this process (pid %d)",
-		 (int)getpid());
+	/* the limit counts what gpuspy tracks: it goes with it */
+	snprintf(suffix, sizeof(suffix), "; gpuspy is off for this process (pid %d)%s",
+		 (int)getpid(), gs_config.limit ? ", and GPUSPY_LIMIT with it" : "");
 	va_start(ap, fmt);
 	vlog(fmt, ap, suffix);
 	va_end(ap);

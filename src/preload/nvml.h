@@ -16,4 +16,13 @@ unsigned nvml_process_used(long long *used, unsigned max);
  * snapshot thread only. */
 unsigned nvml_device_memory(long long *used, long long *total, unsigned max);
 
+/* The other processes on the GPU that CUDA device ORDINAL is, at an
+ * out-of-memory event: the MAX holding most into OUT (largest first, with
+ * their command names), how many in *N; returns the bytes all of them
+ * hold, or -1 when NVML cannot say (no NVML, the GPU not found, or this
+ * process not in its list: in a container NVML's pids are not ours).
+ * gs_events_lock held. */
+struct gs_oom_other;
+long long nvml_others(int ordinal, struct gs_oom_other *out, unsigned max, unsigned *n);
+
 #endif /* GPUSPY_NVML_H */

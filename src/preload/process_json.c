@@ -189,6 +189,56 @@ static void write_site(FILE *f, struct gs_site *s)
 	fputc('}', f);
 }
 
+/* What the verdict is judged on (oom_facts.c), each only when known. */
+static void write_oom_facts(FILE *f, const struct gs_oom *e)
+{
+	const struct gs_oom_torch *t = e->torch;
+
+	if (e->device_live >= 0)
+		fprintf(f, ", \"device_live_bytes\": %lld", e->device_live);
+	if (e->limit > 0)
+		fprintf(f, ", \"limit_bytes\": %lld, \"capped\": %s", e->limit,
+			e->capped ? "true" : "false");
+	if (e->pool) {
+		fputs(", \"pool\": {\"label\": ", f);
+		json_str(f, e->pool);
+		fprintf(f, ", \"bytes\": %lld, \"requested\": %s}", e->pool_bytes,
+			e->from_pool ? "true" : "false");
+	}
+	if (e->library) {
+		fprintf(f, ", \"library\": {\"bytes\": %lld, \"top\": ", e->library_bytes);
+		json_str(f, e->library);
+		fprintf(f, ", \"top_bytes\": %lld}", e->library_top);
+	}
+	if (e->graph_bytes > 0)
+		fprintf(f, ", \"graph_bytes\": %lld", e->graph_bytes);
+	if (e->others_bytes >= 0) {
+		fprintf(f, ", \"others\": {\"bytes\": %lld, \"processes\": [", e->others_bytes);
+		for (unsigned i = 0; i < e->n_others; i++) {
+			fprintf(f, "%s{\"pid\": %u", i ? ", " : "", e->others[i].pid);
+			if (e->others[i].name[0]) {
+				fputs(", \"name\": ", f);
+				json_str(f, e->others[i].name);
+			}
+			fprintf(f, ", \"used_bytes\": %lld}", e->others[i].used);
+		}
+		fputs("]}", f);
+	}
+	if (t) {
+		fprintf(f,
+			",\n     \"torch\": {\"requested_bytes\": %lld, \"allocated_bytes\": %lld, "
+			"\"reserved_bytes\": %lld",
+			t->request, t->allocated, t->reserved);
+		if (t->largest_free >= 0)
+			fprintf(f, ", \"largest_free_bytes\": %lld", t->largest_free);
+		/* the members of torch_view.py's own JSON object, "lines" and
+		 * "holders" (events_torch_oom checked its shape) */
+		if (t->lines && strlen(t->lines) > 2)
+			fprintf(f, ", %.*s", (int)strlen(t->lines) - 2, t->lines + 1);
+		fputc('}', f);
+	}
+}
+
 static void write_oom_event(FILE *f, const struct gs_oom *e, bool with_file)
 {
 	fprintf(f,
@@ -198,6 +248,7 @@ static void write_oom_event(FILE *f, const struct gs_oom *e, bool with_file)
 		e->number, e->time, gs_api_names[e->api], names_kinds[e->kind],
 		(unsigned long long)e->requested, e->device, e->live, e->free_bytes, e->total_bytes,
 		e->site);
+	write_oom_facts(f, e);
 	if (with_file && e->number <= GS_OOM_FILES)
 		fprintf(f, ", \"file\": \"" GS_FILE_OOM_N "\"", e->number);
 	fputc('}', f);
@@ -362,6 +413,9 @@ int process_json_write(FILE *f, const struct gs_view *v)
 		json_str(f, gs_state.run.id);
 		fputs(",\n", f);
 	}
+	/* GPUSPY_LIMIT: a run on a smaller card, on purpose */
+	if (gs_config.limit)
+		fprintf(f, "  \"limit\": {\"bytes\": %llu},\n", gs_config.limit);
 	/* where its metrics are served (GPUSPY_PROMETHEUS), port 0 resolved */
 	if (endpoint_address()) {
 		fputs("  \"prometheus\": ", f);

@@ -13,7 +13,9 @@
 #include "driver.h"
 #include "events.h"
 #include "graph.h"
+#include "limit.h"
 #include "log.h"
+#include "oom_facts.h"
 #include "peak.h"
 #include "pystack.h"
 #include "record.h"
@@ -352,6 +354,8 @@ void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t 
 	 * for a failure that gets a file) */
 	if (events_oom_count() < GS_OOM_FILES)
 		symbols_catch_up();
+	e.capped = limit_on() && limit_refused_here();
+	oom_facts_sites(&e);
 	events_oom(&e);
 }
 

@@ -19,6 +19,8 @@
 #include "log.h"
 #include "names.h"
 #include "pools.h"
+#include "oom_facts.h"
+#include "oom_rule.h"
 #include "pystack.h"
 #include "sitename.h"
 #include "sites.h"
@@ -454,6 +456,19 @@ void summary_exit(const struct gs_view *v)
 	gs_warn("report: %s/report.txt", v->dir);
 }
 
+/* E's verdict (src/common/oom_rule.h), one line. */
+static void oom_verdict(const struct gs_oom *e)
+{
+	struct oom_facts f;
+	struct oom_verdict v;
+	char line[1024];
+
+	oom_facts_of(e, &f);
+	oom_judge(&f, &v);
+	oom_verdict_line(line, sizeof(line), &f, &v);
+	gs_warn("  %s", line);
+}
+
 /* The post-mortem NAME was written for E. */
 void summary_oom(const struct gs_view *v, const struct gs_oom *e, const char *name)
 {
@@ -473,6 +488,17 @@ void summary_oom(const struct gs_view *v, const struct gs_oom *e, const char *na
 		gs_warn("out of memory: %s of %s on device %d failed (gpuspy tracks %s "
 			"live); post-mortem: %s/%s",
 			gs_api_names[e->api], a, e->device, b, v->dir, name);
+	oom_verdict(e);
+}
+
+void summary_torch_oom(const struct gs_view *v, const struct gs_oom *e, const char *name)
+{
+	if (gs_config.quiet)
+		return;
+	gs_warn("out of memory: PyTorch raised OutOfMemoryError on device %d after event %u; "
+		"post-mortem rewritten with its figures: %s/%s",
+		e->device, e->number, v->dir, name);
+	oom_verdict(e);
 }
 
 void summary_snapshot(const char *label, const char *dir, const char *name)

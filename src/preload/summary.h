@@ -20,6 +20,9 @@ int summary_write_text(FILE *f, const struct gs_view *v);
 void summary_exit(const struct gs_view *v);
 /* An out-of-memory post-mortem, NAME in the view's directory, was written. */
 void summary_oom(const struct gs_view *v, const struct gs_oom *e, const char *name);
+/* PyTorch raised OutOfMemoryError after event E, whose post-mortem NAME
+ * was written again with PyTorch's own figures (events_torch_oom). */
+void summary_torch_oom(const struct gs_view *v, const struct gs_oom *e, const char *name);
 /* An on-demand snapshot, NAME in DIR, was written. */
 void summary_snapshot(const char *label, const char *dir, const char *name);
 /* Named once while the job runs, when a site is first seen growing: the

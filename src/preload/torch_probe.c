@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "events.h"
 #include "files.h"
 #include "fw_counters.h"
 #include "fw_view.h"
@@ -167,6 +168,9 @@ static int ns_make(void)
 		    /* the exit summary's first lines (summary.h) */
 		    !set(globals, "GPUSPY_SUMMARY_TORCH",
 			 py.pointer((void *)(uintptr_t)summary_torch_top)) ||
+		    /* PyTorch's figures when it raises OutOfMemoryError (events.h) */
+		    !set(globals, "GPUSPY_TORCH_OOM",
+			 py.pointer((void *)(uintptr_t)events_torch_oom)) ||
 		    /* the frameworks' counters (fw_counters.h) */
 		    !set(globals, "GPUSPY_FW_PUT",
 			 py.pointer((void *)(uintptr_t)fw_counters_put))) {

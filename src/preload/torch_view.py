@@ -36,12 +36,17 @@
 # stderr names it, in the library's form, and another when it stops (grew,
 # then stopped) or grows again.  An
 # atexit handler takes the last sample, before the interpreter frees the
-# program's globals.  Any error turns the view off with one line; the
+# program's globals.  When PyTorch raises OutOfMemoryError, its
+# out-of-memory observer (torch._C._cuda_attach_out_of_memory_observer)
+# gives the library PyTorch's own figures of that moment through
+# GPUSPY_TORCH_OOM (events_torch_oom of src/preload/events.h), for the
+# verdict of the failure it follows.  Any error turns the view off with one line; the
 # program never sees an exception.
 status, tick = "wait", None
 
 
-def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), summary=None):
+def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), summary=None,
+                        oom=None):
     import sys
 
     if _importing():
@@ -184,6 +189,9 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
 
     atexit.register(guarded, True)
     timing["next"] = time.monotonic() + min(200 * guarded(False), 10 * interval)
+    attach = getattr(getattr(torch, "_C", None), "_cuda_attach_out_of_memory_observer", None)
+    if oom and attach:
+        attach(_gpuspy_oom(memory, oom, quiet))
     return "ok", tick
 
 
@@ -274,6 +282,119 @@ def _gpuspy_history(torch_fn, line_fn, top=16, key_max=2000):
     return record
 
 
+def _gpuspy_role(key):
+    # What a block's Python stack says it is, where it says it: None when
+    # it says nothing (a block from PyTorch's autograd engine, say, which
+    # runs no Python, or from before the view started)
+    for f, fn, _ in key:
+        if "/torch/optim/" in f:
+            return "optimizer state"
+    for f, fn, _ in key:
+        if f.endswith("/torch/nn/modules/module.py") and fn in (
+                "_apply", "to", "cuda", "load_state_dict", "_load_from_state_dict"):
+            return "weights"
+    for f, fn, _ in key:
+        if fn == "backward" or "/torch/autograd/" in f:
+            return "gradients"
+    for f, fn, _ in key:
+        if fn in ("forward", "_call_impl", "_wrapped_call_impl"):
+            return "activations"
+    return None
+
+
+def _gpuspy_oom(memory, fn, quiet, top=5, lines_max=8000):
+    # observer(device, alloc, total, free): called by PyTorch's caching
+    # allocator when it gives up on a block of ALLOC bytes, after emptying
+    # its cache and before raising OutOfMemoryError, on the thread that
+    # asked (the autograd thread, often), which holds the GIL and not the
+    # allocator's lock.  Its figures of DEVICE then go to the library
+    # (events_torch_oom): the pool's reserved and allocated bytes, its
+    # largest free block, the lines whose live blocks sit in segments that
+    # hold free memory, which keep those segments from being given back
+    # ("lines"), and the lines holding most ("holders", with what their
+    # stacks say they are: weights, activations, optimizer state,
+    # gradients): most first, TOP of each, their JSON under LINES_MAX
+    # bytes.  Nothing is imported here (see the top of this file).
+    import ctypes
+    import json
+    import sys
+
+    ll, sp = ctypes.c_longlong, ctypes.c_char_p
+    t_oom = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int, ll, ll, ll, ll, sp, sp, ll, sp,
+                              ll)(fn)
+    state = {"off": False}
+
+    def entries(table):
+        out = []
+        for key, v in sorted(table.items(), key=lambda kv: -kv[1][0])[:top]:
+            e = {"frames": [{"file": f[:500], "function": fn[:200],
+                             "line": ln if type(ln) is int and ln >= 0 else 0}
+                            for f, fn, ln in key], "bytes": v[0], "blocks": v[1]}
+            if _gpuspy_role(key):
+                e["role"] = _gpuspy_role(key)
+            out.append(e)
+        return out
+
+    def named(table, with_role):
+        # the first of TABLE by the user's line, as the library names it
+        if not table:
+            return b"", 0
+        key, v = max(table.items(), key=lambda kv: kv[1][0])
+        f = _user_frame(key)
+        where = "%s (%s:%d)" % (f[1], f[0].rsplit("/", 1)[-1], f[2]) if f else \
+            "blocks from before the view started"
+        if with_role and _gpuspy_role(key):
+            where += " [%s]" % _gpuspy_role(key)
+        return where.encode("utf-8", "replace")[:255], v[0]
+
+    def figures(device, alloc):
+        reserved = allocated = 0
+        largest = -1
+        pins, holders = {}, {}
+        for seg in memory._snapshot().get("segments", ()):
+            if seg.get("device") != device:
+                continue
+            reserved += seg.get("total_size", 0)
+            blocks = seg.get("blocks", ())
+            free = [b.get("size", 0) for b in blocks if b.get("state") == "inactive"]
+            if free:
+                largest = max(largest, max(free))
+            for b in blocks:
+                if b.get("state") != "active_allocated":
+                    continue
+                allocated += b.get("size", 0)
+                key = tuple((f.get("filename", "?"), f.get("name", "?"), f.get("line", 0))
+                            for f in b.get("frames", ()))
+                for table in (holders, pins) if sum(free) else (holders,):
+                    e = table.setdefault(key, [0, 0])
+                    e[0] += b.get("size", 0)
+                    e[1] += 1
+        doc = {"lines": entries(pins), "holders": entries(holders)}
+        text = json.dumps(doc, ensure_ascii=True, separators=(",", ":"))
+        while len(text) >= lines_max and (doc["lines"] or doc["holders"]):
+            longer = max(("lines", "holders"), key=lambda k: len(json.dumps(doc[k])))
+            if len(doc[longer][-1]["frames"]) > 1:
+                doc[longer][-1]["frames"].pop()
+            else:
+                doc[longer].pop()
+            text = json.dumps(doc, ensure_ascii=True, separators=(",", ":"))
+        return (int(alloc), allocated, reserved, largest, text.encode("ascii"),
+                *named(pins, False), *named(holders, True))
+
+    def observer(device, alloc, total, free):
+        if state["off"]:
+            return
+        try:
+            t_oom(int(device), *figures(int(device), alloc))
+        except Exception as e:  # the program must see PyTorch's error, not ours
+            state["off"] = True
+            if not quiet:
+                sys.stderr.write("gpuspy: PyTorch's out-of-memory figures off: %s: %s\n" %
+                                 (type(e).__name__, e))
+
+    return observer
+
+
 def _gpuspy_summary(fn, top=3):
     # tell(sites): the largest live holders of this sample, by the user's
     # line, to the library (summary_torch_top of src/preload/summary.h),
@@ -357,6 +478,7 @@ def start():
                                    GPUSPY_INTERVAL, GPUSPY_QUIET,
                                    (globals().get("GPUSPY_HISTORY_TORCH"),
                                     globals().get("GPUSPY_HISTORY_TORCH_LINE")),
-                                   globals().get("GPUSPY_SUMMARY_TORCH"))
+                                   globals().get("GPUSPY_SUMMARY_TORCH"),
+                                   globals().get("GPUSPY_TORCH_OOM"))
     except Exception as e:
         return "off: %s: %s" % (type(e).__name__, e), None

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Which library a site's memory belongs to, which framework's pool it is a
- * segment of (the rules are both sides', src/common/pools.c), and which
- * Python files are the user's own code: the reader's judgements over a
- * merged site's frames.  Whether one native frame is noise is both sides'
- * too, src/common/frame_rules.c.
+ * segment of, and which Python files are the user's own code: the
+ * reader's judgements over a merged site's frames.  The rules that judge
+ * one native frame are both sides': noise and libraries in
+ * src/common/frame_rules.c, pools in src/common/pools.c.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,18 +13,6 @@
 #include "classify.h"
 #include "pools.h"
 #include "sitename.h"
-
-/* Libraries whose memory is theirs, not their caller's: workspaces,
- * handles, communicators.  The first prefix that matches wins, so
- * libcublasLt comes before libcublas. */
-static const struct {
-	const char *prefix;
-	const char *label;
-} libraries[] = {
-	{ "libcublasLt", "cuBLASLt" }, { "libcublas", "cuBLAS" },     { "libcudnn", "cuDNN" },
-	{ "libnccl", "NCCL" },	       { "libcufft", "cuFFT" },	      { "libcurand", "cuRAND" },
-	{ "libcusparse", "cuSPARSE" }, { "libcusolver", "cuSOLVER" },
-};
 
 /* The hints of the framework pools whose segments the text report lists
  * (src/common/pools.c has the rules that tell a pool's segment): a site of
@@ -50,13 +38,13 @@ const char *classify_site_library(const struct rd_report_frame *frames, size_t n
 	 * made is cuBLAS's memory */
 	for (size_t i = 0; i < nframes; i++) {
 		const struct rd_report_frame *f = &frames[i];
+		const char *label;
 
 		if (f->python || f->noise != NOISE_NONE || !f->module)
 			continue;
-		for (size_t k = 0; k < sizeof(libraries) / sizeof(libraries[0]); k++)
-			if (strncmp(f->module, libraries[k].prefix, strlen(libraries[k].prefix)) ==
-			    0)
-				return libraries[k].label;
+		label = classify_library_module(f->module);
+		if (label)
+			return label;
 	}
 	/* No frame outside the driver and the runtime (start-up frames
 	 * aside): memory they took for themselves, a context or the

@@ -115,8 +115,16 @@ static int check_optional(const struct vctx *v, json_t *root, struct rd_process 
 	    (r = validate_time(v, root, "end_time", false, &p->end_time)) < 0 ||
 	    (r = validate_counts_object(v, root, "doors")) < 0 ||
 	    (r = validate_counts_object(v, root, "calls")) < 0 ||
-	    (r = validate_counts_object(v, root, "vmm_address_space")) < 0)
+	    (r = validate_counts_object(v, root, "vmm_address_space")) < 0 ||
+	    (r = validate_member(v, root, "limit", false, JSON_OBJECT, &j)) < 0)
 		return r;
+	if (j) {
+		struct vctx sub = *v;
+
+		sub.where = "limit";
+		if ((r = validate_int(&sub, j, "bytes", true, 1, INT64_MAX, &p->limit_bytes)) < 0)
+			return r;
+	}
 
 	if ((r = validate_member(v, root, "environment", false, JSON_OBJECT, &j)) < 0)
 		return r;
@@ -1006,6 +1014,172 @@ bool load_oom_file_name(const char *name, int64_t *n)
 	return true;
 }
 
+/* An event's "torch" lines or holders (KEY):
+ * [{"frames": [...], "bytes", "blocks", "role"}]. */
+static int load_oom_torch_lines(const struct vctx *v, json_t *arr, const char *key,
+				struct rd_oom_torch_line **out, size_t *nout)
+{
+	json_t *e, *frames, *f;
+	size_t i, k;
+	int r;
+
+	*out = calloc(json_array_size(arr) + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	json_array_foreach(arr, i, e)
+	{
+		struct rd_oom_torch_line *l = &(*out)[i];
+		struct vctx sub = *v;
+		char where[64];
+
+		if ((r = validate_element(&sub, e, where, sizeof(where), "%s.torch.%s[%zu]",
+					  v->where, key, i)) < 0)
+			return r;
+		*nout = i + 1;
+		if ((r = validate_count(&sub, e, "bytes", &l->bytes)) < 0 ||
+		    (r = validate_count(&sub, e, "blocks", &l->blocks)) < 0 ||
+		    (r = validate_str(&sub, e, "role", false, true, &l->role)) < 0 ||
+		    (r = validate_member(&sub, e, "frames", true, JSON_ARRAY, &frames)) < 0)
+			return r;
+		l->frames = calloc(json_array_size(frames) + 1, sizeof(*l->frames));
+		if (!l->frames)
+			return -ENOMEM;
+		json_array_foreach(frames, k, f)
+		{
+			struct rd_pyframe *pf = &l->frames[k];
+			struct vctx fsub = sub;
+			char w2[96];
+
+			if ((r = validate_element(&fsub, f, w2, sizeof(w2), "%s.frames[%zu]", where,
+						  k)) < 0)
+				return r;
+			l->nframes = k + 1;
+			if ((r = validate_str(&fsub, f, "file", true, false, &pf->file)) < 0 ||
+			    (r = validate_str(&fsub, f, "function", true, false, &pf->function)) <
+				    0 ||
+			    (r = validate_int(&fsub, f, "line", true, 0, INT32_MAX, &pf->line)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* What an event's verdict is judged on (docs/format.md, "event"): every
+ * member optional, each checked when present. */
+static int load_oom_facts(const struct vctx *v, json_t *obj, struct rd_oom *o)
+{
+	json_t *j, *arr, *e;
+	size_t i;
+	int r;
+
+	o->device_live_bytes = -1;
+	o->others_bytes = -1;
+	if ((r = validate_int(v, obj, "device_live_bytes", false, 0, INT64_MAX,
+			      &o->device_live_bytes)) < 0 ||
+	    (r = validate_int(v, obj, "limit_bytes", false, 1, INT64_MAX, &o->limit_bytes)) < 0 ||
+	    (r = validate_member(v, obj, "capped", false, JSON_TRUE, &j)) < 0)
+		return r;
+	if (!!j != (o->limit_bytes > 0))
+		return validate_bad(v, j ? "capped" : "limit_bytes",
+				    "present without %s (the two come together)",
+				    j ? "limit_bytes" : "capped");
+	o->capped = json_is_true(j);
+	if ((r = validate_int(v, obj, "graph_bytes", false, 0, INT64_MAX, &o->graph_bytes)) < 0 ||
+	    (r = validate_member(v, obj, "pool", false, JSON_OBJECT, &j)) < 0)
+		return r;
+	if (j) {
+		struct vctx sub = *v;
+		json_t *req;
+		char where[64];
+
+		snprintf(where, sizeof(where), "%s.pool", v->where);
+		sub.where = where;
+		if ((r = validate_str(&sub, j, "label", true, true, &o->pool)) < 0 ||
+		    (r = validate_count(&sub, j, "bytes", &o->pool_bytes)) < 0 ||
+		    (r = validate_member(&sub, j, "requested", true, JSON_TRUE, &req)) < 0)
+			return r;
+		o->pool_requested = json_is_true(req);
+	}
+	if ((r = validate_member(v, obj, "library", false, JSON_OBJECT, &j)) < 0)
+		return r;
+	if (j) {
+		struct vctx sub = *v;
+		char where[64];
+
+		snprintf(where, sizeof(where), "%s.library", v->where);
+		sub.where = where;
+		if ((r = validate_count(&sub, j, "bytes", &o->library_bytes)) < 0 ||
+		    (r = validate_str(&sub, j, "top", true, true, &o->library)) < 0 ||
+		    (r = validate_count(&sub, j, "top_bytes", &o->library_top_bytes)) < 0)
+			return r;
+		if (o->library_top_bytes > o->library_bytes)
+			return validate_bad(&sub, "top_bytes", "%" PRId64 " exceeds bytes",
+					    o->library_top_bytes);
+	}
+	if ((r = validate_member(v, obj, "others", false, JSON_OBJECT, &j)) < 0)
+		return r;
+	if (j) {
+		struct vctx sub = *v;
+		char where[64];
+
+		snprintf(where, sizeof(where), "%s.others", v->where);
+		sub.where = where;
+		if ((r = validate_count(&sub, j, "bytes", &o->others_bytes)) < 0 ||
+		    (r = validate_member(&sub, j, "processes", true, JSON_ARRAY, &arr)) < 0)
+			return r;
+		o->others = calloc(json_array_size(arr) + 1, sizeof(*o->others));
+		if (!o->others)
+			return -ENOMEM;
+		json_array_foreach(arr, i, e)
+		{
+			struct rd_oom_other *x = &o->others[i];
+			struct vctx psub = sub;
+			char w2[96];
+
+			if ((r = validate_element(&psub, e, w2, sizeof(w2), "%s.processes[%zu]",
+						  where, i)) < 0)
+				return r;
+			o->nothers = i + 1;
+			if ((r = validate_int(&psub, e, "pid", true, 1, INT64_MAX, &x->pid)) < 0 ||
+			    (r = validate_str(&psub, e, "name", false, false, &x->name)) < 0 ||
+			    (r = validate_count(&psub, e, "used_bytes", &x->used_bytes)) < 0)
+				return r;
+		}
+	}
+	if ((r = validate_member(v, obj, "torch", false, JSON_OBJECT, &j)) < 0 || !j)
+		return r;
+	o->torch = calloc(1, sizeof(*o->torch));
+	if (!o->torch)
+		return -ENOMEM;
+	{
+		struct rd_oom_torch *t = o->torch;
+		struct vctx sub = *v;
+		char where[64];
+
+		snprintf(where, sizeof(where), "%s.torch", v->where);
+		sub.where = where;
+		t->largest_free_bytes = -1;
+		if ((r = validate_count(&sub, j, "requested_bytes", &t->requested_bytes)) < 0 ||
+		    (r = validate_count(&sub, j, "allocated_bytes", &t->allocated_bytes)) < 0 ||
+		    (r = validate_count(&sub, j, "reserved_bytes", &t->reserved_bytes)) < 0 ||
+		    (r = validate_int(&sub, j, "largest_free_bytes", false, 0, INT64_MAX,
+				      &t->largest_free_bytes)) < 0 ||
+		    (r = validate_member(&sub, j, "lines", false, JSON_ARRAY, &arr)) < 0)
+			return r;
+		if (t->allocated_bytes > t->reserved_bytes)
+			return validate_bad(&sub, "allocated_bytes",
+					    "%" PRId64 " exceeds reserved_bytes",
+					    t->allocated_bytes);
+		if (arr && (r = load_oom_torch_lines(v, arr, "lines", &t->lines, &t->nlines)) < 0)
+			return r;
+		if ((r = validate_member(&sub, j, "holders", false, JSON_ARRAY, &arr)) < 0 ||
+		    (arr &&
+		     (r = load_oom_torch_lines(v, arr, "holders", &t->holders, &t->nholders)) < 0))
+			return r;
+	}
+	return 0;
+}
+
 /* One out-of-memory event: an entry of "oom" (WITH_FILE: it may name its
  * oom-N.json) or the "event" of an oom-N.json.  Its site is checked
  * against the report's sites by check_oom_site, once they are read. */
@@ -1046,7 +1220,8 @@ static int load_oom_event(const struct vctx *v, json_t *obj, bool with_file, str
 	    (r = validate_count(v, obj, "live_bytes", &o->live_bytes)) < 0 ||
 	    (r = validate_int(v, obj, "free_bytes", true, -1, INT64_MAX, &o->free_bytes)) < 0 ||
 	    (r = validate_int(v, obj, "total_bytes", true, -1, INT64_MAX, &o->total_bytes)) < 0 ||
-	    (r = validate_int(v, obj, "site", true, 0, INT64_MAX, &o->site)) < 0)
+	    (r = validate_int(v, obj, "site", true, 0, INT64_MAX, &o->site)) < 0 ||
+	    (r = load_oom_facts(v, obj, o)) < 0)
 		return r;
 	if (!with_file)
 		return 0;

@@ -123,6 +123,7 @@ void merge_clear(struct rd_report *r)
 		for (size_t j = 0; j < ro->ntop; j++)
 			site_free(ro->top[j]);
 		free(ro->top);
+		oom_verdict_clear(&ro->verdict);
 	}
 	free(r->ooms);
 	for (size_t i = 0; i < r->nsites; i++)
@@ -1070,6 +1071,8 @@ static int name_ooms(struct rd_report *r)
 			e = name_oom_site(r, ro->requested);
 		for (size_t j = 0; j < ro->ntop && e == 0; j++)
 			e = name_oom_site(r, ro->top[j]);
+		if (e == 0)
+			e = oom_verdict_build(ro);
 	}
 	return e;
 }

@@ -8,6 +8,7 @@
 #include "classify.h"
 #include "pools.h"
 #include "model.h"
+#include "oom_verdict.h"
 #include "symbolize.h"
 #include "torch_merge.h"
 
@@ -89,6 +90,8 @@ struct rd_report_oom {
 	 * that file was not read. */
 	struct rd_report_site **top;
 	size_t ntop;
+	/* why it failed (oom_verdict.h), decided once the sites are named */
+	struct rd_oom_verdict verdict;
 };
 
 struct rd_report {

@@ -4,10 +4,33 @@
 
 #include "model.h"
 
+static void torch_lines_clear(struct rd_oom_torch_line *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < l[i].nframes; j++) {
+			free(l[i].frames[j].file);
+			free(l[i].frames[j].function);
+		}
+		free(l[i].frames);
+		free(l[i].role);
+	}
+	free(l);
+}
+
 static void oom_clear(const struct rd_process *p, struct rd_oom *o)
 {
 	free(o->api);
 	free(o->file);
+	free(o->pool);
+	free(o->library);
+	for (size_t i = 0; i < o->nothers; i++)
+		free(o->others[i].name);
+	free(o->others);
+	if (o->torch) {
+		torch_lines_clear(o->torch->lines, o->torch->nlines);
+		torch_lines_clear(o->torch->holders, o->torch->nholders);
+		free(o->torch);
+	}
 	if (o->snapshot != p)
 		rd_process_free(o->snapshot);
 }

@@ -102,6 +102,30 @@ struct rd_python {
 
 struct rd_process;
 
+/* An out-of-memory event's other process on the device (NVML). */
+struct rd_oom_other {
+	int64_t pid;
+	char *name; /* NULL: unknown */
+	int64_t used_bytes;
+};
+
+/* PyTorch's figures when it raised OutOfMemoryError, and the lines whose
+ * live blocks pin its segments (frames as torch.json's). */
+struct rd_oom_torch_line {
+	struct rd_pyframe *frames;
+	size_t nframes;
+	int64_t bytes, blocks;
+	char *role; /* what its stack says it is ("weights", ...), NULL: nothing */
+};
+struct rd_oom_torch {
+	int64_t requested_bytes, allocated_bytes, reserved_bytes;
+	int64_t largest_free_bytes;	 /* -1: absent */
+	struct rd_oom_torch_line *lines; /* pinning the segments that hold free memory */
+	size_t nlines;
+	struct rd_oom_torch_line *holders; /* holding most */
+	size_t nholders;
+};
+
 /* An allocation that failed for want of memory (docs/format.md, "oom-N.json"):
  * an entry of a report's "oom", or an oom-N.json's own "event". */
 struct rd_oom {
@@ -116,6 +140,21 @@ struct rd_oom {
 	int64_t total_bytes; /* -1: unknown */
 	int64_t site;	     /* a sites[].id of the report that holds it */
 	char *file;	     /* "oom-N.json", NULL when none was written */
+	/* What the verdict is judged on (docs/format.md, "The verdict"),
+	 * each absent from older files: */
+	int64_t device_live_bytes; /* tracked on that device; -1: absent */
+	int64_t limit_bytes;	   /* GPUSPY_LIMIT; 0: none */
+	bool capped;		   /* the limit refused it */
+	char *pool;		   /* the pool's label, NULL: none */
+	int64_t pool_bytes;
+	bool pool_requested; /* the request was the pool's */
+	char *library;	     /* the library holding most, NULL: none */
+	int64_t library_bytes, library_top_bytes;
+	int64_t graph_bytes;  /* 0 when absent */
+	int64_t others_bytes; /* -1: absent (unknown) */
+	struct rd_oom_other *others;
+	size_t nothers;
+	struct rd_oom_torch *torch; /* NULL: absent */
 	/* The oom-N.json FILE, read from the process's directory when it is
 	 * there (discover_path; NULL otherwise, and always NULL for an "event"):
 	 * the report of that moment.  It may be the process itself, when the
@@ -360,6 +399,7 @@ struct rd_process {
 	struct rd_graph graph;
 	struct rd_device *devices; /* "devices", in file order; none when absent */
 	size_t ndevices;
+	int64_t limit_bytes; /* "limit": GPUSPY_LIMIT, 0: none */
 	/* what the run was: settings a diff puts side by side */
 	char *version;	    /* gpuspy_version; NULL when not said */
 	struct rd_env *env; /* "environment", in file order */

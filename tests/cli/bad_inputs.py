@@ -44,6 +44,16 @@ EVENT = {"type": "oom", "number": 1, "time": 1764510040.5, "api": "cudaMalloc",
          "kind": "device", "requested_bytes": 2**36, "device": 0,
          "live_bytes": 3 * 2**20, "free_bytes": 2**20, "total_bytes": 2**37, "site": 2}
 OOM = dict(EVENT, file="oom-1.json")
+# the figures of its verdict (docs/format.md, "event"), all valid
+TORCH_LINE = {"frames": [PYFRAME], "bytes": 2**20, "blocks": 2, "role": "activations"}
+FACTS = {"device_live_bytes": 3 * 2**20, "limit_bytes": 2**33, "capped": True,
+         "pool": {"label": "PyTorch caching allocator", "bytes": 2**20, "requested": True},
+         "library": {"bytes": 2**20, "top": "cuBLAS", "top_bytes": 2**20}, "graph_bytes": 5,
+         "others": {"bytes": 7, "processes": [{"pid": 9, "name": "sleep", "used_bytes": 7}]},
+         "torch": {"requested_bytes": 2**20, "allocated_bytes": 2**20, "reserved_bytes": 2**21,
+                   "largest_free_bytes": 2**19, "lines": [TORCH_LINE],
+                   "holders": [TORCH_LINE]}}
+OOMF = dict(OOM, **FACTS)
 # a valid "at_peak" of the fixture (sites 1 and 2 exist there)
 AT_PEAK = {"bytes": 11 * 2**20, "time": 1764510012.5,
            "devices": [{"device": 0, "live_bytes": 11 * 2**20}],
@@ -336,6 +346,59 @@ def mutations(valid_doc, valid_text):
         ("oom file without a number", mut("oom", [dict(OOM, file="oom-.json")])),
         ("oom file an absolute path", mut("oom", [dict(OOM, file="/tmp/oom-1.json")])),
         ("oom file not a string", mut("oom", [dict(OOM, file=1)])),
+        ("oom device_live_bytes negative", mut("oom", [dict(OOMF, device_live_bytes=-1)])),
+        ("oom limit_bytes zero", mut("oom", [dict(OOMF, limit_bytes=0)])),
+        ("oom limit_bytes without capped", mut("oom", [dict(OOMF, capped=DELETE)])),
+        ("oom capped without limit_bytes", mut("oom", [dict(OOMF, limit_bytes=DELETE)])),
+        ("oom capped a string", mut("oom", [dict(OOMF, capped="yes")])),
+        ("oom graph_bytes negative", mut("oom", [dict(OOMF, graph_bytes=-5)])),
+        ("oom pool not an object", mut("oom", [dict(OOMF, pool="PyTorch")])),
+        ("oom pool label empty", mut("oom", [dict(OOMF, pool=dict(FACTS["pool"], label=""))])),
+        ("oom pool bytes negative",
+         mut("oom", [dict(OOMF, pool=dict(FACTS["pool"], bytes=-1))])),
+        ("oom pool requested missing",
+         mut("oom", [dict(OOMF, pool=dict(FACTS["pool"], requested=DELETE))])),
+        ("oom library top above its bytes",
+         mut("oom", [dict(OOMF, library=dict(FACTS["library"], top_bytes=2**21))])),
+        ("oom library top missing",
+         mut("oom", [dict(OOMF, library=dict(FACTS["library"], top=DELETE))])),
+        ("oom others processes missing",
+         mut("oom", [dict(OOMF, others={"bytes": 7})])),
+        ("oom others pid zero",
+         mut("oom", [dict(OOMF, others={"bytes": 7, "processes": [{"pid": 0, "used_bytes": 7}]})])),
+        ("oom others used_bytes negative",
+         mut("oom", [dict(OOMF, others={"bytes": 7, "processes": [{"pid": 9, "used_bytes": -7}]})])),
+        ("oom others name a number",
+         mut("oom", [dict(OOMF, others={"bytes": 7, "processes": [
+             {"pid": 9, "name": 3, "used_bytes": 7}]})])),
+        ("oom torch allocated above reserved",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], allocated_bytes=2**22))])),
+        ("oom torch requested missing",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], requested_bytes=DELETE))])),
+        ("oom torch largest_free negative",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], largest_free_bytes=-1))])),
+        ("oom torch lines an object",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], lines=TORCH_LINE))])),
+        ("oom torch line frames missing",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], lines=[
+             dict(TORCH_LINE, frames=DELETE)]))])),
+        ("oom torch line frame line negative",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], lines=[
+             dict(TORCH_LINE, frames=[dict(PYFRAME, line=-1)])]))])),
+        ("oom torch line role empty",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], lines=[
+             dict(TORCH_LINE, role="")]))])),
+        ("oom torch holders an object",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], holders=TORCH_LINE))])),
+        ("oom torch holder role a number",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], holders=[
+             dict(TORCH_LINE, role=3)]))])),
+        ("oom torch line blocks a string",
+         mut("oom", [dict(OOMF, torch=dict(FACTS["torch"], lines=[
+             dict(TORCH_LINE, blocks="2")]))])),
+        ("limit bytes zero", mut("limit", {"bytes": 0})),
+        ("limit bytes missing", mut("limit", {})),
+        ("limit a number", mut("limit", 2**33)),
         ("oom_dropped negative", mut("oom_dropped", -1)),
         ("oom_dropped a string", mut("oom_dropped", "2")),
         ("event an array", mut("event", [EVENT])),
@@ -719,6 +782,17 @@ def main():
         with open(os.path.join(good, "report.json"), "w") as out:
             json.dump(d, out)
         c.expect_ok("two sites of one id, an event of that id", [good])
+
+        # every figure of a verdict, valid: read, and judged
+        good = os.path.join(tmp, "verdict-figures", "node-4002")
+        os.makedirs(good)
+        d = copy.deepcopy(valid_doc)
+        d["oom"] = [dict(OOMF, site=d["sites"][1]["id"])]
+        d["limit"] = {"bytes": 2**33}
+        with open(os.path.join(good, "report.json"), "w") as out:
+            json.dump(d, out)
+        c.expect_ok("an event with every figure of its verdict", [good])
+        c.expect_ok("an event with every figure of its verdict, JSON", ["--format", "json", good])
         c.expect_ok("two sites of one id, an event of that id, JSON", ["--format", "json", good])
 
         # control characters in a file name are not passed to the terminal

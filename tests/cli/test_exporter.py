@@ -4,7 +4,8 @@
 directory, programs on the fake driver (tests/cli/leaker.c), fetched over
 HTTP:
  - four processes, RANK 0, 1, 1 again and none: rank labels 0, 1, 1.1,
-   none; host and rank on every series, pid on gpuspy_info only; each
+   none (that one under GPUSPY_LIMIT=1G: gpuspy_limit_bytes for it
+   alone); host and rank on every series, pid on gpuspy_info only; each
    process's leaking site with the value 'gpuspy report' gives it; a
    process that exited (report.json) and a stale snapshot (a killed one)
    are not served; 'promtool check metrics' is clean;
@@ -117,6 +118,9 @@ def main_case(tmp):
         for name, kib, rank in (("a", 1024, "0"), ("b", 2048, "1"), ("c", 3072, "1"),
                                 ("d", 512, None)):
             extra = {"RANK": rank} if rank is not None else {}
+            # a capped run (GPUSPY_LIMIT), which it never reaches
+            if name == "d":
+                extra["GPUSPY_LIMIT"] = "1G"
             procs[name] = promtest.start_leaker(lib, fake, prog, run_dir, kib=kib, **extra)
         # a process that exited: its report.json is not served
         r = subprocess.run([prog, "2", "1", "64"], capture_output=True, timeout=30,
@@ -176,6 +180,9 @@ def main_case(tmp):
                 s = series(samples, "gpuspy_site_live_bytes", rank=rank, site=rep[0])
                 check(len(s) == 1, f"rank {rank}: its site label is the report's key {rep[0]}",
                       series(samples, "gpuspy_site_live_bytes", rank=rank))
+        lim = series(samples, "gpuspy_limit_bytes")
+        check([(s[1]["rank"], s[2]) for s in lim] == [("none", float(1 << 30))],
+              "gpuspy_limit_bytes: the capped process's limit, for it alone", lim)
         t = series(samples, "gpuspy_sample_time_seconds", rank="1")
         check(t and abs(t[0][2] - time.time()) < 10,
               "an old snapshot beside a fresh history: served, its sample time the history's",

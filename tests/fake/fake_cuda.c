@@ -14,6 +14,8 @@
  * Environment, read once by cuInit:
  *   GPUSPY_FAKE_DEVICES=N     number of devices (default 1, at most 16)
  *   GPUSPY_FAKE_MEM_TOTAL=B   bytes of memory per device (default 80 GiB)
+ *   GPUSPY_FAKE_MEM_ELSEWHERE=B  bytes of each device held by other processes:
+ *                             never free to this one (cuMemGetInfo, allocations)
  *   GPUSPY_FAKE_OOM_SIZE=B    every device, pitch, managed, async, pool or
  *                             cuMemCreate allocation of at least B bytes fails
  *                             with CUDA_ERROR_OUT_OF_MEMORY
@@ -91,6 +93,7 @@ static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static struct {
 	int devices;
 	size_t mem_total;
+	size_t elsewhere;	    /* held by other processes */
 	size_t oom_size;	    /* 0: off */
 	unsigned long long oom_nth; /* 0: off */
 	bool exit_teardown;
@@ -162,6 +165,9 @@ static void config_read(void)
 
 	cfg.devices = n > FAKE_MAX_DEVICES ? FAKE_MAX_DEVICES : (int)n;
 	cfg.mem_total = env_number("GPUSPY_FAKE_MEM_TOTAL", 80ull << 30);
+	cfg.elsewhere = env_number("GPUSPY_FAKE_MEM_ELSEWHERE", 0);
+	if (cfg.elsewhere > cfg.mem_total)
+		cfg.elsewhere = cfg.mem_total;
 	cfg.oom_size = env_number("GPUSPY_FAKE_OOM_SIZE", 0);
 	cfg.oom_nth = env_number("GPUSPY_FAKE_OOM_NTH", 0);
 	cfg.exit_teardown = env_number("GPUSPY_FAKE_EXIT_TEARDOWN", 0) != 0;
@@ -200,9 +206,23 @@ static CUresult admit(size_t size, int dev)
 		return CUDA_SUCCESS;
 	if (cfg.oom_size && size >= cfg.oom_size)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if (size > cfg.mem_total - dev_used[dev])
+	if (size > cfg.mem_total - cfg.elsewhere - dev_used[dev])
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	return CUDA_SUCCESS;
+}
+
+/* Allocation calls that reached this driver, refused ones included: a test
+ * tells by it that a refusal never came here. */
+unsigned long long gpuspy_fake_alloc_calls(void);
+
+unsigned long long gpuspy_fake_alloc_calls(void)
+{
+	unsigned long long n;
+
+	pthread_mutex_lock(&lock);
+	n = alloc_calls;
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 /* Lock held. */
@@ -428,6 +448,22 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* Device N sits at PCI 0000:(0x10 + N):00.0, as the fake NVML's GPU 0 does
+ * at 0x10 (tests/fake/nvml). */
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!pciBusId || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!dev_valid(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	snprintf(pciBusId, (size_t)len, "0000:%02X:00.0", 0x10 + dev);
+	return CUDA_SUCCESS;
+}
+
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
 	CUresult r = check_init();
@@ -546,7 +582,7 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 	r = current_dev(&dev);
 	if (r == CUDA_SUCCESS) {
 		*total = cfg.mem_total;
-		*free = cfg.mem_total - dev_used[dev];
+		*free = cfg.mem_total - cfg.elsewhere - dev_used[dev];
 	}
 	pthread_mutex_unlock(&lock);
 	return r;
@@ -1468,6 +1504,7 @@ static const struct proc procs[] = {
 	SELF(cuDeviceGetCount),
 	SELF(cuDeviceGet),
 	SELF(cuDeviceGetName),
+	SELF(cuDeviceGetPCIBusId),
 	SINCE("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
 	SELF(cuDeviceTotalMem_v2),
 	SELF(cuDevicePrimaryCtxRetain),

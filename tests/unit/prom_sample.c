@@ -42,6 +42,8 @@ int main(void)
 			p[i].kinds[k] = (struct prom_kind_counts){ true, 10, 20, 3, 2, 30, 20 };
 		p[i].has_gpu_peak = p[i].has_oom = p[i].has_growing = p[i].has_sample_time = true;
 		p[i].gpu_peak = 60;
+		p[i].has_limit = true;
+		p[i].limit = 8ULL << 30;
 		p[i].growing_sites = 1;
 		p[i].sample_time = 1764600000.5;
 		p[i].devices = d;

@@ -345,12 +345,82 @@ static void test_bool(void **state)
 	}
 }
 
+static const struct {
+	const char *v;
+	int ret;
+	unsigned long long bytes;
+} sizes[] = {
+	{ NULL, 0, 0 },
+	{ "", 0, 0 },
+	{ "0", 0, 0 },
+	{ "0G", 0, 0 },
+	{ "0.0", 0, 0 },
+	{ "1", 0, 1 },
+	{ "4096", 0, 4096 },
+	{ "8589934592", 0, 8ULL << 30 },
+	{ "1K", 0, 1024 },
+	{ "1k", 0, 1024 },
+	{ "1KiB", 0, 1024 },
+	{ "1KB", 0, 1024 },
+	{ "1kb", 0, 1024 },
+	{ "512M", 0, 512ULL << 20 },
+	{ "512m", 0, 512ULL << 20 },
+	{ "8G", 0, 8ULL << 30 },
+	{ "8g", 0, 8ULL << 30 },
+	{ "8GiB", 0, 8ULL << 30 },
+	{ "8GB", 0, 8ULL << 30 },
+	{ "24G", 0, 24ULL << 30 },
+	{ "1.5G", 0, 3ULL << 29 },
+	{ ".5G", 0, 1ULL << 29 },
+	{ "0.1K", 0, 102 }, /* whole bytes: 102.4 */
+	{ "1.5T", 0, 3ULL << 39 },
+	{ "1B", 0, 1 },
+	{ "4095T", 0, 4095ULL << 40 },
+	{ "4096T", 0, 1ULL << 52 },
+	{ "4194304T", -ERANGE, 0 }, /* 2^62 */
+	{ "4194303.99T", 0,
+	  (1ULL << 62) - (1ULL << 40) + (unsigned long long)(0.99 * (1ULL << 40)) },
+	{ "4611686018427387904", -ERANGE, 0 }, /* 2^62 */
+	{ "4611686018427387903", 0, (1ULL << 62) - 1 },
+	{ "99999999999999999999999", -ERANGE, 0 },
+	{ "8 G", -EINVAL, 0 },
+	{ " 8G", -EINVAL, 0 },
+	{ "8G ", -EINVAL, 0 },
+	{ "-8G", -EINVAL, 0 },
+	{ "+8G", -EINVAL, 0 },
+	{ "G", -EINVAL, 0 },
+	{ ".G", -EINVAL, 0 },
+	{ "8.G", -EINVAL, 0 },
+	{ "8P", -EINVAL, 0 },
+	{ "8X", -EINVAL, 0 },
+	{ "8GG", -EINVAL, 0 },
+	{ "8Gi", 0, 8ULL << 30 },
+	{ "8iB", -EINVAL, 0 },
+	{ "0x10", -EINVAL, 0 },
+	{ "1e9", -EINVAL, 0 },
+	{ "inf", -EINVAL, 0 },
+};
+
+static void test_size(void **state)
+{
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		unsigned long long b = 7;
+		int r = env_size(sizes[i].v, &b);
+
+		if (r != sizes[i].ret || b != sizes[i].bytes)
+			fail_msg("'%s': %d, %llu; expected %d, %llu",
+				 sizes[i].v ? sizes[i].v : "(unset)", r, b, sizes[i].ret,
+				 sizes[i].bytes);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_output_dir), cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_signal),	   cmocka_unit_test(test_signal_refused),
 		cmocka_unit_test(test_uint),	   cmocka_unit_test(test_bool),
+		cmocka_unit_test(test_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

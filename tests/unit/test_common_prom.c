@@ -97,6 +97,7 @@ static void test_unknown_left_out(void **state)
 	assert_null(strstr(t, "gpuspy_nvml"));
 	assert_null(strstr(t, "gpuspy_pool"));
 	assert_null(strstr(t, "gpuspy_oom_events_total"));
+	assert_null(strstr(t, "gpuspy_limit_bytes"));
 	assert_null(strstr(t, "gpuspy_sample_time_seconds"));
 	assert_null(strstr(t, "gpuspy_site_live_bytes"));
 	assert_null(strstr(t, "kind=\"managed\""));
@@ -104,6 +105,8 @@ static void test_unknown_left_out(void **state)
 
 	a.has_oom = true;
 	a.oom_events = 0;
+	a.has_limit = true;
+	a.limit = 8ULL << 30;
 	a.has_sample_time = true;
 	a.sample_time = 1764600000.25;
 	struct prom_nvml nv = { .index = 1, .has_device_total = true, .device_total = 80 };
@@ -111,6 +114,8 @@ static void test_unknown_left_out(void **state)
 	a.nnvml = 1;
 	t = page(procs, 1, 20);
 	assert_non_null(strstr(t, "\ngpuspy_oom_events_total 0\n"));
+	assert_non_null(
+		strstr(t, "\n# TYPE gpuspy_limit_bytes gauge\ngpuspy_limit_bytes 8589934592\n"));
 	assert_non_null(strstr(t, "\ngpuspy_sample_time_seconds 1764600000.250\n"));
 	assert_non_null(strstr(t, "\ngpuspy_nvml_device_total_bytes{device=\"1\"} 80\n"));
 	assert_null(strstr(t, "gpuspy_nvml_used_bytes"));

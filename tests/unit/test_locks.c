@@ -56,6 +56,11 @@ bool driver_graph_mem(int ordinal, unsigned long long v[4])
 	return false;
 }
 
+bool driver_pci(int ordinal, unsigned *domain, unsigned *bus, unsigned *device)
+{
+	return false;
+}
+
 #define HOLD_MS		 100
 #define CHILD_DEADLINE_S 2
 

@@ -55,6 +55,11 @@ bool driver_graph_mem(int ordinal, unsigned long long v[4])
 	return false;
 }
 
+bool driver_pci(int ordinal, unsigned *domain, unsigned *bus, unsigned *device)
+{
+	return false;
+}
+
 static struct gs_alloc *entry(uint64_t addr, enum gs_space space, uint64_t size)
 {
 	struct gs_alloc *a = calloc(1, sizeof(*a));

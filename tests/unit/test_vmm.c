@@ -50,6 +50,11 @@ bool driver_graph_mem(int ordinal, unsigned long long v[4])
 	return false;
 }
 
+bool driver_pci(int ordinal, unsigned *domain, unsigned *bus, unsigned *device)
+{
+	return false;
+}
+
 #define GRAIN (2ull << 20)
 
 static struct gs_counters *vmm = &gs_totals.kind[GS_KIND_VMM];

@@ -167,7 +167,8 @@
 				" in " + pools.allocations + " segments held by " +
 				Object.keys(pools.by_pool).map((k) => "the " + k).join(" and ") + " (the framework's cache, not a leak)" : "") +
 			", peak " + size(R.peak.bytes) + "; " + n + (n === 1 ? " process" : " processes") +
-			(R.oom.length ? "; " + R.oom.length + " out-of-memory events" : "");
+			(R.oom.length ? "; " + R.oom.length + " out-of-memory events" : "") +
+			(R.limit ? "; " + R.limit.text + " (GPUSPY_LIMIT)" : "");
 		/* processes of the run that could not be read: said, not drawn */
 		if (R.unreadable && R.unreadable.length) {
 			const k = R.unreadable.length, total = k + n;
@@ -532,10 +533,21 @@
 			const b = held.reduce((a, s) => a + s.leaked_bytes, 0);
 			add("Held at exit by pools and libraries (not the program's own leak): " + size(b), "note");
 		}
-		for (const o of R.oom.slice(0, 3))
+		/* the verdicts PyTorch's own figures decided first: a framework's
+		 * failed requests come in bursts, and its last one says why */
+		const said = new Set();
+		const ooms = R.oom.filter((o) => o.verdict && o.verdict.pool_reserved_bytes !== undefined)
+			.concat(R.oom.filter((o) => !(o.verdict && o.verdict.pool_reserved_bytes !== undefined)));
+		for (const o of ooms) {
+			const why = o.verdict ? o.verdict.line : "";
+			if (said.size === 3 || (why && said.has(why)))
+				continue;
+			said.add(why || String(said.size));
 			add("Out of memory: " + o.api + " of " + size(o.requested_bytes) +
 				(o.device >= 0 ? " on device " + o.device : "") +
-				(o.requested_by_name ? " at " + o.requested_by_name : ""), "oom");
+				(o.requested_by_name ? " at " + o.requested_by_name : "") +
+				(why ? ". Why: " + why : ""), "oom");
+		}
 		if (!ul.children.length)
 			add("Nothing leaked, nothing keeps growing, no allocation failed.", "ok");
 	}
@@ -578,6 +590,23 @@
 				"; gpuspy tracked " + size(o.live_bytes) + " live" +
 				(o.free_bytes >= 0 ? ", the device had " + size(o.free_bytes) + " free of " + size(o.total_bytes) : "") +
 				(o.untracked_bytes !== undefined ? ", " + size(o.untracked_bytes) + " used beyond what gpuspy tracked" : "")));
+			const v = o.verdict;
+			if (v) {
+				div.appendChild(el("p", "Why (" + v.class + "): " + v.line, "oom-verdict"));
+				const ul = el("ul");
+				for (const p of v.pinned_by || [])
+					ul.appendChild(el("li", "pinned by " + p.name + ": " + size(p.bytes) + " in " +
+						p.blocks + (p.blocks === 1 ? " block" : " blocks")));
+				if (v.class !== "fragmentation")
+					for (const p of v.held_by || [])
+						ul.appendChild(el("li", "held by " + p.name + ": " + size(p.bytes) + " in " +
+							p.blocks + (p.blocks === 1 ? " block" : " blocks")));
+				for (const p of v.other_processes || [])
+					ul.appendChild(el("li", "other process: pid " + p.pid +
+						(p.name ? " (" + p.name + ")" : "") + " holds " + size(p.used_bytes)));
+				if (ul.children.length)
+					div.appendChild(ul);
+			}
 			const t = el("table");
 			row(t, ["live then", "site", "label"], true);
 			for (const s of o.top_sites)

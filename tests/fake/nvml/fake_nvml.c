@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A fake libnvidia-ml.so.1 with the five calls libgpuspy makes
+ * A fake libnvidia-ml.so.1 with the six calls libgpuspy makes
  * (src/preload/nvml.c): one GPU of FAKE_NVML_TOTAL bytes (default 80 GiB),
- * FAKE_NVML_USED of it in use (default 1 GiB), and the calling process
- * holding FAKE_NVML_PROCESS_USED (default 100 MiB).  Built in a directory
- * of its own: only the tests that put it on LD_LIBRARY_PATH get an
- * outside view.
+ * FAKE_NVML_USED of it in use (default 1 GiB), at PCI 0000:10:00.0 (the
+ * fake driver's device 0), and the calling process holding
+ * FAKE_NVML_PROCESS_USED (default 100 MiB; FAKE_NVML_NO_SELF=1 leaves it
+ * out of the list, as NVML does in a container, whose pids are not its
+ * own), then FAKE_NVML_OTHERS ("PID:BYTES,PID:BYTES": other processes).
+ * Built in a directory of its own: only the tests that put it on
+ * LD_LIBRARY_PATH get an outside view.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +25,11 @@ typedef struct {
 	unsigned long long usedGpuMemory;
 	unsigned int gpuInstanceId, computeInstanceId;
 } nvmlProcessInfo_t;
+typedef struct {
+	char busIdLegacy[16];
+	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+	char busId[32];
+} nvmlPciInfo_t;
 
 #define NVML_SUCCESS		     0
 #define NVML_ERROR_INVALID_ARGUMENT  2
@@ -32,6 +41,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *count,
 						     nvmlProcessInfo_t *infos);
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
 
 static int the_gpu;
 
@@ -74,15 +84,42 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *count,
 						     nvmlProcessInfo_t *infos)
 {
+	nvmlProcessInfo_t list[16];
+	const char *others = getenv("FAKE_NVML_OTHERS");
+	unsigned int n = 0;
+
 	if (device != &the_gpu)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (*count < 1) {
-		*count = 1;
+	memset(list, 0, sizeof(list));
+	if (!getenv("FAKE_NVML_NO_SELF")) {
+		list[n].pid = (unsigned int)getpid();
+		list[n++].usedGpuMemory = env_bytes("FAKE_NVML_PROCESS_USED", 100ULL << 20);
+	}
+	while (others && *others && n < 16) {
+		char *end;
+
+		list[n].pid = (unsigned int)strtoul(others, &end, 10);
+		if (*end != ':')
+			break;
+		list[n++].usedGpuMemory = strtoull(end + 1, &end, 10);
+		others = *end == ',' ? end + 1 : "";
+	}
+	if (*count < n) {
+		*count = n;
 		return NVML_ERROR_INSUFFICIENT_SIZE;
 	}
-	memset(infos, 0, sizeof(*infos));
-	infos->pid = (unsigned int)getpid();
-	infos->usedGpuMemory = env_bytes("FAKE_NVML_PROCESS_USED", 100ULL << 20);
-	*count = 1;
+	memcpy(infos, list, n * sizeof(*infos));
+	*count = n;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
+{
+	if (device != &the_gpu)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memset(pci, 0, sizeof(*pci));
+	pci->bus = 0x10;
+	snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "0000:10:00.0");
+	snprintf(pci->busId, sizeof(pci->busId), "00000000:10:00.0");
 	return NVML_SUCCESS;
 }

@@ -80,7 +80,7 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
     record = _gpuspy_history(*history) if all(history) else None
     tell = _gpuspy_summary(summary) if summary else None
     sites = {}      # stack -> {"series": its rule's state, "peak", "state": its verdict's}
-    state = {"samples": 0, "off": False}
+    state = {"samples": 0, "off": False, "busy": False}
     path, tmp, fmt = files
 
     def sample(final):
@@ -157,8 +157,15 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
     def guarded(final):
         # a child forked with the program's state (a data-loader worker)
         # is not the process this view writes for
-        if state["off"] or os.getpid() != owner:
+        # is not the process this view writes for.  Never one sample inside
+        # another: the last, at exit, runs from atexit, outside CPython's
+        # pending calls, which then run between its bytecodes (the
+        # interpreter is not finalizing yet, so the snapshot thread still
+        # queues them); a tick there would replace the temporary file the
+        # last sample is writing, and its rename would fail.
+        if state["off"] or state["busy"] or os.getpid() != owner:
             return 0.0
+        state["busy"] = True
         t0 = time.thread_time()
         try:
             sample(final)
@@ -166,6 +173,8 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
             state["off"] = True
             if not quiet:
                 sys.stderr.write("gpuspy: PyTorch view off: %s: %s\n" % (type(e).__name__, e))
+        finally:
+            state["busy"] = False
         return time.thread_time() - t0
 
     timing = {"next": 0.0}

@@ -4,12 +4,19 @@
 exactly one line on stderr, "gpuspy COMMAND: FILE: ...", naming the file at fault;
 never a crash.
 
-    bad_inputs.py GPUSPY FIXTURES [--valgrind VALGRIND]
+    bad_inputs.py GPUSPY FIXTURES [--valgrind VALGRIND [--all]]
 
 The corrupted reports are made here, in a temporary directory, from the
-valid fixture process/node7-4242/report.json.  With --valgrind, a subset
-(and the valid fixtures) run under valgrind, which must find no error and
-no definite leak.
+valid fixture process/node7-4242/report.json.  Each input goes to both
+commands, in text and in JSON.  With --valgrind they run under valgrind,
+which must find no error and no definite leak, on a sample that keeps
+every kind of input (test bad-inputs-valgrind, in the CI): of the
+corrupted reports, one of each family (parse errors, types, ranges,
+indices, events, snapshots); every other input; and each once, to one
+command in one format, in turn, so that each command and each format
+meets a quarter of them.  With --all as well, every input to both
+commands in both formats (test bad-inputs-valgrind-full, the full tier:
+scripts/test --full).
 """
 import copy
 import json
@@ -445,14 +452,26 @@ def run(cmd, timeout=60):
 # Both read reports the same way (load_path, report_build): every input
 # goes to each.
 COMMANDS = ("report", "merge")
+FORMATS = ([], ["--format", "json"])
 
 
 class Checker:
-    def __init__(self, gpuspy, valgrind):
+    def __init__(self, gpuspy, valgrind, sample):
         self.gpuspy = gpuspy
         self.valgrind = valgrind
         self.failed = 0
         self.count = 0
+        # with SAMPLE, each input goes to one command in one format, the
+        # next input to the next of them
+        self.sample = sample
+        self.turn = 0
+
+    def ways(self, ways):
+        """WAYS, or with a sample the one whose turn it is."""
+        if not self.sample:
+            return ways
+        self.turn += 1
+        return [ways[(self.turn - 1) % len(ways)]]
 
     def prefix(self):
         if not self.valgrind:
@@ -461,11 +480,7 @@ class Checker:
                 "--errors-for-leak-kinds=definite", "--track-fds=no"]
 
     def expect_error(self, name, args, named, status=2, forbid=()):
-        for command in COMMANDS:
-            self.expect_error_of(command, name, args, named, status, forbid)
-
-    def expect_error_of(self, command, name, args, named, status, forbid=()):
-        for fmt in ([], ["--format", "json"]):
+        for command, fmt in self.ways([(c, f) for c in COMMANDS for f in FORMATS]):
             self.count += 1
             cmd = self.prefix() + [self.gpuspy, command] + fmt + args
             fmt = [command] + fmt
@@ -510,7 +525,7 @@ class Checker:
                     print("ok %-40s %-6s %s" % (name, command, lines[0][:150]))
 
     def expect_ok(self, name, args):
-        for command in COMMANDS:
+        for command in self.ways(COMMANDS):
             self.count += 1
             p = run(self.prefix() + [self.gpuspy, command] + args, timeout=300)
             if p.returncode != 0 or p.stderr:
@@ -529,16 +544,17 @@ def main():
     valgrind = None
     if sys.argv[3:5] and sys.argv[3] == "--valgrind":
         valgrind = sys.argv[4]
+    every = valgrind is None or sys.argv[5:6] == ["--all"]
     valid_file = os.path.join(fixtures, "process", "node7-4242", "report.json")
     with open(valid_file, "rb") as f:
         valid_text = f.read()
     valid_doc = json.loads(valid_text)
-    c = Checker(gpuspy, valgrind)
+    c = Checker(gpuspy, valgrind, sample=not every)
 
     with tempfile.TemporaryDirectory(prefix="gpuspy-bad-") as tmp:
         cases = mutations(valid_doc, valid_text)
-        if valgrind:
-            # a sample of every family: parse errors, types, ranges, indices
+        if not every:
+            # one of every family: parse errors, types, ranges, indices
             pick = {"empty file", "truncated at 50%", "binary junk", "invalid UTF-8",
                     "deep nesting", "format version 2", "leaked a string",
                     "integer beyond 64 bits", "site live above allocated",

@@ -49,6 +49,20 @@ def gpuspy(*args, lang="C.UTF-8"):
                           capture_output=True, text=True, timeout=60)
 
 
+def after_last_step(run, live):
+    """Whether a snapshot.json under RUN holds LIVE bytes at keep_output."""
+    for path in glob.glob(os.path.join(run, "*", "snapshot.json")):
+        try:
+            with open(path) as f:
+                sites = json.load(f)["sites"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if [s["live_bytes"] for s in sites if any(fr.get("symbol") == "keep_output"
+                                                  for fr in s["frames"])] == [live]:
+            return True
+    return False
+
+
 def growth_line(text):
     """(rate MiB/min, since s, shape, sparkline, rest) of the first
     'growth:' line, or None."""
@@ -176,7 +190,12 @@ p = subprocess.Popen([prog, str(STEPS), str(STEP_MS), "1024", "hang"],
                      stdout=subprocess.PIPE, text=True)
 try:
     check(p.stdout.readline() == "leaked\n", "top: the job leaked, and runs on")
-    time.sleep(0.3)  # a snapshot after the last step
+    # a snapshot after the last step (its sample is in the history: the
+    # snapshot thread samples before it writes), waited for rather than
+    # timed
+    end = time.monotonic() + 30
+    while time.monotonic() < end and not after_last_step(run, STEPS << 20):
+        time.sleep(0.02)
     r = gpuspy("top", "--count", "1", run)
     line = [l for l in r.stdout.splitlines() if "keep_output" in l]
     spark = "".join(c for c in (line[0] if line else "") if c in BLOCKS)

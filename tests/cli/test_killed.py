@@ -46,14 +46,28 @@ def no_at_exit(text):
     return re.search(r"at exit", text, re.IGNORECASE) is None
 
 
+def halfway(snap):
+    """Whether SNAP holds the hanging program's halfway state: 20 steps of
+    1 MiB at leak_step."""
+    return [s["live_bytes"] for s in snap.get("sites", ())
+            if any(f.get("symbol") == "leak_step" for f in s.get("frames", ()))] == [20 << 20]
+
+
 def process_dir(out, proc):
-    """The process directory of the one process under OUT, once it has a
-    snapshot.json (NULL when PROC ended first)."""
-    for _ in range(400):
+    """The process directory of the one process under OUT, once its
+    snapshot.json holds the halfway state (None when PROC ended first, or
+    after 30 s): waited for as the snapshot thread writes it, not for a
+    time that a loaded machine may not keep."""
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
         dirs = [d for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))] \
             if os.path.isdir(out) else []
-        if dirs and os.path.exists(os.path.join(out, dirs[0], "snapshot.json")):
-            return os.path.join(out, dirs[0])
+        try:
+            with open(os.path.join(out, dirs[0], "snapshot.json")) as f:
+                if halfway(json.load(f)):
+                    return os.path.join(out, dirs[0])
+        except (IndexError, OSError, ValueError):
+            pass
         if proc.poll() is not None:
             return None
         time.sleep(0.025)
@@ -72,7 +86,6 @@ def start_hanging(out, under_run):
         p = subprocess.Popen(cmd, env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     p.stdout.readline()  # "halfway"
-    time.sleep(0.35)  # more than three intervals: the halfway state is in snapshot.json
     d = process_dir(out, p)
     pid = int(d.rsplit("-", 1)[1]) if d else None
     return p, pid, d

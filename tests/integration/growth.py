@@ -26,6 +26,23 @@ def by_function(rep, name):
     return [s for s in rep["sites"] if any(f.get("symbol") == name for f in s["frames"])]
 
 
+def wait_snapshot(out, holds, timeout=30):
+    """The first snapshot.json under OUT that HOLDS, as the snapshot
+    thread rewrites it (None after TIMEOUT s): what the test waits on,
+    rather than a time that a loaded machine may not keep."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for path in glob.glob(os.path.join(out, "*", "snapshot.json")):
+            try:
+                snap = json.load(open(path))
+            except (OSError, ValueError):
+                continue
+            if holds(snap):
+                return snap
+        time.sleep(0.02)
+    return None
+
+
 # 1. 30 steps of 60 ms: leak_step grows, churn_step and warm_pool do not.
 out = tempfile.mkdtemp()
 r = subprocess.run([prog, "30", "60"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out),
@@ -49,7 +66,10 @@ out = tempfile.mkdtemp()
 p = subprocess.Popen([prog, "40", "60", "hang"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out,
                      GPUSPY_QUIET="1"), stdout=subprocess.PIPE, text=True)
 p.stdout.readline()  # "halfway"
-time.sleep(0.35)  # more than three intervals
+# the snapshot thread has written the halfway state (20 steps of 1 MiB)
+seen = wait_snapshot(out, lambda s: [x["live_bytes"] for x in by_function(s, "leak_step")]
+                     == [20 << 20])
+check(seen is not None, "the halfway state reaches snapshot.json while the job runs")
 p.send_signal(signal.SIGKILL)
 p.wait()
 d = glob.glob(os.path.join(out, "*"))

@@ -57,7 +57,28 @@ p = subprocess.Popen([prog, "40", "60", "hang"],
                      env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out),
                      stdout=subprocess.PIPE, text=True)
 p.stdout.readline()  # "halfway"
-time.sleep(0.3)
+
+
+def halfway_sampled():
+    """Whether history.jsonl has a sample of the halfway state: 20 steps
+    of leak_step's 1 MiB and the warm pool's 5 MiB on device 0 (before the
+    20th step there are 24 MiB, during one 33)."""
+    for path in glob.glob(os.path.join(out, "*", "history.jsonl")):
+        with open(path) as f:
+            for line in f:
+                try:
+                    if json.loads(line).get("dev", {}).get("0") == 25 * MiB:
+                        return True
+                except ValueError:
+                    pass
+    return False
+
+
+# killed once the snapshot thread has sampled the halfway state, not after
+# a time that a loaded machine may not keep
+end = time.monotonic() + 30
+while not halfway_sampled() and time.monotonic() < end:
+    time.sleep(0.01)
 killed = time.time()
 p.send_signal(signal.SIGKILL)
 p.wait()

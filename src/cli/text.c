@@ -18,6 +18,7 @@
 #include "growth_view.h"
 #include "ledger.h"
 #include "merge.h"
+#include "pools.h"
 #include "print.h"
 #include "sitename.h"
 #include "stacks.h"
@@ -522,6 +523,81 @@ static const char *row_figures(const struct rd_report *r, enum section sec,
 
 /* One row of a list: "#N", the section's figures (WIDTH wide), the
  * user's line, the API.  The stack is printed once, under CALL SITES. */
+static bool first_shown(const struct rd_report_torch *t, size_t i);
+static bool same_shown(const struct rd_report_tsite *a, const struct rd_report_tsite *b);
+
+/* Whether the PyTorch view's site I of T heads a line the growth rule
+ * flagged: a tensor's own line, with its stack. */
+static bool torch_flagged(const struct rd_report_torch *t, size_t i)
+{
+	const struct rd_report_tsite *s = t->sites[i];
+
+	return (s->growing || s->stopped) && torch_merge_headline(s) >= 0 && first_shown(t, i);
+}
+
+/* How many lines of the PyTorch view the rule flagged; GROWING: how many
+ * of them grow still. */
+static size_t torch_flagged_lines(const struct rd_report *r, size_t *growing)
+{
+	const struct rd_report_torch *t = &r->torch;
+	size_t n = 0, g = 0;
+
+	for (size_t i = 0; t->present && i < t->nsites; i++)
+		if (torch_flagged(t, i)) {
+			n++;
+			g += t->sites[i]->growing;
+		}
+	if (growing)
+		*growing = g;
+	return n;
+}
+
+/* A segment of PyTorch's caching allocator, the pool the view's lines
+ * fill. */
+static bool torch_pool_site(const struct rd_report_site *s)
+{
+	return s->pool && strcmp(s->pool, pools_label(GS_POOL_TORCH)) == 0;
+}
+
+/* GROWTH SUSPECTS' first rows: the PyTorch view's flagged lines.  Where
+ * the view names the tensors' line, that line is the verdict; the pool's
+ * segments that grew for it are its consequence, said so under their
+ * rows. */
+static void print_torch_growth(FILE *out, const struct rd_report_torch *t)
+{
+	char a[32];
+
+	for (size_t i = 0; t->present && i < t->nsites; i++) {
+		const struct rd_report_tsite *s = t->sites[i];
+		int64_t live = s->live_bytes, blocks = s->live_blocks;
+		bool growing = s->growing;
+		struct rd_growth g = { 0 };
+
+		if (!torch_flagged(t, i))
+			continue;
+		for (size_t k = i + 1; k < t->nsites; k++)
+			if (same_shown(s, t->sites[k])) {
+				util_add_sat(&live, t->sites[k]->live_bytes);
+				util_add_sat(&blocks, t->sites[k]->live_blocks);
+				growing |= t->sites[k]->growing;
+			}
+		fprintf(out, "  PyTorch view %s in %" PRId64 " %s  %s [%s]\n",
+			util_human_size(live, a, sizeof(a)), blocks, blocks == 1 ? "block" : "blocks",
+			s->name ? s->name : "?", growing ? "growing" : "grew, then stopped");
+		if (!s->growth.present)
+			continue;
+		g.fired = true;
+		g.state = s->growth.state;
+		g.shape = s->growth.shape;
+		g.since_s = s->growth.since_s;
+		g.rate_bps = s->growth.rate_bps;
+		g.until_s = s->growth.until_s;
+		fputs("    growth: ", out);
+		text_print_growth_rate(out, &g);
+		putc('\n', out);
+	}
+}
+
 static void print_row(FILE *out, const struct rd_report *r, enum section sec,
 		      const struct rd_report_site *s, int width)
 {
@@ -538,6 +614,10 @@ static void print_row(FILE *out, const struct rd_report *r, enum section sec,
 	putc('\n', out);
 	if (sec == SEC_GROWING)
 		print_growth(out, r, s);
+	if (sec == SEC_GROWING && torch_pool_site(s) && torch_flagged_lines(r, NULL))
+		fputs("    its consequence: PyTorch's pool took these segments to hold the tensors "
+		      "of the PyTorch view's line above; that line is the one to change\n",
+		      out);
 	print_site_spread(out, r, sec, s);
 }
 
@@ -566,12 +646,17 @@ static bool print_section(FILE *out, const struct rd_report *r, enum section sec
 		}
 		total++;
 	}
-	if ((sec == SEC_PINNED || sec == SEC_GROWING) && total == 0)
+	if ((sec == SEC_PINNED || (sec == SEC_GROWING && !torch_flagged_lines(r, NULL))) &&
+	    total == 0)
 		return false;
 	fprintf(out, "\n%s", title);
 	if (total > 0)
 		print_share(out, r, sec, top && total > top ? top : total, total, part, all);
 	fputs("\n", out);
+	if (sec == SEC_GROWING)
+		print_torch_growth(out, &r->torch);
+	if (sec == SEC_GROWING && total == 0)
+		return false;
 	if (sec == SEC_PEAK && r->at_peak)
 		print_at_peak_line(out, r);
 	if (total == 0) {
@@ -1618,6 +1703,24 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 				growing += r->sites[i]->growing;
 				stopped_sites += r->sites[i]->stopped;
 			}
+			size_t tgrowing = 0, tflagged = torch_flagged_lines(r, &tgrowing);
+
+			/* the tensors' lines first: the pool's segments grew for them */
+			for (size_t i = 0; tgrowing && i < r->torch.nsites; i++)
+				if (torch_flagged(&r->torch, i) && r->torch.sites[i]->growing) {
+					fprintf(out, "  growing:          %s [PyTorch view]",
+						r->torch.sites[i]->name ? r->torch.sites[i]->name : "?");
+					if (tgrowing > 1)
+						fprintf(out, " and %zu more %s", tgrowing - 1,
+							plural(tgrowing - 1, "line", "lines"));
+					fputs(" (see GROWTH SUSPECTS)\n", out);
+					break;
+				}
+			if (tflagged > tgrowing)
+				fprintf(out,
+					"  grew, then stopped: %zu %s of the PyTorch view (see GROWTH "
+					"SUSPECTS)\n",
+					tflagged - tgrowing, plural(tflagged - tgrowing, "line", "lines"));
 			if (growing)
 				fprintf(out,
 					"  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",

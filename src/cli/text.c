@@ -1775,6 +1775,7 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 	if (r->moment && print_moment(out, r, top) < 0) {
 		free(by_peak);
 		free(by_calls);
+		free(by_growth);
 		free(shown);
 		return -ENOMEM;
 	}

@@ -59,10 +59,10 @@ static void put(struct out *o, const char *s, bool clean)
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
 		size_t n = clean ? utf8_len(p) : 1;
 
-		if (clean && n == 1 && (*p < 0x20 || *p == 0x7f)) {
+		/* a C0 control or DEL; a C1 control: two bytes, one '?' */
+		if ((clean && n == 1 && (*p < 0x20 || *p == 0x7f)) ||
+		    (clean && n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)) {
 			put_byte(o, '?');
-		} else if (clean && n == 2 && p[0] == 0xc2 && p[1] <= 0x9f) {
-			put_byte(o, '?'); /* a C1 control: two bytes, one '?' */
 		} else if (n == 0) {
 			put_byte(o, '?');
 			n = 1;
@@ -259,8 +259,7 @@ static int append(char **name, const char *word, const char *text)
 
 	if (!n)
 		return -ENOMEM;
-	memcpy(n + a, word, b);
-	memcpy(n + a + b, text, c + 1);
+	snprintf(n + a, b + c + 1, "%s%s", word, text);
 	*name = n;
 	return 0;
 }

@@ -582,8 +582,9 @@ static void print_torch_growth(FILE *out, const struct rd_report_torch *t)
 				growing |= t->sites[k]->growing;
 			}
 		fprintf(out, "  PyTorch view %s in %" PRId64 " %s  %s [%s]\n",
-			util_human_size(live, a, sizeof(a)), blocks, blocks == 1 ? "block" : "blocks",
-			s->name ? s->name : "?", growing ? "growing" : "grew, then stopped");
+			util_human_size(live, a, sizeof(a)), blocks,
+			blocks == 1 ? "block" : "blocks", s->name ? s->name : "?",
+			growing ? "growing" : "grew, then stopped");
 		if (!s->growth.present)
 			continue;
 		g.fired = true;
@@ -1709,7 +1710,8 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 			for (size_t i = 0; tgrowing && i < r->torch.nsites; i++)
 				if (torch_flagged(&r->torch, i) && r->torch.sites[i]->growing) {
 					fprintf(out, "  growing:          %s [PyTorch view]",
-						r->torch.sites[i]->name ? r->torch.sites[i]->name : "?");
+						r->torch.sites[i]->name ? r->torch.sites[i]->name :
+									  "?");
 					if (tgrowing > 1)
 						fprintf(out, " and %zu more %s", tgrowing - 1,
 							plural(tgrowing - 1, "line", "lines"));
@@ -1720,7 +1722,8 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 				fprintf(out,
 					"  grew, then stopped: %zu %s of the PyTorch view (see GROWTH "
 					"SUSPECTS)\n",
-					tflagged - tgrowing, plural(tflagged - tgrowing, "line", "lines"));
+					tflagged - tgrowing,
+					plural(tflagged - tgrowing, "line", "lines"));
 			if (growing)
 				fprintf(out,
 					"  growing:          %zu call %s keep%s growing (see GROWTH SUSPECTS)\n",

@@ -17,6 +17,11 @@ import sys
 import tempfile
 import time
 
+# The programs get SIGHUP's default action whatever this test inherited
+# (nohup, or a CI runner, may start it with SIGHUP ignored; an ignored
+# signal stays ignored across exec).
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
 failed = 0
 
 

@@ -17,6 +17,11 @@ import sys
 import tempfile
 import time
 
+# The programs get SIGHUP's default action whatever this test inherited
+# (nohup, or a CI runner, may start it with SIGHUP ignored; an ignored
+# signal stays ignored across exec).
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
 lib, fake, prog, true = sys.argv[1:5]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))

@@ -24,6 +24,7 @@ HTML (opened by headless Chromium), which must be the same class.
 
 Usage: oom_verdict.py LIBGPUSPY GPUSPY FAKE_DIR NVML_DIR OOM_VERDICT
                       C10_POOL CUBLAS_FAKE"""
+import atexit
 import glob
 import json
 import os
@@ -85,20 +86,29 @@ def report(out):
     return (json.loads(j.stdout) if ok else {}), t.stdout, h.stdout
 
 
+browser = None
+
+
 def html_text(page_html):
-    """The page's out-of-memory section and first lines as Chromium draws them."""
+    """The page's out-of-memory section and first lines as Chromium draws
+    them: one browser for every case (its start is most of a page's cost)."""
+    global browser
     f = tempfile.NamedTemporaryFile("w", suffix=".html", delete=False)
     f.write(page_html)
     f.close()
     try:
-        with chromium.Browser() as b:
-            p = b.open(f.name)
-            return (p.eval("document.getElementById('oom').innerText"),
-                    p.eval("document.getElementById('verdict-list').innerText"),
-                    p.eval("document.getElementById('summary').innerText"), p.errors)
+        if browser is None:
+            browser = chromium.Browser()
+            atexit.register(browser.close)
+        p = browser.open(f.name)
+        return (p.eval("document.getElementById('oom').innerText"),
+                p.eval("document.getElementById('verdict-list').innerText"),
+                p.eval("document.getElementById('summary').innerText"), p.errors)
     except chromium.BrowserError as e:
         check(False, "Chromium opens the page: %s" % e)
         return "", "", "", []
+    finally:
+        os.unlink(f.name)
 
 
 def decisive(stderr):

@@ -529,8 +529,8 @@ static int load_frameworks_growth(const struct vctx *v, json_t *obj, struct rd_p
 			if (place < 0)
 				return validate_bad(&sub, NULL,
 						    "\"%.40s\" is not a device ordinal (0 to %d) "
-						    "nor \"host\"",
-						    pk, GS_FW_DEVICES - 1);
+						    "nor \"%s\"",
+						    pk, GS_FW_DEVICES - 1, k[SW_HOST]);
 			if (!json_is_object(px))
 				return validate_bad(&sub, pk, "expected an object");
 			snprintf(where, sizeof(where), "frameworks.growth.%s.%s", fk, pk);
@@ -599,21 +599,14 @@ static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process
 			return validate_bad(&sub, fk, "expected an object that is not empty");
 		json_object_foreach(fx, pk, px)
 		{
-			int place = -1;
+			int place = validate_fw_place(pk);
 
 			snprintf(where, sizeof(where), "frameworks.counters.%s", fk);
-			if (strcmp(pk, k[SW_HOST]) == 0)
-				place = GS_FW_HOST;
-			else if (pk[0] >= '0' && pk[0] <= '9' && !pk[1])
-				place = pk[0] - '0';
-			/* 10 to 15: GS_FW_DEVICES is 16 */
-			else if (pk[0] == '1' && pk[1] >= '0' && pk[1] <= '5' && !pk[2])
-				place = 10 + pk[1] - '0';
 			if (place < 0)
 				return validate_bad(&sub, NULL,
 						    "\"%.40s\" is not a device ordinal (0 to %d) "
-						    "nor \"host\"",
-						    pk, GS_FW_DEVICES - 1);
+						    "nor \"%s\"",
+						    pk, GS_FW_DEVICES - 1, k[SW_HOST]);
 			if (!json_is_object(px) || json_object_size(px) == 0)
 				return validate_bad(&sub, pk,
 						    "expected an object that is not empty");

@@ -449,15 +449,14 @@ int validate_growth(const struct vctx *v, json_t *obj, const char *key, bool wit
 	if (out->fw < 0)
 		return validate_bad(&sub, k[SG_FRAMEWORK], "unknown framework");
 	if (out->place < 0)
-		return validate_bad(&sub, k[SG_PLACE],
-				    "not a device ordinal (0 to %d) nor \"host\"",
-				    GS_FW_DEVICES - 1);
+		return validate_bad(&sub, k[SG_PLACE], "not a device ordinal (0 to %d) nor \"%s\"",
+				    GS_FW_DEVICES - 1, schema_frameworks_key[SW_HOST]);
 	return 0;
 }
 
 int validate_fw_place(const char *pk)
 {
-	if (strcmp(pk, "host") == 0)
+	if (strcmp(pk, schema_frameworks_key[SW_HOST]) == 0)
 		return GS_FW_HOST;
 	if (pk[0] >= '0' && pk[0] <= '9' && !pk[1])
 		return pk[0] - '0';

@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "schema.h"
 #include "trend.h"
 
 _Static_assert(sizeof(struct gs_trend) <= TREND_STATE_MAX, "TREND_STATE_MAX is a promise");
@@ -449,11 +450,13 @@ void trend_verdict(const struct gs_trend *t, struct trend_verdict *v)
 
 int trend_verdict_json(char *buf, size_t size, const struct trend_verdict *v)
 {
+	const char *const *k = schema_growth_key;
+
 	return snprintf(buf, size,
-			"\"shape\": \"%s\", \"since_s\": %.3f, \"rate_bytes_per_s\": %.1f, "
-			"\"stopped\": %s, \"until_s\": %.3f",
-			trend_shape_name(v->shape), v->since, v->rate,
-			v->state == TREND_STOPPED ? "true" : "false", v->until);
+			"\"%s\": \"%s\", \"%s\": %.3f, \"%s\": %.1f, \"%s\": %s, \"%s\": %.3f",
+			k[SG_SHAPE], trend_shape_name(v->shape), k[SG_SINCE_S], v->since,
+			k[SG_RATE_BYTES_PER_S], v->rate, k[SG_STOPPED],
+			v->state == TREND_STOPPED ? "true" : "false", k[SG_UNTIL_S], v->until);
 }
 
 const char *trend_state_words(int state)

@@ -23,6 +23,7 @@
 #include "nvml.h"
 #include "process_json.h"
 #include "pystack.h"
+#include "schema.h"
 #include "sites.h"
 #include "state.h"
 #include "symbols.h"
@@ -90,17 +91,27 @@ static void write_env(FILE *f)
 	fputc('}', f);
 }
 
+/* A snapshot's counters in the order of schema.h's SCHEMA_COUNTERS. */
+static void write_count_snap(FILE *f, const struct gs_count_snap *k)
+{
+	const long long v[SC_COUNT] = {
+		[SC_LIVE_BYTES] = k->live_bytes, [SC_LIVE_ALLOCATIONS] = k->live_allocs,
+		[SC_PEAK_BYTES] = k->peak_bytes, [SC_ALLOCATED_BYTES] = k->alloc_bytes,
+		[SC_ALLOCATIONS] = k->allocs,	 [SC_FREED_BYTES] = k->freed_bytes,
+		[SC_FREES] = k->frees,
+	};
+	char buf[SC_COUNT * 48];
+
+	schema_counters_json(buf, sizeof(buf), v);
+	fputs(buf, f);
+}
+
 static void write_counters(FILE *f, struct gs_counters *c)
 {
 	struct gs_count_snap k;
 
 	counters_read(c, &k);
-	fprintf(f,
-		"\"live_bytes\": %lld, \"live_allocations\": %lld, \"peak_bytes\": %lld, "
-		"\"allocated_bytes\": %lld, \"allocations\": %lld, \"freed_bytes\": %lld, "
-		"\"frees\": %lld",
-		k.live_bytes, k.live_allocs, k.peak_bytes, k.alloc_bytes, k.allocs, k.freed_bytes,
-		k.frees);
+	write_count_snap(f, &k);
 }
 
 /* "growth" (docs/format.md): what the rule said of a site flagged once;
@@ -108,21 +119,23 @@ static void write_counters(FILE *f, struct gs_counters *c)
  * publishes it (writer.c). */
 static void write_verdict(FILE *f, const struct gs_verdict *v)
 {
-	static const char *const by[] = { [GS_BY_SAMPLES] = "samples",
-					  [GS_BY_MARKS] = "marks",
-					  [GS_BY_FRAMEWORK] = "framework" };
+	static const unsigned char by[] = { [GS_BY_SAMPLES] = SB_SAMPLES,
+					    [GS_BY_MARKS] = SB_MARKS,
+					    [GS_BY_FRAMEWORK] = SB_FRAMEWORK };
+	const char *const *k = schema_growth_key;
 	char buf[256];
 
 	if (!v)
 		return;
 	trend_verdict_json(buf, sizeof(buf), &v->v);
-	fprintf(f, "\"growth\": {%s, \"by\": \"%s\"", buf, by[v->by]);
+	fprintf(f, "\"%s\": {%s, \"%s\": \"%s\"", schema_site_key[SS_GROWTH], buf, k[SG_BY],
+		schema_by_name[by[v->by]]);
 	if (v->by == GS_BY_FRAMEWORK) {
-		fprintf(f, ", \"framework\": \"%s\", ", names_fw[v->fw]);
+		fprintf(f, ", \"%s\": \"%s\", ", k[SG_FRAMEWORK], names_fw[v->fw]);
 		if (v->place == GS_FW_HOST)
-			fputs("\"place\": \"host\"", f);
+			fprintf(f, "\"%s\": \"%s\"", k[SG_PLACE], schema_frameworks_key[SW_HOST]);
 		else
-			fprintf(f, "\"place\": \"%u\"", v->place);
+			fprintf(f, "\"%s\": \"%u\"", k[SG_PLACE], v->place);
 	}
 	fputs("},\n     ", f);
 }
@@ -152,37 +165,42 @@ static void write_site(FILE *f, struct gs_site *s)
 	/* one verdict, said twice: "growing" is "growth" growing */
 	bool growing = v ? v->v.state == TREND_GROWING : atomic_load(&s->growing);
 
-	fprintf(f, "    {\"id\": %u, \"kind\": \"%s\", \"api\": \"%s\", \"door\": \"%s\", ", s->id,
-		names_kinds[s->kind], gs_api_names[s->api], gs_door_names[s->door]);
+	const char *const *k = schema_site_key;
+
+	fprintf(f, "    {\"%s\": %u, \"%s\": \"%s\", \"%s\": \"%s\", \"%s\": \"%s\", ", k[SS_ID],
+		s->id, k[SS_KIND], names_kinds[s->kind], k[SS_API], gs_api_names[s->api],
+		k[SS_DOOR], gs_door_names[s->door]);
 	write_counters(f, &s->c);
-	fprintf(f, ", \"growing\": %s, \"first_seq\": %llu,\n     ", growing ? "true" : "false",
-		(unsigned long long)s->first_seq);
+	fprintf(f, ", \"%s\": %s, \"%s\": %llu,\n     ", k[SS_GROWING], growing ? "true" : "false",
+		k[SS_FIRST_SEQ], (unsigned long long)s->first_seq);
 	write_verdict(f, v);
-	fputs("\"frames\": [", f);
+	fprintf(f, "\"%s\": [", k[SS_FRAMES]);
 	for (unsigned i = 0; i < s->depth; i++) {
 		const struct gs_frame *fr = &s->frames[i];
 
 		const struct gs_name *n = symbols_of(fr);
 
-		fprintf(f, "%s{\"module\": %d, \"offset\": %llu", i ? ", " : "", fr->module,
+		fprintf(f, "%s{\"%s\": %d, \"%s\": %llu", i ? ", " : "",
+			schema_frame_key[SF_MODULE], fr->module, schema_frame_key[SF_OFFSET],
 			(unsigned long long)fr->offset);
 		if (n) {
-			fputs(", \"symbol\": ", f);
+			fprintf(f, ", \"%s\": ", schema_frame_key[SF_SYMBOL]);
 			json_str(f, n->symbol);
 		}
 		fputc('}', f);
 	}
 	fputc(']', f);
 	if (s->pydepth) {
-		fputs(",\n     \"python\": [", f);
+		fprintf(f, ",\n     \"%s\": [", k[SS_PYTHON]);
 		for (unsigned i = 0; i < s->pydepth; i++) {
 			const struct gs_pyframe *p = &s->py[i];
 
-			fputs(i ? ", {\"file\": " : "{\"file\": ", f);
+			fprintf(f, "%s{\"%s\": ", i ? ", " : "", schema_pyframe_key[SP_FILE]);
 			json_str(f, p->file ? p->file : "?");
-			fputs(", \"function\": ", f);
+			fprintf(f, ", \"%s\": ", schema_pyframe_key[SP_FUNCTION]);
 			json_str(f, p->function ? p->function : "?");
-			fprintf(f, ", \"line\": %d}", p->line > 0 ? p->line : 0);
+			fprintf(f, ", \"%s\": %d}", schema_pyframe_key[SP_LINE],
+				p->line > 0 ? p->line : 0);
 		}
 		fputc(']', f);
 	}
@@ -299,17 +317,22 @@ static void write_folded(FILE *f, const struct gs_view *v)
 
 		if (!x->sites)
 			continue;
-		fprintf(f,
-			"%s\n    {\"kind\": \"%s\", \"sites\": %llu, \"growing\": %llu, "
-			"\"live_bytes\": %lld, \"live_allocations\": %lld, \"peak_bytes\": %lld, "
-			"\"allocated_bytes\": %lld, \"allocations\": %lld, \"freed_bytes\": %lld, "
-			"\"frees\": %lld}",
-			first ? "" : ",", names_kinds[k], x->sites, x->growing, x->c.live_bytes,
-			x->c.live_allocs, x->c.peak_bytes, x->c.alloc_bytes, x->c.allocs,
-			x->c.freed_bytes, x->c.frees);
+		fprintf(f, "%s\n    {\"kind\": \"%s\", \"sites\": %llu, \"growing\": %llu, ",
+			first ? "" : ",", names_kinds[k], x->sites, x->growing);
+		write_count_snap(f, &x->c);
+		fputc('}', f);
 		first = false;
 	}
 	fprintf(f, "],\n  \"max_sites\": %u", gs_config.max_sites);
+}
+
+/* A framework's place P opening its object: a CUDA ordinal or "host". */
+static void write_place(FILE *f, unsigned p, bool first)
+{
+	if (p == GS_FW_HOST)
+		fprintf(f, "%s\"%s\": {", first ? "" : ", ", schema_frameworks_key[SW_HOST]);
+	else
+		fprintf(f, "%s\"%u\": {", first ? "" : ", ", p);
 }
 
 /* The frameworks' allocated counters the growth rule flagged, shaped as
@@ -317,6 +340,7 @@ static void write_folded(FILE *f, const struct gs_view *v)
  * framework's pool segments they are said of. */
 static void write_frameworks_growth(FILE *f)
 {
+	const char *const *k = schema_frameworks_key;
 	const struct fw_growth *g = &doc_fw_growth; /* taken before the sites */
 	bool ffirst = true;
 	char buf[256];
@@ -328,18 +352,15 @@ static void write_frameworks_growth(FILE *f)
 			if (!g->has[fw][p])
 				continue;
 			if (ffirst)
-				fputs(", \"growth\": {", f);
+				fprintf(f, ", \"%s\": {", k[SW_GROWTH]);
 			if (pfirst)
 				fprintf(f, "%s\"%s\": {", ffirst ? "" : ", ", names_fw[fw]);
-			if (p == GS_FW_HOST)
-				fprintf(f, "%s\"host\": {", pfirst ? "" : ", ");
-			else
-				fprintf(f, "%s\"%u\": {", pfirst ? "" : ", ", p);
+			write_place(f, p, pfirst);
 			trend_verdict_json(buf, sizeof(buf), &g->v[fw][p]);
-			fprintf(f, "\"counter\": \"%s\", %s", names_fw_counter[GS_FWC_ALLOCATED],
-				buf);
+			fprintf(f, "\"%s\": \"%s\", %s", k[SW_COUNTER],
+				names_fw_counter[GS_FWC_ALLOCATED], buf);
 			if (g->site[fw] >= 0)
-				fprintf(f, ", \"site\": %lld", g->site[fw]);
+				fprintf(f, ", \"%s\": %lld", k[SW_SITE], g->site[fw]);
 			fputc('}', f);
 			ffirst = pfirst = false;
 		}
@@ -360,7 +381,8 @@ static void write_frameworks(FILE *f)
 	fw_counters_copy(&l);
 	if (!l.any)
 		return;
-	fprintf(f, ",\n  \"frameworks\": {\"time\": %.3f, \"counters\": {", l.time);
+	fprintf(f, ",\n  \"frameworks\": {\"%s\": %.3f, \"%s\": {", schema_frameworks_key[SW_TIME],
+		l.time, schema_frameworks_key[SW_COUNTERS]);
 	for (unsigned fw = 0; fw < GS_FW_COUNT; fw++) {
 		bool pfirst = true;
 
@@ -372,12 +394,8 @@ static void write_frameworks(FILE *f)
 					continue;
 				if (pfirst)
 					fprintf(f, "%s\"%s\": {", ffirst ? "" : ", ", names_fw[fw]);
-				if (cfirst) {
-					if (p == GS_FW_HOST)
-						fprintf(f, "%s\"host\": {", pfirst ? "" : ", ");
-					else
-						fprintf(f, "%s\"%u\": {", pfirst ? "" : ", ", p);
-				}
+				if (cfirst)
+					write_place(f, p, pfirst);
 				fprintf(f, "%s\"%s\": %lld", cfirst ? "" : ", ",
 					names_fw_counter[c], l.v[fw][p][c]);
 				ffirst = pfirst = cfirst = false;

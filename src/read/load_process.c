@@ -14,6 +14,7 @@
 
 #include "load.h"
 #include "names.h"
+#include "schema.h"
 #include "util.h"
 #include "trend.h"
 #include "validate.h"
@@ -24,43 +25,38 @@
  * allocated.  A file that breaks them is corrupt, and its sums would lie. */
 static int get_counters(const struct vctx *v, json_t *obj, struct rd_counters *c)
 {
-	static const struct {
-		const char *key;
-		size_t off;
-	} fields[] = {
-		{ "live_bytes", offsetof(struct rd_counters, live_bytes) },
-		{ "live_allocations", offsetof(struct rd_counters, live_allocations) },
-		{ "peak_bytes", offsetof(struct rd_counters, peak_bytes) },
-		{ "allocated_bytes", offsetof(struct rd_counters, allocated_bytes) },
-		{ "allocations", offsetof(struct rd_counters, allocations) },
-		{ "freed_bytes", offsetof(struct rd_counters, freed_bytes) },
-		{ "frees", offsetof(struct rd_counters, frees) },
+	const char *const *k = schema_counter_key;
+	int64_t *const fields[SC_COUNT] = {
+		[SC_LIVE_BYTES] = &c->live_bytes,
+		[SC_LIVE_ALLOCATIONS] = &c->live_allocations,
+		[SC_PEAK_BYTES] = &c->peak_bytes,
+		[SC_ALLOCATED_BYTES] = &c->allocated_bytes,
+		[SC_ALLOCATIONS] = &c->allocations,
+		[SC_FREED_BYTES] = &c->freed_bytes,
+		[SC_FREES] = &c->frees,
 	};
 
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		int r = validate_count(v, obj, fields[i].key,
-				       (int64_t *)((char *)c + fields[i].off));
+	for (unsigned i = 0; i < SC_COUNT; i++) {
+		int r = validate_count(v, obj, k[i], fields[i]);
 		if (r < 0)
 			return r;
 	}
 	if (c->live_allocations > c->allocations)
-		return validate_bad(v, "live_allocations",
-				    "%" PRId64 " exceeds allocations (%" PRId64 ")",
-				    c->live_allocations, c->allocations);
+		return validate_bad(v, k[SC_LIVE_ALLOCATIONS],
+				    "%" PRId64 " exceeds %s (%" PRId64 ")", c->live_allocations,
+				    k[SC_ALLOCATIONS], c->allocations);
 	if (c->frees > c->allocations)
-		return validate_bad(v, "frees", "%" PRId64 " exceeds allocations (%" PRId64 ")",
-				    c->frees, c->allocations);
+		return validate_bad(v, k[SC_FREES], "%" PRId64 " exceeds %s (%" PRId64 ")",
+				    c->frees, k[SC_ALLOCATIONS], c->allocations);
 	if (c->live_bytes > c->peak_bytes)
-		return validate_bad(v, "live_bytes", "%" PRId64 " exceeds peak_bytes (%" PRId64 ")",
-				    c->live_bytes, c->peak_bytes);
+		return validate_bad(v, k[SC_LIVE_BYTES], "%" PRId64 " exceeds %s (%" PRId64 ")",
+				    c->live_bytes, k[SC_PEAK_BYTES], c->peak_bytes);
 	if (c->peak_bytes > c->allocated_bytes)
-		return validate_bad(v, "peak_bytes",
-				    "%" PRId64 " exceeds allocated_bytes (%" PRId64 ")",
-				    c->peak_bytes, c->allocated_bytes);
+		return validate_bad(v, k[SC_PEAK_BYTES], "%" PRId64 " exceeds %s (%" PRId64 ")",
+				    c->peak_bytes, k[SC_ALLOCATED_BYTES], c->allocated_bytes);
 	if (c->freed_bytes > c->allocated_bytes)
-		return validate_bad(v, "freed_bytes",
-				    "%" PRId64 " exceeds allocated_bytes (%" PRId64 ")",
-				    c->freed_bytes, c->allocated_bytes);
+		return validate_bad(v, k[SC_FREED_BYTES], "%" PRId64 " exceeds %s (%" PRId64 ")",
+				    c->freed_bytes, k[SC_ALLOCATED_BYTES], c->allocated_bytes);
 	return 0;
 }
 
@@ -251,7 +247,8 @@ static int load_frames(const struct vctx *v, json_t *site, struct rd_process *p,
 {
 	json_t *arr, *f;
 	size_t i;
-	int r = validate_member(v, site, "frames", true, JSON_ARRAY, &arr);
+	const char *const *k = schema_frame_key;
+	int r = validate_member(v, site, schema_site_key[SS_FRAMES], true, JSON_ARRAY, &arr);
 
 	if (r < 0)
 		return r;
@@ -265,19 +262,19 @@ static int load_frames(const struct vctx *v, json_t *site, struct rd_process *p,
 		struct vctx sub = *v;
 		int64_t offset;
 
-		if ((r = validate_element(&sub, f, where, sizeof(where), "%s.frames[%zu]", v->where,
-					  i)) < 0)
+		if ((r = validate_element(&sub, f, where, sizeof(where), "%s.%s[%zu]", v->where,
+					  schema_site_key[SS_FRAMES], i)) < 0)
 			return r;
 		s->nframes = i + 1;
-		r = validate_int(&sub, f, "module", true, INT64_MIN, INT64_MAX, &fr->module);
+		r = validate_int(&sub, f, k[SF_MODULE], true, INT64_MIN, INT64_MAX, &fr->module);
 		if (r < 0)
 			return r;
 		if (fr->module < -1 || fr->module >= (int64_t)p->nmodules)
-			return validate_bad(&sub, "module",
+			return validate_bad(&sub, k[SF_MODULE],
 					    "index %" PRId64 " out of range (%zu modules)",
 					    fr->module, p->nmodules);
-		if ((r = validate_int(&sub, f, "offset", true, 0, INT64_MAX, &offset)) < 0 ||
-		    (r = validate_str(&sub, f, "symbol", false, false, &fr->symbol)) < 0)
+		if ((r = validate_int(&sub, f, k[SF_OFFSET], true, 0, INT64_MAX, &offset)) < 0 ||
+		    (r = validate_str(&sub, f, k[SF_SYMBOL], false, false, &fr->symbol)) < 0)
 			return r;
 		fr->offset = (uint64_t)offset;
 	}
@@ -290,7 +287,8 @@ static int load_python_frames(const struct vctx *v, json_t *site, struct rd_site
 {
 	json_t *arr, *f;
 	size_t i;
-	int r = validate_member(v, site, "python", false, JSON_ARRAY, &arr);
+	const char *const *k = schema_pyframe_key;
+	int r = validate_member(v, site, schema_site_key[SS_PYTHON], false, JSON_ARRAY, &arr);
 
 	if (r < 0 || !arr)
 		return r;
@@ -303,13 +301,13 @@ static int load_python_frames(const struct vctx *v, json_t *site, struct rd_site
 		char where[96];
 		struct vctx sub = *v;
 
-		if ((r = validate_element(&sub, f, where, sizeof(where), "%s.python[%zu]", v->where,
-					  i)) < 0)
+		if ((r = validate_element(&sub, f, where, sizeof(where), "%s.%s[%zu]", v->where,
+					  schema_site_key[SS_PYTHON], i)) < 0)
 			return r;
 		s->npython = i + 1;
-		if ((r = validate_str(&sub, f, "file", true, false, &py->file)) < 0 ||
-		    (r = validate_str(&sub, f, "function", true, false, &py->function)) < 0 ||
-		    (r = validate_int(&sub, f, "line", true, 0, INT32_MAX, &py->line)) < 0)
+		if ((r = validate_str(&sub, f, k[SP_FILE], true, false, &py->file)) < 0 ||
+		    (r = validate_str(&sub, f, k[SP_FUNCTION], true, false, &py->function)) < 0 ||
+		    (r = validate_int(&sub, f, k[SP_LINE], true, 0, INT32_MAX, &py->line)) < 0)
 			return r;
 	}
 	return 0;
@@ -317,6 +315,7 @@ static int load_python_frames(const struct vctx *v, json_t *site, struct rd_site
 
 static int load_sites(const struct vctx *v, json_t *root, struct rd_process *p)
 {
+	const char *const *sk = schema_site_key;
 	json_t *growing;
 	json_t *arr, *js;
 	size_t i;
@@ -341,33 +340,34 @@ static int load_sites(const struct vctx *v, json_t *root, struct rd_process *p)
 			return r;
 		p->nsites = i + 1;
 		s->id = -1;
-		r = validate_str(&sub, js, "kind", true, true, &kind);
+		r = validate_str(&sub, js, sk[SS_KIND], true, true, &kind);
 		if (r < 0)
 			return r;
 		for (k = 0; k < GS_KIND_COUNT; k++)
 			if (strcmp(kind, names_kind(k)) == 0)
 				break;
 		if (k == GS_KIND_COUNT) {
-			r = validate_bad(&sub, "kind", "unknown kind \"%.64s\"", kind);
+			r = validate_bad(&sub, sk[SS_KIND], "unknown kind \"%.64s\"", kind);
 			free(kind);
 			return r;
 		}
 		free(kind);
 		s->kind = k;
-		if ((r = validate_str(&sub, js, "api", true, true, &s->api)) < 0 ||
-		    (r = validate_member(&sub, js, "door", false, JSON_STRING, &door)) < 0 ||
-		    (r = validate_int(&sub, js, "id", false, 0, INT64_MAX, &s->id)) < 0 ||
-		    (r = validate_int(&sub, js, "first_seq", false, 0, INT64_MAX, &x)) < 0 ||
+		if ((r = validate_str(&sub, js, sk[SS_API], true, true, &s->api)) < 0 ||
+		    (r = validate_member(&sub, js, sk[SS_DOOR], false, JSON_STRING, &door)) < 0 ||
+		    (r = validate_int(&sub, js, sk[SS_ID], false, 0, INT64_MAX, &s->id)) < 0 ||
+		    (r = validate_int(&sub, js, sk[SS_FIRST_SEQ], false, 0, INT64_MAX, &x)) < 0 ||
 		    (r = get_counters(&sub, js, &s->c)) < 0 ||
 		    (r = load_frames(&sub, js, p, s)) < 0 ||
 		    (r = load_python_frames(&sub, js, s)) < 0 ||
-		    (r = validate_member(&sub, js, "growing", false, JSON_TRUE, &growing)) < 0 ||
-		    (r = validate_growth(&sub, js, "growth", true, &s->growth)) < 0)
+		    (r = validate_member(&sub, js, sk[SS_GROWING], false, JSON_TRUE, &growing)) <
+			    0 ||
+		    (r = validate_growth(&sub, js, sk[SS_GROWTH], true, &s->growth)) < 0)
 			return r;
 		s->growing = json_is_true(growing);
 		/* growing is the verdict growing: one verdict, said twice */
 		if (s->growth.present && s->growing != (s->growth.state == TREND_GROWING))
-			return validate_bad(&sub, "growing", "%s, but growth.stopped is %s",
+			return validate_bad(&sub, sk[SS_GROWING], "%s, but growth.stopped is %s",
 					    s->growing ? "true" : "false",
 					    s->growing ? "true" : "false");
 	}
@@ -500,9 +500,10 @@ static int load_frameworks_growth(const struct vctx *v, json_t *obj, struct rd_p
 	struct rd_frameworks *fw = &p->frameworks;
 	struct vctx sub = *v;
 	char where[96];
+	const char *const *k = schema_frameworks_key;
 	const char *fk, *pk;
 	json_t *g, *fx, *px;
-	int r = validate_member(v, obj, "growth", false, JSON_OBJECT, &g);
+	int r = validate_member(v, obj, k[SW_GROWTH], false, JSON_OBJECT, &g);
 
 	for (int f = 0; f < GS_FW_COUNT; f++)
 		for (int q = 0; q < GS_FW_PLACES; q++)
@@ -528,18 +529,19 @@ static int load_frameworks_growth(const struct vctx *v, json_t *obj, struct rd_p
 			if (place < 0)
 				return validate_bad(&sub, NULL,
 						    "\"%.40s\" is not a device ordinal (0 to %d) "
-						    "nor \"host\"",
-						    pk, GS_FW_DEVICES - 1);
+						    "nor \"%s\"",
+						    pk, GS_FW_DEVICES - 1, k[SW_HOST]);
 			if (!json_is_object(px))
 				return validate_bad(&sub, pk, "expected an object");
 			snprintf(where, sizeof(where), "frameworks.growth.%s.%s", fk, pk);
-			if ((r = validate_str(&sub, px, "counter", true, true, &counter)) < 0)
+			if ((r = validate_str(&sub, px, k[SW_COUNTER], true, true, &counter)) < 0)
 				return r;
 			r = names_fw_counter_parse(counter) == GS_FWC_ALLOCATED ?
 				    0 :
-				    validate_bad(&sub, "counter", "only \"allocated\" is judged");
+				    validate_bad(&sub, k[SW_COUNTER], "only \"%s\" is judged",
+						 names_fw_counter[GS_FWC_ALLOCATED]);
 			free(counter);
-			if (r < 0 || (r = validate_int(&sub, px, "site", false, 0, INT64_MAX,
+			if (r < 0 || (r = validate_int(&sub, px, k[SW_SITE], false, 0, INT64_MAX,
 						       &fw->growth_site[f][place])) < 0)
 				return r;
 			/* its members are those of a "growth", at its level */
@@ -568,6 +570,7 @@ static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process
 	struct rd_frameworks *fw = &p->frameworks;
 	struct vctx sub = *v;
 	char where[96];
+	const char *const *k = schema_frameworks_key;
 	const char *fk, *pk, *ck;
 	json_t *obj, *counters, *fx, *px, *cx;
 	int r = validate_member(v, root, "frameworks", false, JSON_OBJECT, &obj);
@@ -575,15 +578,15 @@ static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process
 	if (r < 0 || !obj)
 		return r;
 	sub.where = "frameworks";
-	if (json_object_size(obj) != 2 + (json_object_get(obj, "growth") != NULL))
+	if (json_object_size(obj) != 2 + (json_object_get(obj, k[SW_GROWTH]) != NULL))
 		return validate_bad(&sub, NULL,
-				    "expected exactly \"time\", \"counters\" and, optional, "
-				    "\"growth\"");
-	if ((r = validate_time(&sub, obj, "time", true, &fw->time)) < 0 ||
-	    (r = validate_member(&sub, obj, "counters", true, JSON_OBJECT, &counters)) < 0)
+				    "expected exactly \"%s\", \"%s\" and, optional, \"%s\"",
+				    k[SW_TIME], k[SW_COUNTERS], k[SW_GROWTH]);
+	if ((r = validate_time(&sub, obj, k[SW_TIME], true, &fw->time)) < 0 ||
+	    (r = validate_member(&sub, obj, k[SW_COUNTERS], true, JSON_OBJECT, &counters)) < 0)
 		return r;
 	if (json_object_size(counters) == 0)
-		return validate_bad(&sub, "counters", "empty");
+		return validate_bad(&sub, k[SW_COUNTERS], "empty");
 	sub.where = where;
 	json_object_foreach(counters, fk, fx)
 	{
@@ -596,21 +599,14 @@ static int load_frameworks(const struct vctx *v, json_t *root, struct rd_process
 			return validate_bad(&sub, fk, "expected an object that is not empty");
 		json_object_foreach(fx, pk, px)
 		{
-			int place = -1;
+			int place = validate_fw_place(pk);
 
 			snprintf(where, sizeof(where), "frameworks.counters.%s", fk);
-			if (strcmp(pk, "host") == 0)
-				place = GS_FW_HOST;
-			else if (pk[0] >= '0' && pk[0] <= '9' && !pk[1])
-				place = pk[0] - '0';
-			/* 10 to 15: GS_FW_DEVICES is 16 */
-			else if (pk[0] == '1' && pk[1] >= '0' && pk[1] <= '5' && !pk[2])
-				place = 10 + pk[1] - '0';
 			if (place < 0)
 				return validate_bad(&sub, NULL,
 						    "\"%.40s\" is not a device ordinal (0 to %d) "
-						    "nor \"host\"",
-						    pk, GS_FW_DEVICES - 1);
+						    "nor \"%s\"",
+						    pk, GS_FW_DEVICES - 1, k[SW_HOST]);
 			if (!json_is_object(px) || json_object_size(px) == 0)
 				return validate_bad(&sub, pk,
 						    "expected an object that is not empty");
@@ -1019,6 +1015,7 @@ bool load_oom_file_name(const char *name, int64_t *n)
 static int load_oom_torch_lines(const struct vctx *v, json_t *arr, const char *key,
 				struct rd_oom_torch_line **out, size_t *nout)
 {
+	const char *const *lk = schema_lines_key, *const *pk = schema_pyframe_key;
 	json_t *e, *frames, *f;
 	size_t i, k;
 	int r;
@@ -1036,10 +1033,10 @@ static int load_oom_torch_lines(const struct vctx *v, json_t *arr, const char *k
 					  v->where, key, i)) < 0)
 			return r;
 		*nout = i + 1;
-		if ((r = validate_count(&sub, e, "bytes", &l->bytes)) < 0 ||
-		    (r = validate_count(&sub, e, "blocks", &l->blocks)) < 0 ||
-		    (r = validate_str(&sub, e, "role", false, true, &l->role)) < 0 ||
-		    (r = validate_member(&sub, e, "frames", true, JSON_ARRAY, &frames)) < 0)
+		if ((r = validate_count(&sub, e, lk[SL_BYTES], &l->bytes)) < 0 ||
+		    (r = validate_count(&sub, e, lk[SL_BLOCKS], &l->blocks)) < 0 ||
+		    (r = validate_str(&sub, e, lk[SL_ROLE], false, true, &l->role)) < 0 ||
+		    (r = validate_member(&sub, e, lk[SL_FRAMES], true, JSON_ARRAY, &frames)) < 0)
 			return r;
 		l->frames = calloc(json_array_size(frames) + 1, sizeof(*l->frames));
 		if (!l->frames)
@@ -1050,14 +1047,15 @@ static int load_oom_torch_lines(const struct vctx *v, json_t *arr, const char *k
 			struct vctx fsub = sub;
 			char w2[96];
 
-			if ((r = validate_element(&fsub, f, w2, sizeof(w2), "%s.frames[%zu]", where,
-						  k)) < 0)
+			if ((r = validate_element(&fsub, f, w2, sizeof(w2), "%s.%s[%zu]", where,
+						  lk[SL_FRAMES], k)) < 0)
 				return r;
 			l->nframes = k + 1;
-			if ((r = validate_str(&fsub, f, "file", true, false, &pf->file)) < 0 ||
-			    (r = validate_str(&fsub, f, "function", true, false, &pf->function)) <
-				    0 ||
-			    (r = validate_int(&fsub, f, "line", true, 0, INT32_MAX, &pf->line)) < 0)
+			if ((r = validate_str(&fsub, f, pk[SP_FILE], true, false, &pf->file)) < 0 ||
+			    (r = validate_str(&fsub, f, pk[SP_FUNCTION], true, false,
+					      &pf->function)) < 0 ||
+			    (r = validate_int(&fsub, f, pk[SP_LINE], true, 0, INT32_MAX,
+					      &pf->line)) < 0)
 				return r;
 		}
 	}
@@ -1164,17 +1162,20 @@ static int load_oom_facts(const struct vctx *v, json_t *obj, struct rd_oom *o)
 		    (r = validate_count(&sub, j, "reserved_bytes", &t->reserved_bytes)) < 0 ||
 		    (r = validate_int(&sub, j, "largest_free_bytes", false, 0, INT64_MAX,
 				      &t->largest_free_bytes)) < 0 ||
-		    (r = validate_member(&sub, j, "lines", false, JSON_ARRAY, &arr)) < 0)
+		    (r = validate_member(&sub, j, schema_lines_key[SL_LINES], false, JSON_ARRAY,
+					 &arr)) < 0)
 			return r;
 		if (t->allocated_bytes > t->reserved_bytes)
 			return validate_bad(&sub, "allocated_bytes",
 					    "%" PRId64 " exceeds reserved_bytes",
 					    t->allocated_bytes);
-		if (arr && (r = load_oom_torch_lines(v, arr, "lines", &t->lines, &t->nlines)) < 0)
+		if (arr && (r = load_oom_torch_lines(v, arr, schema_lines_key[SL_LINES], &t->lines,
+						     &t->nlines)) < 0)
 			return r;
-		if ((r = validate_member(&sub, j, "holders", false, JSON_ARRAY, &arr)) < 0 ||
-		    (arr &&
-		     (r = load_oom_torch_lines(v, arr, "holders", &t->holders, &t->nholders)) < 0))
+		if ((r = validate_member(&sub, j, schema_lines_key[SL_HOLDERS], false, JSON_ARRAY,
+					 &arr)) < 0 ||
+		    (arr && (r = load_oom_torch_lines(v, arr, schema_lines_key[SL_HOLDERS],
+						      &t->holders, &t->nholders)) < 0))
 			return r;
 	}
 	return 0;

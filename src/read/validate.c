@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "names.h"
+#include "schema.h"
 #include "trend.h"
 #include "validate.h"
 
@@ -386,9 +387,11 @@ int validate_format(const struct vctx *v, json_t *root, const char *what, const 
 int validate_growth(const struct vctx *v, json_t *obj, const char *key, bool with_by,
 		    struct rd_verdict *out)
 {
-	static const char *const bys[] = { [RD_BY_SAMPLES] = "samples",
-					   [RD_BY_MARKS] = "marks",
-					   [RD_BY_FRAMEWORK] = "framework" };
+	/* the model's order of "by" is schema.h's */
+	_Static_assert((int)RD_BY_SAMPLES == (int)SB_SAMPLES && (int)RD_BY_MARKS == (int)SB_MARKS &&
+			       (int)RD_BY_FRAMEWORK == (int)SB_FRAMEWORK,
+		       "rd_verdict.by follows SCHEMA_BY");
+	const char *const *k = schema_growth_key;
 	struct vctx sub = *v;
 	char where[160], *shape = NULL, *by = NULL, *fw = NULL, *place = NULL;
 	json_t *g, *stopped;
@@ -400,41 +403,41 @@ int validate_growth(const struct vctx *v, json_t *obj, const char *key, bool wit
 	snprintf(where, sizeof(where), "%s%s%s", v->where ? v->where : "",
 		 v->where && v->where[0] ? "." : "", key);
 	sub.where = where;
-	if ((r = validate_str(&sub, g, "shape", true, true, &shape)) < 0)
+	if ((r = validate_str(&sub, g, k[SG_SHAPE], true, true, &shape)) < 0)
 		return r;
 	if (!shape)
 		return -EINVAL;
 	out->shape = trend_shape_parse(shape);
 	free(shape);
 	if (out->shape <= TREND_NONE)
-		return validate_bad(&sub, "shape", "not per-sample, staircase nor drift");
-	if ((r = validate_time(&sub, g, "since_s", true, &out->since_s)) < 0 ||
-	    (r = validate_time(&sub, g, "until_s", true, &out->until_s)) < 0 ||
-	    (r = validate_member(&sub, g, "stopped", true, JSON_TRUE, &stopped)) < 0)
+		return validate_bad(&sub, k[SG_SHAPE], "not per-sample, staircase nor drift");
+	if ((r = validate_time(&sub, g, k[SG_SINCE_S], true, &out->since_s)) < 0 ||
+	    (r = validate_time(&sub, g, k[SG_UNTIL_S], true, &out->until_s)) < 0 ||
+	    (r = validate_member(&sub, g, k[SG_STOPPED], true, JSON_TRUE, &stopped)) < 0)
 		return r;
-	if (!json_is_number(json_object_get(g, "rate_bytes_per_s")) ||
-	    json_number_value(json_object_get(g, "rate_bytes_per_s")) < 0)
-		return validate_bad(&sub, "rate_bytes_per_s", "expected a number, 0 or more");
-	out->rate_bps = json_number_value(json_object_get(g, "rate_bytes_per_s"));
+	if (!json_is_number(json_object_get(g, k[SG_RATE_BYTES_PER_S])) ||
+	    json_number_value(json_object_get(g, k[SG_RATE_BYTES_PER_S])) < 0)
+		return validate_bad(&sub, k[SG_RATE_BYTES_PER_S], "expected a number, 0 or more");
+	out->rate_bps = json_number_value(json_object_get(g, k[SG_RATE_BYTES_PER_S]));
 	out->state = json_is_true(stopped) ? TREND_STOPPED : TREND_GROWING;
 	out->by = RD_BY_SAMPLES;
 	out->fw = out->place = -1;
 	out->present = true;
 	if (!with_by)
 		return 0;
-	if ((r = validate_str(&sub, g, "by", true, true, &by)) < 0)
+	if ((r = validate_str(&sub, g, k[SG_BY], true, true, &by)) < 0)
 		return r;
 	if (!by) /* required: validate_str said so already */
 		return -EINVAL;
-	for (out->by = 0; out->by < 3 && strcmp(by, bys[out->by]) != 0; out->by++)
+	for (out->by = 0; out->by < SB_COUNT && strcmp(by, schema_by_name[out->by]) != 0; out->by++)
 		;
 	free(by);
-	if (out->by == 3)
-		return validate_bad(&sub, "by", "not samples, marks nor framework");
+	if (out->by == SB_COUNT)
+		return validate_bad(&sub, k[SG_BY], "not samples, marks nor framework");
 	if (out->by != RD_BY_FRAMEWORK)
 		return 0;
-	if ((r = validate_str(&sub, g, "framework", true, true, &fw)) < 0 ||
-	    (r = validate_str(&sub, g, "place", true, true, &place)) < 0 || !fw || !place) {
+	if ((r = validate_str(&sub, g, k[SG_FRAMEWORK], true, true, &fw)) < 0 ||
+	    (r = validate_str(&sub, g, k[SG_PLACE], true, true, &place)) < 0 || !fw || !place) {
 		free(fw);
 		free(place);
 		return r < 0 ? r : -EINVAL;
@@ -444,16 +447,16 @@ int validate_growth(const struct vctx *v, json_t *obj, const char *key, bool wit
 	free(fw);
 	free(place);
 	if (out->fw < 0)
-		return validate_bad(&sub, "framework", "unknown framework");
+		return validate_bad(&sub, k[SG_FRAMEWORK], "unknown framework");
 	if (out->place < 0)
-		return validate_bad(&sub, "place", "not a device ordinal (0 to %d) nor \"host\"",
-				    GS_FW_DEVICES - 1);
+		return validate_bad(&sub, k[SG_PLACE], "not a device ordinal (0 to %d) nor \"%s\"",
+				    GS_FW_DEVICES - 1, schema_frameworks_key[SW_HOST]);
 	return 0;
 }
 
 int validate_fw_place(const char *pk)
 {
-	if (strcmp(pk, "host") == 0)
+	if (strcmp(pk, schema_frameworks_key[SW_HOST]) == 0)
 		return GS_FW_HOST;
 	if (pk[0] >= '0' && pk[0] <= '9' && !pk[1])
 		return pk[0] - '0';

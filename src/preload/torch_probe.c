@@ -569,8 +569,9 @@ bool torch_waiting(struct timespec *soon)
 	    gs_now() - gs_state.start_time > TORCH_WAIT_S)
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, soon);
-	soon->tv_nsec += (c10_seen && !atomic_load(&armed) ? TORCH_ARM_POLL_MS : TORCH_WAIT_POLL_MS) *
-			 1000000L;
+	soon->tv_nsec +=
+		(c10_seen && !atomic_load(&armed) ? TORCH_ARM_POLL_MS : TORCH_WAIT_POLL_MS) *
+		1000000L;
 	if (soon->tv_nsec >= 1000000000L) {
 		soon->tv_sec++;
 		soon->tv_nsec -= 1000000000L;

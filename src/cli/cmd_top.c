@@ -486,7 +486,8 @@ static void put_torch(FILE *out, const struct top *t, size_t max)
 		if (h < 0 || !s->name)
 			fputs("(allocated before the PyTorch view started)", out);
 		else
-			fputs(s->name, out);
+			fprintf(out, "%s%s", s->name,
+				s->from_segment ? " (from gpuspy's record of its segment)" : "");
 		putc('\n', out);
 	}
 }

@@ -841,6 +841,10 @@ json_t *json_torch_object(const struct rd_report_torch *t, size_t top)
 					s->growth.since_s, s->growth.rate_bps, s->growth.until_s);
 			json_object_set_new(j, "growth", g);
 		}
+		if (s->from_segment) {
+			json_object_set_new(j, "source", json_string("segment"));
+			json_object_set_new(j, "site", json_integer(s->segment_site));
+		}
 		if (h >= 0)
 			json_object_set_new(j, "headline", json_frame_object(&s->frames[h]));
 		for (size_t k = 0; k < s->nframes; k++)

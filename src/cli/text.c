@@ -1836,12 +1836,21 @@ static bool listed(const struct rd_report_tsite *s)
 	return s->live_bytes > 0 || s->growing || s->stopped;
 }
 
+/* gpuspy's record of the segment says which request made the segment,
+ * which is the block's own line when the block made it */
+#define FROM_SEGMENT " (from gpuspy's record of its segment)"
+
 static void put_headline(FILE *out, const struct rd_report_tsite *s)
 {
-	if (torch_merge_headline(s) < 0 || !s->name)
+	if ((torch_merge_headline(s) < 0 || !s->name) && s->from_segment)
+		fprintf(out,
+			"(allocated before gpuspy's PyTorch view started: from gpuspy's record of "
+			"its segment, call site %" PRId64 ", which has no Python stack)",
+			s->segment_site);
+	else if (torch_merge_headline(s) < 0 || !s->name)
 		fputs("(allocated before gpuspy's PyTorch view started: no stack)", out);
 	else
-		fputs(s->name, out);
+		fprintf(out, "%s%s", s->name, s->from_segment ? FROM_SEGMENT : "");
 }
 
 void text_print_torch_summary(FILE *out, const struct rd_report_torch *t)
@@ -1884,6 +1893,8 @@ static bool same_shown(const struct rd_report_tsite *a, const struct rd_report_t
 	ssize_t ha = torch_merge_headline(a), hb = torch_merge_headline(b);
 	size_t i, j;
 
+	if (a->from_segment != b->from_segment)
+		return false;
 	if (ha < 0 || hb < 0)
 		return ha == hb;
 	if (!same_pyframe(&a->frames[ha], &b->frames[hb]))
@@ -1972,7 +1983,8 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 			putc('\n', out);
 			continue;
 		}
-		fprintf(out, "  at %s\n    ", s->name ? s->name : "?");
+		fprintf(out, "  at %s%s\n    ", s->name ? s->name : "?",
+			s->from_segment ? FROM_SEGMENT : "");
 		text_print_frame(out, &s->frames[h]);
 		for (size_t k = (size_t)h + 1; k < s->nframes; k++) {
 			if (!s->frames[k].user)

@@ -225,6 +225,8 @@ void gs_warm(void)
 	gs_lock(&gs_activate_lock);
 	warm_locked();
 	gs_unlock(&gs_activate_lock);
+	/* PyTorch's view, armed before its first block */
+	torch_cuda_starting();
 }
 
 static bool activate(void)

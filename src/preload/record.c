@@ -23,6 +23,7 @@
 #include "state.h"
 #include "symbols.h"
 #include "table.h"
+#include "torch_probe.h"
 #include "unwind.h"
 #include "view.h"
 
@@ -253,6 +254,8 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 		return;
 	}
 	record_insert(a, door);
+	/* in the table first: the view, started now, finds its segment */
+	torch_alloc_seen();
 }
 
 struct gs_site *record_site(enum gs_api api, enum gs_door door, enum gs_kind kind)

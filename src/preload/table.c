@@ -75,6 +75,22 @@ struct gs_alloc *table_remove(enum gs_space space, uint64_t addr)
 	return a;
 }
 
+struct gs_site *table_site(enum gs_space space, uint64_t addr)
+{
+	struct gs_alloc key = { .addr = addr, .space = space };
+	unsigned i = shard_of(addr, space);
+	struct gs_alloc *a;
+	struct gs_site *site;
+
+	gs_lock(&gs_table_locks[i]);
+	/* as table_remove: key is initialised over all of KEY_LEN
+	 * NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
+	HASH_FIND(hh, shards[i].head, &key, KEY_LEN, a);
+	site = a ? a->site : NULL;
+	gs_unlock(&gs_table_locks[i]);
+	return site;
+}
+
 int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64_t naddr)
 {
 	struct gs_alloc *a = table_remove(space, addr);

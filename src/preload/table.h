@@ -20,6 +20,9 @@ struct gs_alloc {
  * (table full, gpuspy out of memory) is reported through *err. */
 struct gs_alloc *table_insert(struct gs_alloc *a, int *err);
 struct gs_alloc *table_remove(enum gs_space space, uint64_t addr);
+/* The site of the live allocation at (SPACE, ADDR), or NULL: a site is
+ * never freed, so it outlives the lock. */
+struct gs_site *table_site(enum gs_space space, uint64_t addr);
 /* Change the key of a live entry (VMM release-while-mapped). */
 int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64_t naddr);
 

@@ -14,6 +14,18 @@
  * library loaded is never asked; CPython's C API is reached through
  * dlsym, so the library links nothing of Python.
  *
+ * The view starts before PyTorch's first block where it can: while it
+ * waits, once PyTorch's CUDA library is loaded, the snapshot thread asks
+ * every TORCH_ARM_POLL_MS until torch.cuda is there, and torch_view.py
+ * then puts the start of PyTorch's memory history into torch.cuda's own
+ * queue of calls made when CUDA initializes (the view is "armed"), so
+ * that each block has its stack from CUDA's first; and the first
+ * allocation gpuspy records while the view (or the frameworks' counters)
+ * wait wakes the snapshot thread at once (gs_torch_wake), which asks for
+ * the start without waiting for the interval.  What still comes before
+ * it is named from gpuspy's record of the segment holding the block
+ * (torch_segment_site).
+ *
  * The same calls read the frameworks' own counters (fw_view.py, run in
  * the same namespace), once one of the frameworks' native libraries is
  * loaded (fw_libs): a Python process that imported none of them is never
@@ -21,6 +33,7 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,11 +47,14 @@
 #include "fw_counters.h"
 #include "fw_view.h"
 #include "history.h"
+#include "json_out.h"
 #include "log.h"
 #include "names.h"
 #include "real.h"
 #include "state.h"
+#include "sites.h"
 #include "summary.h"
+#include "table.h"
 #include "torch_probe.h"
 #include "torch_view.h"
 #include "trend.h"
@@ -76,6 +92,9 @@ static atomic_int fw_state;
 static atomic_bool queued;  /* a call is pending: queue no other */
 static atomic_ullong calls; /* pending calls run, for the process files */
 static PyObject *globals;   /* torch_view.py's namespace, main thread only */
+static atomic_bool armed;   /* history starts with CUDA (torch_view.py said "armed") */
+static bool c10_seen;	    /* PyTorch's CUDA library is loaded: snapshot thread only */
+atomic_bool gs_torch_wake;
 static char dir[GS_PROCESS_PATH_SIZE];
 
 static bool bind(void)
@@ -128,23 +147,71 @@ static int run(const char *code, atomic_int *st)
 	return 0;
 }
 
+/*
+ * The gpuspy site of the live device allocation at ADDR (a segment of
+ * PyTorch's pool): its number, the id of the reports' sites[], or -1 when
+ * gpuspy holds none there.  With a BUF of SIZE bytes, the Python frames
+ * gpuspy recorded at that allocation, innermost first, as torch.json's
+ * frames (JSON, NUL-terminated), and -2 when they do not fit.  Called by
+ * torch_view.py, in the main thread with the GIL: the table's lock is
+ * never held across anything that could wait for the GIL.
+ */
+static long long torch_segment_site(unsigned long long addr, char *buf, size_t size)
+{
+	const struct gs_site *site = table_site(GS_SPACE_DEVPTR, addr);
+	FILE *f;
+	long end;
+	int ok;
+
+	if (!site)
+		return -1;
+	if (!buf)
+		return site->id;
+	if (size < 3 || !(f = fmemopen(buf, size, "w")))
+		return -2;
+	fputc('[', f);
+	for (unsigned i = 0; i < site->pydepth; i++) {
+		const struct gs_pyframe *p = &site->py[i];
+
+		fputs(i ? ", {\"file\": " : "{\"file\": ", f);
+		json_str(f, p->file ? p->file : "?");
+		fputs(", \"function\": ", f);
+		json_str(f, p->function ? p->function : "?");
+		fprintf(f, ", \"line\": %d}", p->line > 0 ? p->line : 0);
+	}
+	fputc(']', f);
+	fflush(f);
+	end = ftell(f);
+	ok = !ferror(f) && end >= 0 && (size_t)end < size - 1;
+	fclose(f);
+	return ok ? (long long)site->id : -2;
+}
+
+/* The process's directory and torch.json's paths in the namespace: the
+ * directory is named once the process allocates (lifecycle.c), which a
+ * call queued as CUDA starts may come before: set again at the start. */
+static bool paths_set(void)
+{
+	char path[GS_FILE_PATH_SIZE], tmp[GS_FILE_PATH_SIZE];
+
+	files_process_dir(dir, sizeof(dir));
+	names_join(path, sizeof(path), dir, GS_FILE_TORCH);
+	names_tmp(tmp, sizeof(tmp), dir, GS_FILE_TORCH);
+	return set(globals, "GPUSPY_DIR", py.str(dir)) &&
+	       set(globals, "GPUSPY_TORCH_PATH", py.str(path)) &&
+	       set(globals, "GPUSPY_TORCH_TMP", py.str(tmp));
+}
+
 /* The namespace, made once with both files run in it; -1 as run(). */
 static int ns_make(void)
 {
 	int ret, before;
 
 	if (!globals) {
-		char path[GS_FILE_PATH_SIZE], tmp[GS_FILE_PATH_SIZE];
-
-		names_join(path, sizeof(path), dir, GS_FILE_TORCH);
-		names_tmp(tmp, sizeof(tmp), dir, GS_FILE_TORCH);
 		globals = py.dict_new();
 		/* __builtins__ is borrowed: not through set() */
 		if (!globals || py.dict_set(globals, "__builtins__", py.builtins()) != 0 ||
-		    !set(globals, "GPUSPY_DIR", py.str(dir)) ||
-		    !set(globals, "GPUSPY_TORCH_PATH", py.str(path)) ||
-		    !set(globals, "GPUSPY_TORCH_TMP", py.str(tmp)) ||
-		    !set(globals, "GPUSPY_TORCH_FORMAT", py.str(GS_FORMAT_TORCH)) ||
+		    !paths_set() || !set(globals, "GPUSPY_TORCH_FORMAT", py.str(GS_FORMAT_TORCH)) ||
 		    !set(globals, "GPUSPY_INTERVAL",
 			 py.real((double)gs_config.interval_us / 1e6)) ||
 		    !set(globals, "GPUSPY_QUIET", py.boolean(gs_config.quiet)) ||
@@ -173,7 +240,10 @@ static int ns_make(void)
 			 py.pointer((void *)(uintptr_t)events_torch_oom)) ||
 		    /* the frameworks' counters (fw_counters.h) */
 		    !set(globals, "GPUSPY_FW_PUT",
-			 py.pointer((void *)(uintptr_t)fw_counters_put))) {
+			 py.pointer((void *)(uintptr_t)fw_counters_put)) ||
+		    /* gpuspy's record of a segment (above) */
+		    !set(globals, "GPUSPY_SEGMENT_SITE",
+			 py.pointer((void *)(uintptr_t)torch_segment_site))) {
 			py.err_clear();
 			state = fw_state = T_DONE;
 			return 0;
@@ -198,7 +268,7 @@ bool torch_view_on(void)
 }
 
 /* In the main thread, with the GIL: what torch_view.py's start() said. */
-static int start_call(void)
+static int start_call(bool arm_only)
 {
 	PyObject *s;
 	const char *u;
@@ -206,7 +276,14 @@ static int start_call(void)
 
 	if (state != T_WAIT)
 		return 0;
-	ret = run("status, tick = start()\n", &state);
+	/* only the snapshot thread, which the first allocation starts,
+	 * asks for the start */
+	if (!arm_only && !paths_set()) {
+		py.err_clear();
+		state = T_DONE;
+		return 0;
+	}
+	ret = run(arm_only ? "status = arm()\n" : "status, tick = start()\n", &state);
 	if (ret < 0 || state == T_DONE)
 		return ret;
 	s = py.dict_get(globals, "status");
@@ -216,6 +293,8 @@ static int start_call(void)
 		state = T_DONE;
 	} else if (strcmp(u, "ok") == 0) {
 		state = T_RUN;
+	} else if (strcmp(u, "armed") == 0) {
+		atomic_store(&armed, true);
 	} else if (strcmp(u, "wait") != 0) {
 		state = T_DONE;
 		if (!gs_config.quiet)
@@ -223,6 +302,11 @@ static int start_call(void)
 	}
 	return 0;
 }
+
+/* ARG of a pending call queued as CUDA starts (torch_cuda_starting):
+ * the view is armed, never started, the process's directory may not be
+ * made yet */
+#define ARM_ONLY ((void *)2)
 
 /* The pending call, in the main thread with the GIL: the PyTorch view
  * (when ARG is not NULL: its library is loaded), then the counters. */
@@ -236,8 +320,10 @@ static int probe_call(void *arg)
 		return ret;
 	/* the view's start, or else its tick: a view just started has
 	 * taken its first sample */
+	if (arg == ARM_ONLY)
+		return start_call(true);
 	if (arg && state == T_WAIT)
-		ret = start_call();
+		ret = start_call(false);
 	else if (arg && state == T_RUN)
 		ret = run("tick()\n", &state);
 	if (ret < 0)
@@ -328,9 +414,98 @@ static bool fw_loaded(void)
 	return s.found;
 }
 
+static int adds_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+		*(unsigned long long *)arg = info->dlpi_adds;
+	return 1;
+}
+
+/* Loads so far at the last arming of gs_torch_wake: snapshot thread only */
+static unsigned long long wake_adds;
+
+/*
+ * Arm gs_torch_wake, so that the next allocation brings the snapshot
+ * thread here at once: while the view waits with PyTorch's CUDA library
+ * loaded (its first block comes soon, the view must start before it),
+ * or while the frameworks' counters wait and an object was loaded since
+ * the last arming (a framework's library comes before its first
+ * allocation).  At most one wake for each time it is armed, and it is
+ * armed here only: never more often than the snapshot thread comes.
+ */
+static void wake_arm(void)
+{
+	unsigned long long adds = 0;
+
+	if (state == T_WAIT && c10_seen) {
+		atomic_store(&gs_torch_wake, true);
+		return;
+	}
+	if (fw_state != T_WAIT)
+		return;
+	dl_iterate_phdr(adds_one, &adds);
+	if (adds != wake_adds) {
+		wake_adds = adds;
+		atomic_store(&gs_torch_wake, true);
+	}
+}
+
 unsigned long long torch_calls(void)
 {
 	return atomic_load(&calls);
+}
+
+/* CPython's symbols and the process's directory, once: by the snapshot
+ * thread's first poll, or by the thread that starts CUDA before it. */
+static pthread_once_t bind_ctl = PTHREAD_ONCE_INIT;
+
+static void bind_once(void)
+{
+	if ((!gs_config.torch && !gs_config.frameworks) || !bind()) {
+		state = fw_state = T_DONE;
+		return;
+	}
+	fw_state = gs_config.frameworks ? T_WAIT : T_DONE;
+	state = gs_config.torch ? T_WAIT : T_DONE;
+}
+
+/* Queue probe_call(ARG), unless one is queued already. */
+static void queue_call(void *arg)
+{
+	bool no = false;
+
+	if (!atomic_compare_exchange_strong(&queued, &no, true))
+		return;
+	if (py.pending(probe_call, arg) != 0)
+		atomic_store(&queued, false); /* CPython's queue is full: next time */
+}
+
+/*
+ * CUDA starts in a Python process, before the snapshot thread (which the
+ * first allocation starts) can see it: in PyTorch, torch.cuda's lazy
+ * initialization is binding the driver, and the first tensor follows.
+ * Queue the view's arming (ARM_ONLY), which the main thread runs at its
+ * next bytecode, inside that initialization and before its queue of
+ * calls: the history then starts before the first block.  On the
+ * program's thread, in its call that bound the driver: no Python runs
+ * here, the GIL is not asked for (Py_AddPendingCall needs neither).
+ */
+void torch_cuda_starting(void)
+{
+	static atomic_bool once;
+	void *c10;
+
+	if (atomic_exchange(&once, true) || !gs_config.torch)
+		return;
+	pthread_once(&bind_ctl, bind_once);
+	if (atomic_load(&state) != T_WAIT || atomic_load(&armed))
+		return;
+	c10 = dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+	if (!c10)
+		return;
+	dlclose(c10);
+	if (py.initialized() && !py.finalizing())
+		queue_call(ARM_ONLY);
 }
 
 void torch_poll(void)
@@ -341,30 +516,26 @@ void torch_poll(void)
 	if (atomic_load(&queued) || (state == T_DONE && fw_state == T_DONE))
 		return;
 	if (state == T_UNBOUND) {
-		if ((!gs_config.torch && !gs_config.frameworks) || !bind()) {
-			state = fw_state = T_DONE;
+		pthread_once(&bind_ctl, bind_once);
+		if (state == T_DONE && fw_state == T_DONE)
 			return;
-		}
-		files_process_dir(dir, sizeof(dir));
-		fw_state = gs_config.frameworks ? T_WAIT : T_DONE;
-		state = gs_config.torch ? T_WAIT : T_DONE;
 	}
 	if (fw_state == T_WAIT && fw_loaded())
 		fw_state = T_RUN;
 	torch = state == T_RUN;
 	if (state == T_WAIT) {
 		/* PyTorch's CUDA library, loaded: else nothing to ask */
-		c10 = dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+		c10 = c10_seen ? NULL : dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
 		if (c10) {
 			dlclose(c10);
-			torch = true;
+			c10_seen = true;
 		}
+		torch = c10_seen;
 	}
+	wake_arm();
 	if ((!torch && fw_state != T_RUN) || !py.initialized() || py.finalizing())
 		return;
-	atomic_store(&queued, true);
-	if (py.pending(probe_call, torch ? (void *)1 : NULL) != 0)
-		atomic_store(&queued, false); /* CPython's queue is full: next time */
+	queue_call(torch ? (void *)1 : NULL);
 }
 
 void torch_forget(void)
@@ -372,6 +543,7 @@ void torch_forget(void)
 	atomic_store(&state, T_DONE);
 	atomic_store(&fw_state, T_DONE);
 	atomic_store(&queued, false);
+	atomic_store(&gs_torch_wake, false);
 	fw_counters_reset();
 }
 
@@ -379,9 +551,14 @@ void torch_forget(void)
  * While the view waits to start (PyTorch not initialized yet, or the
  * program importing), it is asked every TORCH_WAIT_POLL_MS rather than
  * every interval, during the first TORCH_WAIT_S seconds: blocks PyTorch
- * allocates before the view starts have no stack.
+ * allocates before the view starts have no stack of PyTorch's.  Once
+ * PyTorch's CUDA library is loaded and until the view is armed (above),
+ * every TORCH_ARM_POLL_MS: PyTorch's import goes on after it, and the
+ * view arms as soon as torch.cuda is there.  A call that finds nothing
+ * to do costs a few microseconds of the main thread.
  */
 #define TORCH_WAIT_POLL_MS 50
+#define TORCH_ARM_POLL_MS  5
 #define TORCH_WAIT_S	   60
 
 bool torch_waiting(struct timespec *soon)
@@ -392,7 +569,9 @@ bool torch_waiting(struct timespec *soon)
 	    gs_now() - gs_state.start_time > TORCH_WAIT_S)
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, soon);
-	soon->tv_nsec += TORCH_WAIT_POLL_MS * 1000000L;
+	soon->tv_nsec +=
+		(c10_seen && !atomic_load(&armed) ? TORCH_ARM_POLL_MS : TORCH_WAIT_POLL_MS) *
+		1000000L;
 	if (soon->tv_nsec >= 1000000000L) {
 		soon->tv_sec++;
 		soon->tv_nsec -= 1000000000L;

@@ -42,16 +42,34 @@
 # GPUSPY_TORCH_OOM (events_torch_oom of src/preload/events.h), for the
 # verdict of the failure it follows.  Any error turns the view off with one line; the
 # program never sees an exception.
+#
+# The view starts before the first block where it can.  Until CUDA is
+# initialized, start() "arms" it: torch.cuda keeps a queue of calls that
+# its lazy initialization makes once CUDA is up and before any tensor
+# (what torch.cuda.manual_seed uses), and the start of the memory history
+# joins it, so that every block has its stack; start() says "armed".  A
+# block from before the history (a program that touched CUDA before the
+# view could arm) is named from gpuspy's own record of the segment that
+# holds it: GPUSPY_SEGMENT_SITE (torch_segment_site of
+# src/preload/torch_probe.c) gives the site and the Python frames gpuspy
+# recorded when that segment was allocated, and torch.json says
+# "source": "segment" of those.
 status, tick = "wait", None
+_gpuspy_armed = {}
 
 
 def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), summary=None,
-                        oom=None):
+                        oom=None, segment_fn=None):
     import sys
 
+    torch = sys.modules.get("torch")
+    # torch.cuda while torch is still importing it is in sys.modules only;
+    # arming takes nothing but its queue, so it may be half made
+    cuda = getattr(torch, "cuda", None) or sys.modules.get("torch.cuda")
+    if torch is not None and cuda is not None and not _gpuspy_cuda_up(cuda):
+        return _gpuspy_arm(cuda, _gpuspy_armed, sys), None
     if _importing():
         return "wait", None
-    torch = sys.modules.get("torch")
     cuda = getattr(torch, "cuda", None)
     if cuda is None or not hasattr(cuda, "is_initialized") or not cuda.is_initialized():
         return "wait", None
@@ -73,10 +91,12 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
         return "off: caching is off: gpuspy sees each tensor's allocation", None
     # A program that records its own history (enabled="all") keeps it:
     # its blocks carry their stacks already.
-    if not any(memory._snapshot().get("device_traces") or ()):
+    # Armed, the history started with CUDA: not again.
+    if not _gpuspy_armed.get("on") and not any(memory._snapshot().get("device_traces") or ()):
         memory._record_memory_history(enabled="state", context="alloc", stacks="python")
 
     new_series, push, verdict = _gpuspy_trend(*trend)
+    segment = _gpuspy_segments(segment_fn) if segment_fn else None
     record = _gpuspy_history(*history) if all(history) else None
     tell = _gpuspy_summary(summary) if summary else None
     sites = {}      # stack -> {"series": its rule's state, "peak", "state": its verdict's}
@@ -90,11 +110,17 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
             d = devices.setdefault(seg.get("device", -1), [0, 0])
             d[0] += seg.get("total_size", 0)
             d[1] += seg.get("allocated_size", 0)
+            of_segment = None   # gpuspy's record of it, once a block needs it
             for b in seg.get("blocks", ()):
                 if b.get("state") != "active_allocated":
                     continue
                 key = tuple((f.get("filename", "?"), f.get("name", "?"), f.get("line", 0))
                             for f in b.get("frames", ()))
+                # no stack of PyTorch's: from before the history started
+                if not key and segment:
+                    if of_segment is None:
+                        of_segment = segment(seg.get("address"))
+                    key = of_segment
                 e = live.get(key)
                 if e is None:
                     live[key] = e = [0, 0]
@@ -118,9 +144,12 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
                 _notice(key, b, was, now, *v)
             if b == 0 and not s["peak"]:
                 continue
-            e = {"frames": [{"file": f, "function": fn, "line": ln} for f, fn, ln in key],
+            e = {"frames": [{"file": f, "function": fn, "line": ln}
+                            for f, fn, ln in _frames_of(key)],
                  "live_bytes": b, "live_blocks": n, "peak_bytes": s["peak"],
                  "growing": now == 1}
+            if _of_segment(key):
+                e["source"], e["site"] = "segment", key[1]
             if v:
                 e["growth"] = {"shape": v[2], "since_s": round(v[0], 3),
                                "rate_bytes_per_s": round(v[1], 1), "stopped": now == 2,
@@ -263,7 +292,7 @@ def _gpuspy_history(torch_fn, line_fn, top=16, key_max=2000):
 
     def frames_json(key):
         frames = [{"file": f[:500], "function": fn[:200], "line": ln if type(ln) is int and
-                   ln >= 0 else 0} for f, fn, ln in key]
+                   ln >= 0 else 0} for f, fn, ln in _frames_of(key)]
         while True:
             text = json.dumps(frames, ensure_ascii=True, separators=(",", ":"))
             if len(text) < key_max or len(frames) <= 1:
@@ -422,6 +451,9 @@ def _gpuspy_summary(fn, top=3):
             f = _user_frame([(x["file"], x["function"], x["line"]) for x in s["frames"]])
             where = "%s (%s:%d)" % (f[1], f[0], f[2]) if f else \
                 "no line (allocated before the view started)"
+            if s.get("source") == "segment":
+                where = ("%s, from gpuspy's record of its segment" % where) if f else \
+                    "gpuspy's call site %d, which made its segment" % s["site"]
             t_top(i, where.encode("utf-8", "replace")[:255], s["live_bytes"], s["live_blocks"])
 
     return tell
@@ -455,8 +487,11 @@ def _notice(key, live, was, now, since, rate, shape, until):
     # each: first found growing, then stopped, or growing again
     import os
 
-    f = _user_frame(key)
+    f = _user_frame(_frames_of(key))
     where = "%s (%s:%d)" % (f[1], f[0], f[2]) if f else "blocks allocated before the view"
+    if _of_segment(key):
+        where = ("%s, from gpuspy's record of its segment" % where) if f else \
+            "gpuspy's call site %d, which made its segment" % key[1]
     mpm = rate * 60 / (1 << 20)
     if now == 2:
         head = "grew, then stopped: %.1f MiB/min from %s to %s, %s" % (mpm, _secs(since),
@@ -471,11 +506,133 @@ def _notice(key, live, was, now, since, rate, shape, until):
     os.write(2, line.encode("utf-8", "replace"))
 
 
+def _gpuspy_cuda_up(cuda):
+    # whether CUDA is initialized (a torch.cuda half imported: not yet)
+    up = getattr(cuda, "is_initialized", None)
+    return bool(up()) if up is not None else bool(getattr(cuda, "_initialized", False))
+
+
+def _gpuspy_arm(cuda, armed, sys):
+    # "armed" once the start of the memory history is in torch.cuda's queue
+    # of calls that its lazy initialization makes (torch.cuda._lazy_call's
+    # _queued_calls: each (callable, traceback), called in order once CUDA
+    # is up, before _lazy_init returns and so before any tensor), else
+    # "wait".  Nothing imported (the program may be importing), and the
+    # initialization's lock only if free: a thread initializing CUDA now
+    # is not waited for (start() then finds CUDA up).
+    if "hook" in armed:
+        return "armed"
+    queue = getattr(cuda, "_queued_calls", None)
+    if type(queue) is not list:
+        return "wait"
+    lock = getattr(cuda, "_initialization_lock", None)
+    if lock is not None and not lock.acquire(False):
+        # held: by this thread when it is inside _lazy_init (gpuspy asked
+        # as CUDA started, at the first bytecode after it), which runs the
+        # queue after; by another, which is not waited for
+        code = getattr(getattr(cuda, "_lazy_init", None), "__code__", None)
+        f = sys._getframe(1)
+        while f is not None and f.f_code is not code:
+            f = f.f_back
+        if f is None or code is None:
+            return "wait"
+        lock = None
+    try:
+        if getattr(cuda, "_initialized", False):
+            return "wait"
+
+        def hook():
+            # In _lazy_init, on the thread that initializes CUDA, with the
+            # GIL and the initialization's lock: what it raises would be
+            # the program's CUDA failing, so it raises nothing.  A program
+            # that records its own history (enabled="all") keeps it.
+            try:
+                memory = getattr(cuda, "memory", None) or sys.modules.get("torch.cuda.memory")
+                if not any(memory._snapshot().get("device_traces") or ()):
+                    memory._record_memory_history(enabled="state", context="alloc",
+                                                  stacks="python")
+                armed["on"] = True
+            except Exception:
+                armed["on"] = False
+
+        # no traceback: _lazy_init joins it into the message of an error
+        # the hook never raises
+        queue.append((hook, []))
+        armed["hook"] = hook
+    finally:
+        if lock is not None:
+            lock.release()
+    return "armed"
+
+
+_SEGMENT = "segment"
+
+
+def _of_segment(key):
+    # a key of blocks named from gpuspy's record of their segment:
+    # (_SEGMENT, its site, its frames); any other is PyTorch's frames
+    return len(key) == 3 and key[0] is _SEGMENT
+
+
+def _frames_of(key):
+    return key[2] if _of_segment(key) else key
+
+
+def _gpuspy_segments(fn, size=65536):
+    # key(address): the key of the blocks of the segment at ADDRESS that
+    # have no stack of PyTorch's, from gpuspy's record of that segment's
+    # allocation (torch_segment_site): (_SEGMENT, its site, its Python
+    # frames); () when gpuspy holds none there.  The frames of a site are
+    # kept: a site's never change.
+    import ctypes
+    import json
+
+    t_site = ctypes.PYFUNCTYPE(ctypes.c_longlong, ctypes.c_ulonglong, ctypes.c_char_p,
+                               ctypes.c_size_t)(fn)
+    buf = ctypes.create_string_buffer(size)
+    known = {}
+
+    def key(address):
+        if type(address) is not int or address <= 0 or address >= 1 << 64:
+            return ()
+        site = t_site(address, None, 0)
+        if site < 0:
+            return ()
+        k = known.get(site)
+        if k is None:
+            got = t_site(address, buf, size)
+            if got < 0 and got != -2:
+                return ()
+            frames = () if got == -2 else tuple(
+                (f["file"], f["function"], f["line"])
+                for f in json.loads(buf.value.decode("utf-8", "replace")))
+            k = known[got if got >= 0 else site] = (_SEGMENT, got if got >= 0 else site,
+                                                    frames)
+        return k
+
+    return key
+
+
 def _importing():
     import sys
 
     locks = getattr(sys.modules.get("_frozen_importlib"), "_module_locks", None)
     return bool(locks)
+
+
+def arm():
+    # As CUDA starts (torch_cuda_starting of src/preload/torch_probe.c):
+    # "armed" or "wait", never a start.
+    try:
+        import sys
+
+        torch = sys.modules.get("torch")
+        cuda = getattr(torch, "cuda", None) or sys.modules.get("torch.cuda")
+        if torch is None or cuda is None or _gpuspy_cuda_up(cuda):
+            return "wait"
+        return _gpuspy_arm(cuda, _gpuspy_armed, sys)
+    except Exception as e:
+        return "off: %s: %s" % (type(e).__name__, e)
 
 
 def start():
@@ -488,6 +645,7 @@ def start():
                                    (globals().get("GPUSPY_HISTORY_TORCH"),
                                     globals().get("GPUSPY_HISTORY_TORCH_LINE")),
                                    globals().get("GPUSPY_SUMMARY_TORCH"),
-                                   globals().get("GPUSPY_TORCH_OOM"))
+                                   globals().get("GPUSPY_TORCH_OOM"),
+                                   globals().get("GPUSPY_SEGMENT_SITE"))
     except Exception as e:
         return "off: %s: %s" % (type(e).__name__, e), None

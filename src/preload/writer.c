@@ -411,6 +411,18 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+/* torch_poll() asked for out of turn (writer_wake_torch); wake_ready:
+ * the semaphore is made (writer_start) */
+static atomic_bool torch_asked, wake_ready;
+
+void writer_wake_torch(void)
+{
+	if (!atomic_load(&wake_ready))
+		return;
+	atomic_store(&torch_asked, true);
+	sem_post(&wake);
+}
+
 static void install_signal(void)
 {
 	struct sigaction sa, old;
@@ -469,6 +481,9 @@ static void *writer_main(void *arg)
 				writer_name_sites();
 				events_requested();
 			}
+			if (r == 0 && atomic_exchange(&torch_asked, false) &&
+			    atomic_load(&gs_state.tracking))
+				torch_poll();
 			if (r < 0 && errno == ETIMEDOUT && early) {
 				if (atomic_load(&gs_state.tracking))
 					torch_poll();
@@ -501,6 +516,7 @@ void writer_start(void)
 		return;
 	atomic_store(&stop, false);
 	sem_init(&wake, 0, 0);
+	atomic_store(&wake_ready, true);
 	/* Born with every signal blocked: the program's handlers must run on
 	 * the program's threads. */
 	sigfillset(&all);

@@ -6,6 +6,9 @@
 void writer_start(void);
 void writer_stop(void);
 void writer_forget(void);
+/* Ask the snapshot thread for torch_poll() now (torch_probe.c): any
+ * thread, an allocation hook's included; async-signal-safe. */
+void writer_wake_torch(void);
 /* Names the frames of the sites not named yet (symbols.c): the snapshot
  * thread's, and the exit's once writer_stop has joined it; no gpuspy
  * lock held. */

@@ -66,7 +66,7 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 	json_array_foreach(arr, i, e)
 	{
 		struct rd_torch_site *s = &t->sites[i];
-		char where[40];
+		char where[40], *source = NULL;
 
 		if ((r = validate_element(&sub, e, where, sizeof(where), "sites[%zu]", i)) < 0)
 			return r;
@@ -86,6 +86,17 @@ static int load_torch_root(const struct vctx *v, json_t *root, int64_t pid, stru
 		if (s->live_bytes > s->peak_bytes)
 			return validate_bad(&sub, "live_bytes", "%" PRId64 " exceeds peak_bytes",
 					    s->live_bytes);
+		if ((r = validate_str(&sub, e, "source", false, true, &source)) < 0)
+			return r;
+		if (source) {
+			s->from_segment = strcmp(source, "segment") == 0;
+			free(source);
+			if (!s->from_segment)
+				return validate_bad(&sub, "source", "is not \"segment\"");
+			if ((r = validate_int(&sub, e, "site", true, 0, UINT32_MAX,
+					      &s->segment_site)) < 0)
+				return r;
+		}
 		s->frames = calloc(json_array_size(frames) + 1, sizeof(*s->frames));
 		if (!s->frames)
 			return -ENOMEM;

@@ -305,6 +305,12 @@ struct rd_torch_site {
 	int64_t peak_bytes; /* the most seen in a sample */
 	bool growing;
 	struct rd_verdict growth; /* present once the rule flagged it */
+	/* "source": "segment": blocks from before PyTorch's history, named
+	 * from gpuspy's record of the segment holding them (frames: that
+	 * allocation's Python frames); segment_site is the id of its site in
+	 * the process's reports */
+	bool from_segment;
+	int64_t segment_site;
 };
 struct rd_torch_device {
 	int64_t device;

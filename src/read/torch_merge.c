@@ -52,7 +52,13 @@ static char *tsite_key(const struct rd_torch_site *s)
 
 	if (!f)
 		return NULL;
-	if (s->nframes == 0)
+	/* gpuspy's record of a segment says which request made it, not
+	 * which line holds the block: apart from PyTorch's stacks */
+	if (s->from_segment && s->nframes)
+		fputs("(segment);", f);
+	else if (s->from_segment)
+		fprintf(f, "(segment of site %" PRId64 ")", s->segment_site);
+	else if (s->nframes == 0)
 		fputs("(no stack)", f);
 	/* lines too: this view answers "which line", and two lines of one
 	 * function holding blocks are two answers */
@@ -73,6 +79,8 @@ static struct rd_report_tsite *tsite_new(const struct rd_torch_site *s, char *ke
 	if (!t)
 		return NULL;
 	t->key = key;
+	t->from_segment = s->from_segment;
+	t->segment_site = s->segment_site;
 	t->frames = calloc(s->nframes + 1, sizeof(*t->frames));
 	if (!t->frames) {
 		free(t);

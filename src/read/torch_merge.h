@@ -23,6 +23,12 @@ struct rd_report_tsite {
 	/* the verdict recorded for it: a growing process's before a stopped
 	 * one's, then the fastest (absent from older torch.json) */
 	struct rd_verdict growth;
+	/* named from gpuspy's record of the segments holding its blocks
+	 * (torch.json's "source": "segment"), never merged with PyTorch's
+	 * own stacks of the same frames; segment_site: the site's id in the
+	 * first process that has it */
+	bool from_segment;
+	int64_t segment_site;
 	size_t last_process; /* merge bookkeeping: 1 + index of the last one counted */
 };
 struct rd_report_torch {
@@ -40,7 +46,8 @@ int torch_merge_build(struct rd_report_torch *t, struct rd_process *const *procs
 void torch_merge_clear(struct rd_report_torch *t);
 /* The frame to look at first (sitename_headline): the innermost of the
  * user's code; -1 when the blocks were allocated before the view started
- * (no frames). */
+ * (no frames: PyTorch recorded none and gpuspy saw no segment, or its
+ * record of the segment has no Python frames). */
 ssize_t torch_merge_headline(const struct rd_report_tsite *s);
 
 #endif

@@ -12,6 +12,17 @@
 
 int gpuspy_fake_c10_cuda;
 
+/* torch._C._cuda_init's part: the runtime's first call, which binds the
+ * driver (the pretend torch.cuda._lazy_init calls it first). */
+int c10_cuda_init(void);
+
+int c10_cuda_init(void)
+{
+	int n = 0;
+
+	return cudaGetDeviceCount(&n) == cudaSuccess ? n : -1;
+}
+
 /* A segment of SIZE bytes for the pool, kept; 0, or -1. */
 int alloc_block(size_t size) __asm__(
 	"_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator11alloc_blockEm");

@@ -14,6 +14,17 @@
 
 int gpuspy_fake_c10_cuda;
 
+/* torch._C._cuda_init's part: the runtime's first call, which binds the
+ * driver (the pretend torch.cuda._lazy_init calls it first). */
+int c10_cuda_init(void);
+
+int c10_cuda_init(void)
+{
+	int n = 0;
+
+	return cudaGetDeviceCount(&n) == cudaSuccess ? n : -1;
+}
+
 int c10_DeviceCachingAllocator_malloc(void **p, size_t size);
 int c10_DeviceCachingAllocator_free(void *p);
 int c10_mem_get_info(size_t *free_bytes, size_t *total_bytes);

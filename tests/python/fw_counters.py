@@ -217,6 +217,16 @@ out, r = run(["paddle", "jax", "cupy"], 0.3)
 calls = python_calls(out)
 check(isinstance(calls, int) and calls >= 10, f"with them: {calls} Python calls")
 shutil.rmtree(out)
+# the counters start at the framework's first allocation, not at the next
+# interval: JAX imported after the process's first allocation, its XLA
+# pool grown through the driver, GPUSPY_INTERVAL=5s, the program done in
+# about 3 s (GPUSPY_TORCH=0: the view's waiting polls are not asked for)
+out, r = run(["late", "jax-leak"], 0.2, GPUSPY_INTERVAL="5s", GPUSPY_TORCH="0")
+calls = python_calls(out)
+check(r.returncode == 0 and isinstance(calls, int) and calls >= 1,
+      f"a framework's first allocation starts its counters at once: {calls} Python calls "
+      "before the first interval")
+shutil.rmtree(out)
 
 # imported late, after the first allocation: counted from then on
 out, r = run(["late", "paddle", "cupy"], 0.9)

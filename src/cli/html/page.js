@@ -463,6 +463,12 @@
 	/* The PyTorch view's growing lines: where it names the tensors' line,
 	 * that line is the verdict, and a pool segment that grew is its
 	 * consequence */
+	// a PyTorch view line's name; one from gpuspy's record of its segment says so
+	function torchName(s) {
+		if (!s.headline)
+			return "(before the view started)";
+		return nameOf(s) + (s.source === "segment" ? " (from gpuspy's record of its segment)" : "");
+	}
 	function torchGrowing() { return R.torch ? R.torch.sites.filter((s) => s.growing && s.headline) : []; }
 	/* the verdict every surface says: growing, or grew then stopped */
 	function verdictText(s) {
@@ -490,7 +496,7 @@
 			const g = s.growth;
 			row(t, [verdictText(s), rate(g), num(since(g), undefined, g && g.since_s !== null ? g.since_s : -1),
 				g ? g.shape : "", "", bytesCell(s.live_bytes),
-				(s.headline ? nameOf(s) : "(before the view started)") + " [PyTorch view]",
+				torchName(s) + " [PyTorch view]",
 				""]).className = s.growing ? "growing" : "stopped";
 		}
 		for (const s of list) {
@@ -566,7 +572,7 @@
 		tableTools(t, "lines");
 		for (const s of T.sites) {
 			const d = el("details");
-			d.appendChild(el("summary", s.headline ? nameOf(s) : "(before the view started)"));
+			d.appendChild(el("summary", torchName(s)));
 			const ol = el("ol", null, "frames");
 			for (const f of s.frames)
 				ol.appendChild(el("li", frameText(f)));

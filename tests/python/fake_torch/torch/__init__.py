@@ -20,10 +20,21 @@ cudaMalloc fails it gives back its wholly free segments and tries once
 more, then calls the out-of-memory observers
 (torch._C._cuda_attach_out_of_memory_observer) with (device, size,
 total, free) and raises torch.cuda.OutOfMemoryError, as PyTorch does.
-memory_stats() and memory._snapshot() describe that pool."""
+memory_stats() and memory._snapshot() describe that pool.
+
+CUDA is initialized lazily, as torch.cuda._lazy_init does: at the first
+tensor, under _initialization_lock, CUDA starts (libc10_cuda.so's
+c10_cuda_init, the runtime's first call), then the calls queued in
+torch.cuda._queued_calls run ((callable, traceback) pairs, in order).  With
+FAKE_TORCH_IMPORT_S=S the import goes on after libc10_cuda.so is loaded, as
+PyTorch's does for a second or more, running bytecode until a call is
+queued or S seconds have passed.  FAKE_TORCH_NO_QUEUE=1: torch.cuda has no
+such queue."""
 import ctypes
 import os
 import sys
+import threading
+import time
 
 _c10 = ctypes.CDLL(os.environ["FAKE_C10_CUDA"])
 
@@ -186,9 +197,30 @@ class _Cuda:
         self.memory = _Memory()
         self.initialized = False
         self.peak = [0, 0]
+        # FAKE_TORCH_NO_QUEUE=1: a PyTorch without the queue
+        if os.environ.get("FAKE_TORCH_NO_QUEUE") != "1":
+            self._queued_calls = []
+        self._initialization_lock = threading.Lock()
+
+    @property
+    def _initialized(self):
+        return self.initialized
 
     def is_initialized(self):
         return self.initialized
+
+    def _lazy_init(self):
+        if self.initialized:
+            return
+        with self._initialization_lock:
+            if self.initialized:
+                return
+            # torch._C._cuda_init(): CUDA starts
+            if hasattr(_c10, "c10_cuda_init"):
+                _c10.c10_cuda_init()
+            for call, _ in getattr(self, "_queued_calls", ()):
+                call()
+            self.initialized = True
 
     def get_allocator_backend(self):
         return os.environ.get("FAKE_TORCH_BACKEND", "native")
@@ -240,5 +272,10 @@ class Tensor:
 
 
 def empty(nbytes):
-    cuda.initialized = True
+    cuda._lazy_init()
     return Tensor(nbytes)
+
+
+_until = time.monotonic() + float(os.environ.get("FAKE_TORCH_IMPORT_S", "0"))
+while not getattr(cuda, "_queued_calls", None) and time.monotonic() < _until:
+    time.sleep(0.001)

@@ -141,8 +141,8 @@ void text_print_sparkline(FILE *out, const int64_t *v, size_t n);
 void text_print_growth_rate(FILE *out, const struct rd_growth *g);
 
 /* The PyTorch view: the lines of the summary, and its own section. */
-void text_print_torch_summary(FILE *out, const struct rd_report_torch *t);
-void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top);
+void text_print_torch_summary(FILE *out, const struct rd_report *r);
+void text_print_torch(FILE *out, const struct rd_report *r, size_t top);
 
 /* R's processes that could not be read (R->unreadable), said near the top
  * of a text output: a line that counts them (after WHO, "" or "OLD: "),

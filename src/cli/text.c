@@ -1772,7 +1772,7 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 			print_pool_hints(out, r, listed);
 			free(listed);
 		}
-		text_print_torch_summary(out, &r->torch);
+		text_print_torch_summary(out, r);
 	}
 
 	if (r->moment && print_moment(out, r, top) < 0) {
@@ -1788,7 +1788,7 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 	if (want(o, TEXT_GROWTH))
 		print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", by_growth, top, shown);
 	if (want(o, TEXT_TORCH))
-		text_print_torch(out, &r->torch, top);
+		text_print_torch(out, r, top);
 
 	if (want(o, TEXT_PROCESSES)) {
 		fputs("\nPROCESSES\n", out);
@@ -1840,21 +1840,48 @@ static bool listed(const struct rd_report_tsite *s)
  * which is the block's own line when the block made it */
 #define FROM_SEGMENT " (from gpuspy's record of its segment)"
 
-static void put_headline(FILE *out, const struct rd_report_tsite *s)
+/* The report's site that S's segment is gpuspy's record of: its last
+ * process's site of that id; NULL when R is NULL or has none. */
+static const struct rd_report_site *segment_report_site(const struct rd_report *r,
+							const struct rd_report_tsite *s)
 {
-	if ((torch_merge_headline(s) < 0 || !s->name) && s->from_segment)
-		fprintf(out,
-			"(allocated before gpuspy's PyTorch view started: from gpuspy's record of "
-			"its segment, call site %" PRId64 ", which has no Python stack)",
-			s->segment_site);
-	else if (torch_merge_headline(s) < 0 || !s->name)
+	const struct rd_process *p;
+
+	if (!r || !r->site_of || !s->last_process || s->last_process > r->nprocs)
+		return NULL;
+	p = r->procs[s->last_process - 1];
+	for (size_t k = 0; k < p->nsites; k++)
+		if (p->sites[k].id == s->segment_site)
+			return r->site_of[s->last_process - 1][k];
+	return NULL;
+}
+
+/* S's line; R (NULL: none) names the site of a segment gpuspy recorded.
+ * A block PyTorch recorded no Python frames for, in a segment whose own
+ * request had none either, was allocated on a thread that runs no Python
+ * (autograd's engine runs backward on its own threads): named by gpuspy's
+ * native site, not said to predate the view, which it may not. */
+static void put_headline(FILE *out, const struct rd_report *r, const struct rd_report_tsite *s)
+{
+	const struct rd_report_site *seg;
+
+	if ((torch_merge_headline(s) < 0 || !s->name) && s->from_segment) {
+		seg = segment_report_site(r, s);
+		fputs("(no Python stack: in a segment gpuspy recorded from ", out);
+		if (seg)
+			fprintf(out, "#%zu %s", seg->number, merge_site_name(seg));
+		else
+			fprintf(out, "the process's site %" PRId64, s->segment_site);
+		fputs(", a thread that runs no Python, such as autograd's backward)", out);
+	} else if (torch_merge_headline(s) < 0 || !s->name)
 		fputs("(allocated before gpuspy's PyTorch view started: no stack)", out);
 	else
 		fprintf(out, "%s%s", s->name, s->from_segment ? FROM_SEGMENT : "");
 }
 
-void text_print_torch_summary(FILE *out, const struct rd_report_torch *t)
+void text_print_torch_summary(FILE *out, const struct rd_report *r)
 {
+	const struct rd_report_torch *t = &r->torch;
 	char a[32], b[32];
 
 	if (!t->present)
@@ -1869,7 +1896,7 @@ void text_print_torch_summary(FILE *out, const struct rd_report_torch *t)
 		if (!t->sites[i]->nframes)
 			continue;
 		fputs("; most by ", out);
-		put_headline(out, t->sites[i]);
+		put_headline(out, r, t->sites[i]);
 		if (t->sites[i]->growing)
 			fputs(", growing", out);
 		else if (t->sites[i]->stopped)
@@ -1920,8 +1947,9 @@ static bool first_shown(const struct rd_report_torch *t, size_t i)
 	return true;
 }
 
-void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
+void text_print_torch(FILE *out, const struct rd_report *r, size_t top)
 {
+	const struct rd_report_torch *t = &r->torch;
 	char a[32], b[32];
 	size_t shown = 0, n = 0;
 
@@ -1979,7 +2007,7 @@ void text_print_torch(FILE *out, const struct rd_report_torch *t, size_t top)
 			fprintf(out, "  (%zu stacks that differ only in library frames)\n", stacks);
 		if (h < 0) {
 			fputs("  ", out);
-			put_headline(out, s);
+			put_headline(out, r, s);
 			putc('\n', out);
 			continue;
 		}
@@ -2485,7 +2513,7 @@ static void print_torch(FILE *out, const struct diff *d, size_t top)
 		if (h < 0) {
 			fputs("(allocated before the PyTorch view started)", out);
 		} else {
-			put_headline(out, t);
+			put_headline(out, NULL, t);
 		}
 		fputs("\n      ", out);
 		print_change(out, "live", w->live[0], w->live[1], true);

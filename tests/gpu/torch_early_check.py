@@ -51,13 +51,16 @@ for r in range(1, rounds + 1):
         continue
     sites = (rep.get("torch") or {}).get("sites") or []
     check(bool(sites), f"round {r}: the PyTorch view ran ({len(sites)} lines)")
-    before = sum(s["live_bytes"] for s in sites if "headline" not in s)
+    before = sum(s["live_bytes"] for s in sites
+                 if "headline" not in s and s.get("source") != "segment")
+    nopython = sum(s["live_bytes"] for s in sites
+                   if "headline" not in s and s.get("source") == "segment")
     segment = sum(s["live_bytes"] for s in sites if s.get("source") == "segment")
     total = sum(s["live_bytes"] for s in sites)
     check(before == 0, f"round {r}: {before} bytes ({before / MIB:.1f} MiB) of "
           f"{total / MIB:.1f} MiB live from before the view started")
     print(f"INFO torch-early: round {r}: {segment / MIB:.1f} MiB named from gpuspy's record "
-          f"of their segment")
+          f"of their segment, {nopython / MIB:.1f} MiB of it on threads without Python")
     # the weights: what lives at the line that moved the model to the GPU
     # (the workload's model holds 27.1 M float32 parameters, 103 MiB)
     at = [s for s in sites if os.path.basename((s.get("headline") or {}).get("file", "")) ==

@@ -174,7 +174,7 @@ static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 			fputs("gpuspy report: ", out);
 			cli_put_clean(out, argv[i]);
 			fputs(": no process wrote a report here: nothing was allocated through CUDA "
-			      "(or gpuspy was not loaded; see gpuspy(1), --fail-on-leak)\n",
+			      "(or gpuspy was not loaded; see gpuspy-report(1), --fail-on-leak)\n",
 			      out);
 			continue;
 		}

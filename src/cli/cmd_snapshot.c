@@ -23,7 +23,27 @@
 #include "env.h"
 #include "names.h"
 
-static const char usage[] = "Usage: gpuspy snapshot PID [LABEL]\n";
+static const char usage_line[] = "Usage: gpuspy snapshot PID [LABEL]\n";
+static const char usage[] =
+	"Usage: gpuspy snapshot PID [LABEL]\n"
+	"\n"
+	"Ask process PID, running under gpuspy, to write a snapshot now: LABEL\n"
+	"(default \"snapshot\") is left in its process directory, then the signal\n"
+	"of its GPUSPY_SIGNAL (SIGUSR2) is sent, and the path of the\n"
+	"snapshot-N.json it writes is printed: a complete report of that moment,\n"
+	"for 'gpuspy report'.  Nothing is sent unless libgpuspy.so is mapped into\n"
+	"PID and PID handles that signal (its default action ends a process).\n"
+	"\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"Example:\n"
+	"  gpuspy snapshot 4242 \"before eval\"\n"
+	"  gpuspy report gpuspy-out/latest/node7-4242/snapshot-1.json\n"
+	"\n"
+	"Exit status: 0 written (its path on stdout); 1 the label could not be\n"
+	"written, or no snapshot came within 5 seconds; 2 bad usage, or nothing\n"
+	"sent (no such process, no gpuspy or no handler in it yet,\n"
+	"GPUSPY_SIGNAL=off, /proc unreadable, no gpuspy directory).\n";
 
 static int count_snapshots(const char *dir)
 {
@@ -209,7 +229,7 @@ int cmd_snapshot(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc < 2 || argc > 3) {
-		fputs(usage, stderr);
+		fputs(usage_line, stderr);
 		return EXIT_USAGE;
 	}
 	pid = strtol(argv[1], &end, 10);

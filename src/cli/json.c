@@ -275,7 +275,7 @@ static void state_json(json_t *o, enum rd_state state, int64_t sig, double end, 
 		json_object_set_new(o, "last_snapshot_time", json_real(last));
 }
 
-/* "ledger": per device, the figures of gpuspy(1)'s THE LEDGER (members
+/* "ledger": per device, the figures of gpuspy-report(1)'s THE LEDGER (members
  * unknown are absent). */
 static void ledger_json(json_t *o, const struct rd_process *p)
 {

@@ -34,7 +34,7 @@ static const char usage[] =
 	"      --lib       print the path of the libgpuspy.so that 'run' preloads\n"
 	"                  (for LD_PRELOAD=$(gpuspy --lib) CMD)\n"
 	"\n"
-	"'gpuspy COMMAND --help' describes a command; see gpuspy(1).\n";
+	"'gpuspy COMMAND --help' describes a command; gpuspy-COMMAND(1) in full.\n";
 
 static const struct {
 	const char *name;

@@ -103,7 +103,7 @@ static bool is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The library, in the order of gpuspy(1): $GPUSPY_LIBRARY, next to the
+/* The library, in the order of gpuspy-run(1): $GPUSPY_LIBRARY, next to the
  * executable, the build tree's src/preload from src/cli, the installed
  * tree's libdir from its bindir (an install that was moved, or staged
  * with DESTDIR), the configured libdir.  NULL with a message printed. */

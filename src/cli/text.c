@@ -853,7 +853,7 @@ static void print_ledger_line(FILE *out, const char *sign, const char *name, int
 		bytes < 0 ? "unknown" : util_human_size(bytes, a, sizeof(a)), what);
 }
 
-/* The ledger per device (gpuspy(1), "THE LEDGER"). */
+/* The ledger per device (gpuspy-report(1), "THE LEDGER"). */
 static void print_ledger(FILE *out, const struct rd_process *p)
 {
 	static const char *const title[GS_FW_COUNT] = { "PyTorch", "PaddlePaddle", "JAX", "CuPy" };

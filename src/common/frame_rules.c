@@ -4,7 +4,7 @@
  * noise (folded away in the text report, left out of a site's key, never a
  * headline).  Which framework's pool a site is a segment of is pools.c's.
  * Every rule is a row of a table below, with the reason it is there;
- * docs/format.md and gpuspy(1) describe the same rules.  Both sides
+ * docs/format.md and gpuspy-report(1) describe the same rules.  Both sides
  * compile it: the reader judges symbolized frames, libgpuspy the frames it
  * names in the process, so that both choose the same headline.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The ledger of a process, per device (gpuspy(1), "THE LEDGER"): what
+ * The ledger of a process, per device (gpuspy-report(1), "THE LEDGER"): what
  * the frameworks say they allocated and reserved, what gpuspy tracked,
  * what NVML says the process holds, and the differences between them,
  * which add up:

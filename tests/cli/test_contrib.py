@@ -22,7 +22,7 @@
 - Every gpuspy command line of these files (the recorded ones, and the
   commands of the Kubernetes containers) uses only commands and options
   that 'gpuspy --help' and 'gpuspy COMMAND --help' list; a build without
-  'exporter' has it checked against its usage in README.md's "Deploying".
+  'exporter' has it checked against its usage in docs/integrations.md.
 
 Exit 77 (skipped) when only python3-yaml is missing and all else passed.
 """
@@ -37,7 +37,7 @@ import tempfile
 
 failed = 0
 
-# Commands that README.md's "Deploying" describes and that a build may
+# Commands that docs/integrations.md describes and that a build may
 # not have yet: their options as documented.  Where the build has the
 # command, its own --help is what counts.
 DOCUMENTED = {"exporter": {"--listen": True}}

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: MIT
 """Every place that lists gpuspy's options lists the same ones: each
 command's --help, the commands in 'gpuspy --help', gpuspy(1)'s SYNOPSIS
-and the entries that describe them, README.md's "Using it", and the bash
-and zsh completion.
+and COMMANDS, each command's own page gpuspy-COMMAND(1) (its SYNOPSIS,
+and each option described in its OPTIONS with the same short form, none
+the command lacks), docs/usage.md's "Commands", and the bash and zsh
+completion.  Every command has its page, listed in gpuspy(1)'s SEE ALSO
+and in man/meson.build, and every page is of a command.
 
     test_help_man.py GPUSPY SOURCE_DIR
 
@@ -103,10 +106,11 @@ def man_option_lines(text):
     return opts
 
 
-def readme_usage(readme):
-    """{command: its lines} of README's "Using it" block."""
-    text = open(readme, encoding="utf-8").read()
-    block = text.split("## Using it", 1)[1].split("```", 2)[1]
+def usage_block(doc):
+    """{command: its lines} of the first block under docs/usage.md's
+    "## Commands"."""
+    text = open(doc, encoding="utf-8").read()
+    block = text.split("\n## Commands\n", 1)[1].split("```", 2)[1]
     out, cur = {}, None
     for line in block.split("\n"):
         m = re.match(r"^gpuspy ([a-z]+)\b", line)
@@ -142,14 +146,16 @@ def zsh_cases(src):
 
 def main():
     gpuspy, src = sys.argv[1], sys.argv[2]
-    scd = open(os.path.join(src, "man", "gpuspy.1.scd")).read()
+    man = os.path.join(src, "man")
+    scd = open(os.path.join(man, "gpuspy.1.scd")).read()
     sections = man_sections(scd)
     synopsis = sections["SYNOPSIS"]
     entries = man_entries(sections["COMMANDS"])
-    options_section = sections["OPTIONS"]
-    readme = readme_usage(os.path.join(src, "README.md"))
+    see_also = sections.get("SEE ALSO", "")
+    usage = usage_block(os.path.join(src, "docs", "usage.md"))
     bash = os.path.join(src, "completions", "gpuspy.bash")
     zsh = zsh_cases(os.path.join(src, "completions", "_gpuspy"))
+    built = set(re.findall(r"'([\w-]+\.\d)'", open(os.path.join(man, "meson.build")).read()))
 
     top = help_of(gpuspy)
     cmds = top_commands(top)
@@ -159,35 +165,65 @@ def main():
     own = set(help_options(top.split("Options:\n", 1)[1]))
     same("gpuspy --help's options: gpuspy(1) SYNOPSIS",
          own, longs("".join(re.findall(r"^\*gpuspy\* .*$", synopsis, re.M))))
-    described = set(man_option_lines(options_section))
+    described = set(man_option_lines(sections["OPTIONS"]))
     check(own <= described, "gpuspy --help's options: described in gpuspy(1) OPTIONS",
           f"missing {sorted(own - described)}")
-    same("gpuspy --help's options: README.md", own, longs(readme.get("-", "")))
+    same("gpuspy --help's options: docs/usage.md", own, longs(usage.get("-", "")))
     same("gpuspy --help's options: bash completion", own, bash_complete(bash, ["gpuspy", "--"]))
     same("gpuspy --help's commands: bash completion", set(cmds),
          bash_complete(bash, ["gpuspy", ""]))
 
+    # one page per command, and no page of a command that is not there
+    pages = {f[len("gpuspy-"):-len(".1.scd")] for f in os.listdir(man)
+             if f.startswith("gpuspy-") and f.endswith(".1.scd")}
+    same("the pages gpuspy-COMMAND(1): the commands of gpuspy --help", set(cmds), pages)
+    for page in sorted(f[:-len(".scd")] for f in os.listdir(man) if f.endswith(".scd")):
+        check(page in built, f"man/{page}.scd: built and installed by man/meson.build")
+
     for cmd, top_usage in sorted(cmds.items()):
-        opts = help_options(help_of(gpuspy, cmd))
-        opts.pop("--help", None)
-        want = set(opts)
+        text = help_of(gpuspy, cmd)
+        opts = help_options(text)
+        want = set(opts) - {"--help"}
+        # more than a usage line: what it does, and its options
+        check(text.startswith(f"Usage: gpuspy {cmd}") and "--help" in opts and
+              re.search(r"^[A-Z][a-z]+ .*\n.*\n", text.split("\n\n", 1)[-1], re.M) is not None,
+              f"gpuspy {cmd} --help: says what it does, and its options", text)
         same(f"{cmd}: gpuspy --help", want, named(top_usage, opts))
         syn = "\n".join(re.findall(r"^\*gpuspy " + cmd + r"\*.*$", synopsis, re.M))
         check(syn != "", f"{cmd}: in gpuspy(1) SYNOPSIS")
         same(f"{cmd}: gpuspy(1) SYNOPSIS", want, named(syn, opts))
         check(cmd in entries, f"{cmd}: an entry in gpuspy(1) COMMANDS")
-        # each option described, where the page describes options: in
-        # the command's entry, or in OPTIONS naming the command
-        described = dict(man_option_lines(entries.get(cmd, "")))
-        for m in re.finditer(r"^(\*.*)\n((?:\t.*\n|\n)*)", options_section, re.M):
-            if re.search(r"\(\*[a-z, *]*\b" + cmd + r"\b", m.group(2)):
-                described.update(man_option_lines(m.group(1)))
+        entry = entries.get(cmd, "")
+        same(f"{cmd}: gpuspy(1) COMMANDS", want, named(entry.split("\n", 1)[0], opts))
+        check(f"*gpuspy-{cmd}*(1)" in entry, f"{cmd}: gpuspy(1) COMMANDS names gpuspy-{cmd}(1)")
+        check(f"*gpuspy-{cmd}*(1)" in see_also, f"{cmd}: gpuspy(1) SEE ALSO names gpuspy-{cmd}(1)")
+
+        # its own page: each option in SYNOPSIS, and described in OPTIONS
+        # with the short form --help gives; none described that it lacks
+        path = os.path.join(man, f"gpuspy-{cmd}.1.scd")
+        if not os.path.exists(path):
+            check(False, f"{cmd}: man/gpuspy-{cmd}.1.scd")
+            continue
+        page = open(path).read()
+        check(page.startswith(f"gpuspy-{cmd}(1)\n"), f"gpuspy-{cmd}(1): its title")
+        psec = man_sections(page)
+        check(re.search(r"^gpuspy-" + cmd + r" - \S", psec.get("NAME", ""), re.M) is not None,
+              f"gpuspy-{cmd}(1): NAME", psec.get("NAME", ""))
+        psyn = "\n".join(re.findall(r"^\*gpuspy " + cmd + r"\*.*$", psec.get("SYNOPSIS", ""),
+                                    re.M))
+        check(psyn != "", f"gpuspy-{cmd}(1): SYNOPSIS")
+        same(f"gpuspy-{cmd}(1) SYNOPSIS", want, named(psyn, opts))
+        described = man_option_lines(psec.get("OPTIONS", ""))
         for o, short in sorted(opts.items()):
-            check(o in described, f"{cmd} {o}: described in gpuspy(1)")
+            check(o in described, f"{cmd} {o}: described in gpuspy-{cmd}(1) OPTIONS")
             if o in described:
-                check(described[o] == short, f"{cmd} {o}: gpuspy(1) gives the short form "
-                      f"{short}", f"gpuspy(1): {described[o]}")
-        same(f"{cmd}: README.md's \"Using it\"", want, named(readme.get(cmd, ""), opts))
+                check(described[o] == short, f"{cmd} {o}: gpuspy-{cmd}(1) gives the short form "
+                      f"{short}", f"gpuspy-{cmd}(1): {described[o]}")
+        check(set(described) <= set(opts), f"gpuspy-{cmd}(1) OPTIONS: only options it has",
+              f"extra {sorted(set(described) - set(opts))}")
+        check("gpuspy*(1)" in psec.get("SEE ALSO", ""), f"gpuspy-{cmd}(1): SEE ALSO gpuspy(1)")
+
+        same(f"{cmd}: docs/usage.md's \"Commands\"", want, named(usage.get(cmd, ""), opts))
         same(f"{cmd}: bash completion", want | {"--help"},
              bash_complete(bash, ["gpuspy", cmd, "--"]))
         check(cmd in zsh, f"{cmd}: in the zsh completion")

@@ -206,7 +206,7 @@ def packages(readme):
               f"{sorted(have - want)}")
 
 
-def staged_install(build, meson, stage):
+def staged_install(build, meson, stage, src_man):
     p = subprocess.run([meson, "install", "-C", build, "--no-rebuild", "--quiet",
                         "--destdir", stage], capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, "meson install --destdir", p.stdout + p.stderr)
@@ -223,15 +223,17 @@ def staged_install(build, meson, stage):
     check(len(libs) == 1, "libgpuspy.so installed", "\n".join(sorted(found)))
     libdir = "/" + os.path.dirname(libs[0]) if libs else prefix + "/lib"
     # what a user of the install needs: the library, the stub, the command,
-    # the header and pkg-config file, completion, the man pages (when the
-    # build has scdoc)
+    # the header and pkg-config file, completion, the man pages, every
+    # page of man/ (when the build has scdoc)
     want = [libdir + "/libgpuspy.so", libdir + "/libgpuspy_stub.so",
             prefix + "/bin/gpuspy", prefix + "/include/gpuspy.h",
             libdir + "/pkgconfig/gpuspy.pc",
             prefix + "/share/bash-completion/completions/gpuspy",
             prefix + "/share/zsh/site-functions/_gpuspy"]
     if os.path.exists(os.path.join(build, "man", "gpuspy.1")):
-        want += [prefix + "/share/man/man1/gpuspy.1", prefix + "/share/man/man7/libgpuspy.7"]
+        want += [prefix + "/share/man/man" + page[-1] + "/" + page
+                 for page in sorted(f[:-len(".scd")] for f in os.listdir(src_man)
+                                    if f.endswith(".scd"))]
     for w in want:
         check(w[1:] in found, f"installed: {w}", "\n".join(sorted(found)))
     return prefix, libdir
@@ -293,7 +295,8 @@ def main():
             readme, build, fake_dir, meson = (args[0], os.path.realpath(args[1]),
                                               os.path.realpath(args[2]), args[3])
             stage = os.path.join(tmp, "stage")
-            prefix, libdir = staged_install(build, meson, stage)
+            prefix, libdir = staged_install(build, meson, stage,
+                                            os.path.join(os.path.dirname(readme), "man"))
             if prefix is None:
                 return 1
             env = base_env(fake_dir, standin, [stage + prefix + "/bin"], [stage + libdir])

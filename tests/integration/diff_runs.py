@@ -45,10 +45,11 @@ def diff(args, *argv):
 
 
 def readme_gate():
-    """The README's --fail-on-growth example: its SIZE, and the output block
-    shown below it (None, None when the README has none)."""
-    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
-    with open(readme, encoding="utf-8") as f:
+    """docs/usage.md's --fail-on-growth example ("Comparing runs"): its SIZE,
+    and the output block shown below it (None, None when it has none)."""
+    doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                       "usage.md")
+    with open(doc, encoding="utf-8") as f:
         blocks = re.findall(r"^```[^\n]*\n(.*?)^```\n", f.read(), re.S | re.M)
     for i, b in enumerate(blocks[:-1]):
         m = re.search(r"^gpuspy diff --fail-on-growth (\S+) ", b, re.M)
@@ -150,21 +151,21 @@ def main():
                                                                  "sites": 1},
               "--fail-on-growth one byte less: status 1 and the verdict in the JSON")
 
-        # the README's example is this diff, and shows its real output
+        # docs/usage.md's example is this diff, and shows its real output
         size, shown = readme_gate()
-        check(size is not None, "the README has a --fail-on-growth example")
+        check(size is not None, "docs/usage.md has a --fail-on-growth example")
         if size:
             p = diff(args, "--fail-on-growth", size, old, new)
-            # the README shows the end ("..." for the run's own settings),
+            # docs/usage.md shows the end ("..." for the run's own settings),
             # with source paths from the top of the tree
             root = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  "..", "..")) + "/"
             out = p.stdout.replace(root, "")
             tail = shown[4:] if shown.startswith("...\n") else shown
             check(out.endswith(tail) and (out == tail or shown.startswith("...\n")),
-                  "the README shows what --fail-on-growth %s prints: %r" % (size, out))
+                  "docs/usage.md shows what --fail-on-growth %s prints: %r" % (size, out))
             check(p.returncode == (1 if "FAIL:" in shown else 0),
-                  "--fail-on-growth %s exits as the README shows: status %d"
+                  "--fail-on-growth %s exits as docs/usage.md shows: status %d"
                   % (size, p.returncode))
 
         # a run diffed with itself

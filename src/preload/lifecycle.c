@@ -290,7 +290,14 @@ static bool activate(void)
 	/* The process's own directory, now: `gpuspy snapshot` leaves its
 	 * request there before any report is written.  One that exists
 	 * already must be ours: in a shared run directory another user may
-	 * have made it, or a link by that name, for us to write through. */
+	 * have made it, or a link by that name, for us to write through.
+	 * One that holds files is an earlier program's of this pid (the
+	 * one that exec'd this one): kept under a name of its own. */
+	err = files_keep_earlier(pdir);
+	if (err < 0)
+		gs_warn("cannot keep the files of the program this process ran before its exec "
+			"(%s): %s; they are replaced",
+			pdir, strerror(-err));
 	err = files_dir_open(pdir);
 	if (err < 0) {
 		gs_unlock(&gs_activate_lock);

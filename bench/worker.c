@@ -4,12 +4,14 @@
  * (bench/worker-bench):
  *   worker             returns at once
  *   worker cuda        asks the runtime how many devices there are
- *   worker fork N      allocates 1 MiB (so gpuspy is active, its snapshot
- *                      thread running), then forks N children one at a
- *                      time, each of which exits through exit() at once,
- *                      as a DataLoader worker that never touches CUDA
- *                      does; prints the ns from fork to the wait's return
- *                      of each
+ *   worker fork N [LIVE]
+ *                      makes LIVE allocations of 1 KiB (default 1) and
+ *                      keeps them live (so gpuspy is active, its snapshot
+ *                      thread running, its live table LIVE entries), then
+ *                      forks N children one at a time, each of which exits
+ *                      through exit() at once, as a DataLoader worker
+ *                      that never touches CUDA does; prints the ns from
+ *                      fork to the wait's return of each
  */
 
 #include <stdio.h>
@@ -37,11 +39,12 @@ int main(int argc, char **argv)
 		return cudaGetDeviceCount(&n) == cudaSuccess && n > 0 ? 0 : 1;
 	}
 	if (argc > 2 && strcmp(argv[1], "fork") == 0) {
-		int n = atoi(argv[2]);
-		void *p = NULL;
+		int n = atoi(argv[2]), live = argc > 3 ? atoi(argv[3]) : 1;
+		void **p = calloc(live > 0 ? (size_t)live : 1, sizeof(*p));
 
-		if (cudaMalloc(&p, 1 << 20) != cudaSuccess)
-			return 1;
+		for (int i = 0; i < live; i++)
+			if (!p || cudaMalloc(&p[i], 1024) != cudaSuccess)
+				return 1;
 		for (int i = 0; i < n; i++) {
 			long long t0 = now_ns();
 			pid_t pid = fork();
@@ -53,7 +56,9 @@ int main(int argc, char **argv)
 				return 1;
 			printf("%lld\n", now_ns() - t0);
 		}
-		cudaFree(p);
+		for (int i = 0; i < live; i++)
+			cudaFree(p[i]);
+		free(p);
 	}
 	return 0;
 }

@@ -88,6 +88,17 @@ static void choose_run(void)
 	ssize_t n = -1;
 	int fd;
 
+	if (!getcwd(cwd, sizeof(cwd))) {
+		gs_state.run_err = -errno;
+		return;
+	}
+	/* A process started by one of the run (a launcher's rank, a
+	 * shell's command, a worker) takes its run: nothing to name, so
+	 * neither its command line nor the clock is read (bench/worker-bench) */
+	gs_state.run_err = rundir_choose(gs_config.output_given, gs_config.run_id,
+					 gs_config.run_dir, cwd, NULL, &gs_state.run);
+	if (gs_state.run_err != -ENOENT)
+		return;
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		n = read(fd, args, sizeof(args) - 1);
@@ -99,8 +110,6 @@ static void choose_run(void)
 		argv[argc++] = args + i;
 	gs_state.run_err =
 		rundir_id(id, sizeof(id), (time_t)gs_state.start_time, argv, argc, getpid());
-	if (gs_state.run_err == 0 && !getcwd(cwd, sizeof(cwd)))
-		gs_state.run_err = -errno;
 	if (gs_state.run_err)
 		return;
 	gs_state.run_err = rundir_choose(gs_config.output_given, gs_config.run_id,

@@ -94,7 +94,7 @@ static void choose_run(void)
 	}
 	/* A process started by one of the run (a launcher's rank, a
 	 * shell's command, a worker) takes its run: nothing to name, so
-	 * neither its command line nor the clock is read (bench/worker-bench) */
+	 * its command line is not read (bench/worker-bench) */
 	gs_state.run_err = rundir_choose(gs_config.output_given, gs_config.run_id,
 					 gs_config.run_dir, cwd, NULL, &gs_state.run);
 	if (gs_state.run_err != -ENOENT)

@@ -123,6 +123,11 @@ for k in (1, 2):
 check("did not exit:     2 processes (2 replaced by exec)" in r.stdout,
       "the summary counts the two programs replaced by exec")
 
+r = subprocess.run([cli, "report", "--format", "html", out], capture_output=True, text=True)
+check(r.returncode == 0 and r.stderr == "", f"report --format html: {r.returncode} {r.stderr}")
+check(r.returncode == 0 and f"{host}-{pid}.image2" in r.stdout,
+      "the HTML page's data holds the programs replaced by exec")
+
 r = subprocess.run([cli, "report", "--format", "csv", out], capture_output=True, text=True)
 check(r.returncode == 0 and r.stderr == "", f"report --format csv: {r.returncode} {r.stderr}")
 rows = list(csv.DictReader(io.StringIO(r.stdout))) if r.returncode == 0 else []

@@ -215,35 +215,35 @@ static void test_parse_process_dir(void **state)
 		size_t host_len;
 		unsigned image;
 	} v[] = {
-		{ "node7-4242", 0, 4242, 5 },
+		{ "node7-4242", 0, 4242, 5, 0 },
 		/* an earlier program of the process, replaced by an exec */
 		{ "node7-4242.image1", 0, 4242, 5, 1 },
 		{ "node7-4242.image12", 0, 4242, 5, 12 },
-		{ "a-1.image2-5", 0, 5, 10 }, /* a host that looks like one */
+		{ "a-1.image2-5", 0, 5, 10, 0 }, /* a host that looks like one */
 		{ "a.b-7.image999999999", 0, 7, 3, 999999999 },
-		{ "node7-4242.image0", -EINVAL, 0, 0 },
-		{ "node7-4242.image01", -EINVAL, 0, 0 },
-		{ "node7-4242.image", -EINVAL, 0, 0 },
-		{ "node7-4242.image1000000000", -EINVAL, 0, 0 },
-		{ "node7-4242.image1x", -EINVAL, 0, 0 },
-		{ "node7-4242.imagex1", -EINVAL, 0, 0 },
-		{ "node7-4242.exec1", -EINVAL, 0, 0 },
-		{ "node7-4242.", -EINVAL, 0, 0 },
-		{ "a-1", 0, 1, 1 },
-		{ "gpu-node-3-2147483647", 0, INT_MAX, 10 }, /* the last '-' */
-		{ "unknown-77", 0, 77, 7 },
-		{ "node7-2147483648", -EINVAL, 0, 0 },
-		{ "node7-99999999999999999999", -EINVAL, 0, 0 },
-		{ "node7-0", -EINVAL, 0, 0 },
-		{ "node7-042", -EINVAL, 0, 0 },
-		{ "node7-", -EINVAL, 0, 0 },
-		{ "-42", -EINVAL, 0, 0 },
-		{ "node7", -EINVAL, 0, 0 },
-		{ "node7-42x", -EINVAL, 0, 0 },
-		{ "node7-+42", -EINVAL, 0, 0 },
-		{ "node7- 42", -EINVAL, 0, 0 },
-		{ "node7-4-", -EINVAL, 0, 0 },
-		{ "", -EINVAL, 0, 0 },
+		{ "node7-4242.image0", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.image01", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.image", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.image1000000000", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.image1x", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.imagex1", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.exec1", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.", -EINVAL, 0, 0, 0 },
+		{ "a-1", 0, 1, 1, 0 },
+		{ "gpu-node-3-2147483647", 0, INT_MAX, 10, 0 }, /* the last '-' */
+		{ "unknown-77", 0, 77, 7, 0 },
+		{ "node7-2147483648", -EINVAL, 0, 0, 0 },
+		{ "node7-99999999999999999999", -EINVAL, 0, 0, 0 },
+		{ "node7-0", -EINVAL, 0, 0, 0 },
+		{ "node7-042", -EINVAL, 0, 0, 0 },
+		{ "node7-", -EINVAL, 0, 0, 0 },
+		{ "-42", -EINVAL, 0, 0, 0 },
+		{ "node7", -EINVAL, 0, 0, 0 },
+		{ "node7-42x", -EINVAL, 0, 0, 0 },
+		{ "node7-+42", -EINVAL, 0, 0, 0 },
+		{ "node7- 42", -EINVAL, 0, 0, 0 },
+		{ "node7-4-", -EINVAL, 0, 0, 0 },
+		{ "", -EINVAL, 0, 0, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {

@@ -219,7 +219,8 @@ static bool still_writing(const struct served *s, double now)
 						 0;
 	double stale = interval * STALE_INTERVALS;
 
-	if (!rd_state_not_exited(p->state) || p->state == RD_STATE_KILLED)
+	if (!rd_state_not_exited(p->state) || p->state == RD_STATE_KILLED ||
+	    p->state == RD_STATE_EXECED)
 		return false;
 	if (stale < STALE_MIN_S)
 		stale = STALE_MIN_S;

@@ -259,14 +259,18 @@ static json_t *site_json(const struct rd_report *r, const struct rd_report_site 
 /* "state" and what is known of how a process that did not exit ended
  * (docs/format.md, gpuspy-report/1): the run's END (< 0: unknown) and the
  * moment of its last file, LAST (< 0: unknown, or none). */
-static void state_json(json_t *o, enum rd_state state, int64_t sig, double end, double last)
+static void state_json(json_t *o, enum rd_state state, unsigned image, int64_t sig, double end,
+		       double last)
 {
 	json_object_set_new(o, "state",
 			    json_string(state == RD_STATE_KILLED  ? "killed" :
+					state == RD_STATE_EXECED  ? "exec" :
 					state == RD_STATE_RUNNING ? "running" :
 								    "unknown"));
 	if (state == RD_STATE_MAYBE_RUNNING)
 		json_object_set_new(o, "pid_alive", json_true());
+	if (image > 0)
+		json_object_set_new(o, "image", json_integer(image));
 	if (sig > 0)
 		json_object_set_new(o, "signal", json_integer(sig));
 	if (end >= 0)
@@ -407,7 +411,7 @@ static json_t *process_json(const struct rd_report *r, size_t index)
 		json_object_set_new(o, "report", json_string(p->file));
 	}
 	if (rd_state_not_exited(p->state))
-		state_json(o, p->state, p->signal, p->run_end_time, p->end_time);
+		state_json(o, p->state, p->image, p->signal, p->run_end_time, p->end_time);
 	if (p->outside.present) {
 		json_t *gpus = json_array();
 
@@ -757,7 +761,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 			json_object_set_new(o, "host", json_string(u->host));
 			json_object_set_new(o, "pid", json_integer(u->pid));
 			json_object_set_new(o, "empty", json_boolean(u->empty));
-			state_json(o, u->state, u->signal, -1, -1);
+			state_json(o, u->state, u->image, u->signal, -1, -1);
 			json_array_append_new(un, o);
 		}
 		if (json_array_size(un) == list->nunreported)
@@ -884,7 +888,7 @@ static json_t *merge_process_json(const struct rd_report *r, size_t i)
 		json_object_set_new(o, "report", json_string(p->file));
 	}
 	if (rd_state_not_exited(p->state))
-		state_json(o, p->state, p->signal, p->run_end_time, p->end_time);
+		state_json(o, p->state, p->image, p->signal, p->run_end_time, p->end_time);
 	for (int m = 0; m < REPORT_METRICS; m++)
 		json_object_set_new(o, merge_metric_name(m), json_integer(r->totals[m][i]));
 	return o;

@@ -765,6 +765,12 @@ static void print_state(FILE *out, const struct rd_process *p)
 		fputs("killed by ", out);
 		print_signal(out, p->signal);
 		break;
+	case RD_STATE_EXECED:
+		fprintf(out,
+			"replaced by exec (program %u of pid %" PRId64
+			"; the programs after it have directories of their own)",
+			p->image, p->pid);
+		break;
 	case RD_STATE_RUNNING:
 		fputs("running", out);
 		break;
@@ -827,6 +833,9 @@ static void print_unreported(FILE *out, const struct rd_unreported *u)
 		fputs("killed by ", out);
 		print_signal(out, u->signal);
 		fputs(" before its first snapshot", out);
+		break;
+	case RD_STATE_EXECED:
+		fprintf(out, "replaced by exec (program %u of pid %" PRId64 ")", u->image, u->pid);
 		break;
 	case RD_STATE_MAYBE_RUNNING:
 		fprintf(out,
@@ -1375,6 +1384,10 @@ static void print_not_exited(FILE *out, const struct rd_report *r, size_t n)
 			fputs(" by ", out);
 			print_signal(out, sig);
 		}
+		first = false;
+	}
+	if (count[RD_STATE_EXECED]) {
+		fprintf(out, "%s%zu replaced by exec", first ? "" : ", ", count[RD_STATE_EXECED]);
 		first = false;
 	}
 	if (count[RD_STATE_RUNNING]) {
@@ -2131,6 +2144,8 @@ static const char *merge_process_state(const struct rd_process *p)
 	switch (p->state) {
 	case RD_STATE_KILLED:
 		return p->complete ? "killed" : "killed, incomplete";
+	case RD_STATE_EXECED:
+		return p->complete ? "replaced by exec" : "replaced by exec, incomplete";
 	case RD_STATE_RUNNING:
 		return p->complete ? "running" : "running, incomplete";
 	case RD_STATE_MAYBE_RUNNING:

@@ -140,24 +140,50 @@ int names_tmp(char *buf, size_t size, const char *dir, const char *name)
 	return fit(snprintf(buf, size, "%s/.%s.tmp", dir, name), size);
 }
 
-int names_parse_process_dir(const char *name, pid_t *pid, size_t *host_len)
+int names_image_path(char *buf, size_t size, const char *dir, unsigned k)
+{
+	return fit(snprintf(buf, size, "%s" GS_PROCESS_IMAGE_SUFFIX "%u", dir, k), size);
+}
+
+/* The decimal number at S, 1 to MAX without a leading zero, in *X; where
+ * its digits end, or NULL. */
+static const char *number(const char *s, long long max, long long *x)
+{
+	*x = 0;
+	if (*s < '1' || *s > '9')
+		return NULL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		*x = *x * 10 + (*s - '0');
+		if (*x > max)
+			return NULL;
+	}
+	return s;
+}
+
+int names_parse_process_image(const char *name, pid_t *pid, size_t *host_len, unsigned *image)
 {
 	const char *dash = strrchr(name, '-'), *d;
-	long long x = 0;
+	long long x, k = 0;
 
-	if (!dash || dash == name || dash[1] < '1' || dash[1] > '9')
+	if (!dash || dash == name)
 		return -EINVAL;
-	for (d = dash + 1; *d; d++) {
-		if (*d < '0' || *d > '9')
-			return -EINVAL;
-		x = x * 10 + (*d - '0');
-		if (x > INT_MAX)
-			return -EINVAL;
-	}
+	d = number(dash + 1, INT_MAX, &x);
+	if (!d)
+		return -EINVAL;
+	if (*d && (strncmp(d, GS_PROCESS_IMAGE_SUFFIX, strlen(GS_PROCESS_IMAGE_SUFFIX)) != 0 ||
+		   !(d = number(d + strlen(GS_PROCESS_IMAGE_SUFFIX), 999999999, &k)) || *d))
+		return -EINVAL;
 	*pid = (pid_t)x;
 	if (host_len)
 		*host_len = (size_t)(dash - name);
+	if (image)
+		*image = (unsigned)k;
 	return 0;
+}
+
+int names_parse_process_dir(const char *name, pid_t *pid, size_t *host_len)
+{
+	return names_parse_process_image(name, pid, host_len, NULL);
 }
 
 int names_parse_numbered(const char *name, const char *prefix, unsigned *n)

@@ -90,7 +90,7 @@ int names_fw_counter_parse(const char *s);
  * characters of an int and the NUL.
  */
 #define GS_HOST_SIZE	    256
-#define GS_PROCESS_DIR_SIZE (GS_HOST_SIZE + 12)
+#define GS_PROCESS_DIR_SIZE (GS_HOST_SIZE + 12 + 16)
 /* An absolute run directory (PATH_MAX), a process directory in it, and a
  * file there: its longest name, a numbered one's temporary, fits in 64. */
 #define GS_RUN_DIR_SIZE	     4096
@@ -130,11 +130,25 @@ int names_join(char *buf, size_t size, const char *dir, const char *name);
 int names_tmp(char *buf, size_t size, const char *dir, const char *name);
 
 /*
- * NAME read as "<host>-<pid>": the pid after the last '-' (1 to INT_MAX,
- * decimal digits, no leading zero) and a host before it of at least one
- * character.  0 with *PID (and *HOST_LEN when not NULL), or -EINVAL.
+ * An earlier program of a process, one that an exec replaced: its
+ * directory "<host>-<pid>" is renamed "<host>-<pid>.image<K>" (K from 1,
+ * in the order of the programs) when the next program starts writing
+ * its own (libgpuspy(7), EXEC).  The suffix holds no '-': the pid is
+ * still the digits after the last one.
+ */
+#define GS_PROCESS_IMAGE_SUFFIX ".image"
+/* "<dir>.image<K>": DIR's name as the directory of earlier program K. */
+int names_image_path(char *buf, size_t size, const char *dir, unsigned k);
+
+/*
+ * NAME read as "<host>-<pid>", or "<host>-<pid>.image<K>": the pid after
+ * the last '-' (1 to INT_MAX, decimal digits, no leading zero) and a host
+ * before it of at least one character; K likewise (1 to 999999999).  0
+ * with *PID (and *HOST_LEN when not NULL), or -EINVAL.
  */
 int names_parse_process_dir(const char *name, pid_t *pid, size_t *host_len);
+/* The same, and *IMAGE (when not NULL): K, or 0 for "<host>-<pid>". */
+int names_parse_process_image(const char *name, pid_t *pid, size_t *host_len, unsigned *image);
 
 /*
  * NAME read as PREFIX N ".json" (GS_FILE_OOM_N_PREFIX, GS_FILE_SNAPSHOT_N_PREFIX):

@@ -10,6 +10,7 @@
  * with O_NOFOLLOW and checked to be ours, and every file is created
  * relative to that descriptor, O_EXCL, mode 0600.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -39,6 +40,55 @@ static int check_ours(int fd)
 	if (st.st_uid != geteuid())
 		return -EPERM;
 	return 0;
+}
+
+int files_keep_earlier(const char *path)
+{
+	char to[GS_PROCESS_PATH_SIZE + 32];
+	struct dirent *de;
+	bool data = false;
+	DIR *d;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -errno;
+	if (check_ours(fd) < 0) {
+		close(fd);
+		return 0;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	/* hidden names are gpuspy snapshot's request and temporaries: a
+	 * request waits for this program as well */
+	while (!data && (de = readdir(d)))
+		data = de->d_name[0] != '.';
+	closedir(d);
+	if (!data)
+		return 0;
+	for (unsigned k = 1; k < 1000000; k++) {
+		struct stat st;
+
+		if (names_image_path(to, sizeof(to), path, k) < 0)
+			return -ENAMETOOLONG;
+		/* never onto a name someone made: rename() would replace an
+		 * empty directory there */
+		if (renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+			return (int)k;
+		if (errno == EEXIST)
+			continue;
+		if (errno != EINVAL && errno != ENOSYS)
+			return -errno;
+		/* a file system without RENAME_NOREPLACE */
+		if (lstat(to, &st) == 0)
+			continue;
+		if (errno != ENOENT)
+			return -errno;
+		return rename(path, to) == 0 ? (int)k : -errno;
+	}
+	return -EEXIST;
 }
 
 int files_dir_open(const char *path)

@@ -23,6 +23,18 @@ int files_process_dir(char *buf, size_t len);
  */
 int files_dir_open(const char *path);
 
+/*
+ * The files an earlier program of this process (the one an exec
+ * replaced) left in its directory PATH, kept: when PATH holds any entry
+ * whose name does not start with '.', the directory is renamed
+ * PATH.image<K> (names_image_path), K the lowest not taken, so that this
+ * program starts a directory of its own rather than truncate that one's
+ * history and replace its snapshot.  K, 0 when there was nothing to keep
+ * (no directory, an empty one, or one that is not ours: files_dir_open
+ * refuses that), or -errno.
+ */
+int files_keep_earlier(const char *path);
+
 struct gs_view;
 /* DIR/NAME, written by FN through a temporary name and rename(), so that
  * a reader never sees half a file.  0 or -errno; nothing left behind on

@@ -88,6 +88,17 @@ static void choose_run(void)
 	ssize_t n = -1;
 	int fd;
 
+	if (!getcwd(cwd, sizeof(cwd))) {
+		gs_state.run_err = -errno;
+		return;
+	}
+	/* A process started by one of the run (a launcher's rank, a
+	 * shell's command, a worker) takes its run: nothing to name, so
+	 * its command line is not read (bench/worker-bench) */
+	gs_state.run_err = rundir_choose(gs_config.output_given, gs_config.run_id,
+					 gs_config.run_dir, cwd, NULL, &gs_state.run);
+	if (gs_state.run_err != -ENOENT)
+		return;
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		n = read(fd, args, sizeof(args) - 1);
@@ -99,8 +110,6 @@ static void choose_run(void)
 		argv[argc++] = args + i;
 	gs_state.run_err =
 		rundir_id(id, sizeof(id), (time_t)gs_state.start_time, argv, argc, getpid());
-	if (gs_state.run_err == 0 && !getcwd(cwd, sizeof(cwd)))
-		gs_state.run_err = -errno;
 	if (gs_state.run_err)
 		return;
 	gs_state.run_err = rundir_choose(gs_config.output_given, gs_config.run_id,
@@ -292,7 +301,14 @@ static bool activate(void)
 	/* The process's own directory, now: `gpuspy snapshot` leaves its
 	 * request there before any report is written.  One that exists
 	 * already must be ours: in a shared run directory another user may
-	 * have made it, or a link by that name, for us to write through. */
+	 * have made it, or a link by that name, for us to write through.
+	 * One that holds files is an earlier program's of this pid (the
+	 * one that exec'd this one): kept under a name of its own. */
+	err = files_keep_earlier(pdir);
+	if (err < 0)
+		gs_warn("cannot keep the files of the program this process ran before its exec "
+			"(%s): %s; they are replaced",
+			pdir, strerror(-err));
 	err = files_dir_open(pdir);
 	if (err < 0) {
 		gs_unlock(&gs_activate_lock);

@@ -194,10 +194,21 @@ static bool in_run(const struct rd_run *run, const char *host, double t)
  * may be NULL) says of it. */
 static void judge_process(struct rd_process *p, const char *base, const struct rd_run *run)
 {
+	size_t host_len;
+	pid_t pid;
 	int alive;
 
+	if (names_parse_process_image(util_basename(p->path), &pid, &host_len, &p->image) < 0)
+		p->image = 0;
 	if (strcmp(base, GS_FILE_REPORT_JSON) == 0) {
 		p->state = RD_STATE_EXITED;
+		return;
+	}
+	/* its pid went on in another program, which renamed its directory:
+	 * whether that one still runs, how the run ended, say nothing of
+	 * this one */
+	if (p->image > 0) {
+		p->state = RD_STATE_EXECED;
 		return;
 	}
 	if (in_run(run, p->host, p->start_time >= 0 ? p->start_time : p->end_time))
@@ -461,7 +472,9 @@ static int add_unreported(struct rd_process_list *list, const char *dir, const c
 	int r;
 
 	/* a run directory in an output directory is not a process's */
-	if (names_parse_process_dir(name, &pid, &host_len) < 0 || rundir_id_valid(name))
+	unsigned image;
+
+	if (names_parse_process_image(name, &pid, &host_len, &image) < 0 || rundir_id_valid(name))
 		return 0;
 	path = util_path_join(dir, name);
 	if (!path)
@@ -490,8 +503,11 @@ static int add_unreported(struct rd_process_list *list, const char *dir, const c
 	list->nunreported++;
 	/* the directory is made when the process starts using CUDA: it
 	 * started before that */
-	r = still_running(u->host, u->pid, -1, mtime);
-	if (r > 0) {
+	u->image = image;
+	r = image > 0 ? 0 : still_running(u->host, u->pid, -1, mtime);
+	if (image > 0) {
+		u->state = RD_STATE_EXECED;
+	} else if (r > 0) {
 		u->state = RD_STATE_MAYBE_RUNNING;
 	} else if (in_run(run, u->host, mtime) && run->signal > 0) {
 		u->state = RD_STATE_KILLED;

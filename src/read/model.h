@@ -335,7 +335,10 @@ enum rd_state {
 	RD_STATE_EXITED, /* its report.json was read */
 	/* no report.json: the figures are those of the file read, its last
 	 * snapshot (or out-of-memory post-mortem) */
-	RD_STATE_KILLED,	/* run.json: the command was killed by a signal */
+	RD_STATE_KILLED, /* run.json: the command was killed by a signal */
+	/* an earlier program of its pid, replaced by an exec: its directory
+	 * is "<host>-<pid>.image<K>" (names.h) */
+	RD_STATE_EXECED,
 	RD_STATE_RUNNING,	/* its pid is alive on this host, started when it did */
 	RD_STATE_MAYBE_RUNNING, /* its pid is alive here; when it started is unknown */
 	RD_STATE_UNKNOWN,	/* killed or crashed: how is not known */
@@ -366,6 +369,9 @@ struct rd_process {
 	char *file; /* the file read: report.json, oom-N.json, snapshot.json, ... */
 	char *host;
 	int64_t pid;
+	/* K of a directory "<host>-<pid>.image<K>": the K-th program of a
+	 * pid that exec'd, replaced by the next (RD_STATE_EXECED); else 0 */
+	unsigned image;
 	char *exe;     /* the main executable's path, or NULL */
 	char *run_id;  /* the run it belongs to ("run"), or NULL */
 	int64_t depth; /* native frames taken per site; -1 when not said */
@@ -437,9 +443,10 @@ struct rd_unreported {
 	char *path;
 	char *host;
 	int64_t pid;
-	enum rd_state state; /* RD_STATE_KILLED, _MAYBE_RUNNING or _UNKNOWN */
+	enum rd_state state; /* RD_STATE_KILLED, _EXECED, _MAYBE_RUNNING or _UNKNOWN */
 	int64_t signal;
-	bool empty; /* else it holds files, none of them a report */
+	unsigned image; /* as rd_process's */
+	bool empty;	/* else it holds files, none of them a report */
 };
 
 /* A process of the paths read whose report, or a file its report names (an

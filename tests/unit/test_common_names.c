@@ -213,32 +213,52 @@ static void test_parse_process_dir(void **state)
 		int ret;
 		pid_t pid;
 		size_t host_len;
+		unsigned image;
 	} v[] = {
-		{ "node7-4242", 0, 4242, 5 },
-		{ "a-1", 0, 1, 1 },
-		{ "gpu-node-3-2147483647", 0, INT_MAX, 10 }, /* the last '-' */
-		{ "unknown-77", 0, 77, 7 },
-		{ "node7-2147483648", -EINVAL, 0, 0 },
-		{ "node7-99999999999999999999", -EINVAL, 0, 0 },
-		{ "node7-0", -EINVAL, 0, 0 },
-		{ "node7-042", -EINVAL, 0, 0 },
-		{ "node7-", -EINVAL, 0, 0 },
-		{ "-42", -EINVAL, 0, 0 },
-		{ "node7", -EINVAL, 0, 0 },
-		{ "node7-42x", -EINVAL, 0, 0 },
-		{ "node7-+42", -EINVAL, 0, 0 },
-		{ "node7- 42", -EINVAL, 0, 0 },
-		{ "node7-4-", -EINVAL, 0, 0 },
-		{ "", -EINVAL, 0, 0 },
+		{ "node7-4242", 0, 4242, 5, 0 },
+		/* an earlier program of the process, replaced by an exec */
+		{ "node7-4242.image1", 0, 4242, 5, 1 },
+		{ "node7-4242.image12", 0, 4242, 5, 12 },
+		{ "a-1.image2-5", 0, 5, 10, 0 }, /* a host that looks like one */
+		{ "a.b-7.image999999999", 0, 7, 3, 999999999 },
+		{ "node7-4242.image0", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.image01", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.image", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.image1000000000", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.image1x", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.imagex1", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.exec1", -EINVAL, 0, 0, 0 },
+		{ "node7-4242.", -EINVAL, 0, 0, 0 },
+		{ "a-1", 0, 1, 1, 0 },
+		{ "gpu-node-3-2147483647", 0, INT_MAX, 10, 0 }, /* the last '-' */
+		{ "unknown-77", 0, 77, 7, 0 },
+		{ "node7-2147483648", -EINVAL, 0, 0, 0 },
+		{ "node7-99999999999999999999", -EINVAL, 0, 0, 0 },
+		{ "node7-0", -EINVAL, 0, 0, 0 },
+		{ "node7-042", -EINVAL, 0, 0, 0 },
+		{ "node7-", -EINVAL, 0, 0, 0 },
+		{ "-42", -EINVAL, 0, 0, 0 },
+		{ "node7", -EINVAL, 0, 0, 0 },
+		{ "node7-42x", -EINVAL, 0, 0, 0 },
+		{ "node7-+42", -EINVAL, 0, 0, 0 },
+		{ "node7- 42", -EINVAL, 0, 0, 0 },
+		{ "node7-4-", -EINVAL, 0, 0, 0 },
+		{ "", -EINVAL, 0, 0, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		pid_t pid = -1;
+		pid_t pid = -1, pid2 = -1;
 		size_t len = 12345;
-		int r = names_parse_process_dir(v[i].name, &pid, &len);
+		unsigned image = 12345;
+		int r = names_parse_process_image(v[i].name, &pid, &len, &image);
 
-		if (r != v[i].ret || (r == 0 && (pid != v[i].pid || len != v[i].host_len)))
-			fail_msg("\"%s\": %d, pid %d, host of %zu", v[i].name, r, (int)pid, len);
+		if (r != v[i].ret ||
+		    (r == 0 && (pid != v[i].pid || len != v[i].host_len || image != v[i].image)))
+			fail_msg("\"%s\": %d, pid %d, host of %zu, image %u", v[i].name, r,
+				 (int)pid, len, image);
+		/* the same names are process directories */
+		if (names_parse_process_dir(v[i].name, &pid2, NULL) != r || (r == 0 && pid2 != pid))
+			fail_msg("\"%s\": names_parse_process_dir differs", v[i].name);
 	}
 	{
 		pid_t pid;
@@ -260,6 +280,18 @@ static void test_round_trip(void **state)
 	assert_int_equal(names_parse_process_dir(buf, &pid, &len), 0);
 	assert_int_equal(pid, 31337);
 	assert_int_equal(len, strlen("gpu-node-12"));
+	{
+		char img[GS_PROCESS_DIR_SIZE + 32];
+		unsigned k;
+
+		assert_int_equal(names_image_path(img, sizeof(img), buf, 3), 0);
+		assert_string_equal(img, "gpu-node-12-31337.image3");
+		assert_int_equal(names_parse_process_image(img, &pid, &len, &k), 0);
+		assert_int_equal(pid, 31337);
+		assert_int_equal(len, strlen("gpu-node-12"));
+		assert_int_equal(k, 3);
+		assert_int_equal(names_image_path(img, 10, buf, 3), -ENAMETOOLONG);
+	}
 }
 
 static void test_parse_numbered(void **state)

@@ -193,6 +193,7 @@
 		R.processes.forEach((p) => {
 			row(t, [p.path, p.host, num(p.pid), p.rank === undefined ? "" : num(p.rank),
 				bytesCell(p.leaked.bytes), bytesCell(p.peak.bytes),
+				p.state === "exec" ? "replaced by exec (program " + p.image + " of pid " + p.pid + ")" :
 				p.state ? p.state + (p.signal ? " (signal " + p.signal + ")" : "") :
 					(p.partial ? "partial: " + basename(p.report) : "exited"),
 				p.command.join(" ")]);

@@ -31,10 +31,19 @@ class Net(L.LightningModule):
     def configure_optimizers(self):
         return torch.optim.AdamW(self.parameters(), lr=1e-3)
 
+    def on_train_end(self):
+        # Lightning moves the module back to the CPU after fit: the GPU
+        # storage of its weights kept, so that what is live at exit says
+        # where they were allocated
+        self.kept = [p.detach() for p in self.parameters()]
+
 
 data = TensorDataset(torch.randn(steps * 64, 1024), torch.randint(0, 10, (steps * 64,)))
 trainer = L.Trainer(accelerator="gpu", devices=1, max_steps=steps, logger=False,
                     enable_checkpointing=False, enable_progress_bar=False,
                     enable_model_summary=False)
-trainer.fit(Net(), DataLoader(data, batch_size=64))
-print(f"lightning_train: {steps} steps", flush=True)
+net = Net()
+trainer.fit(net, DataLoader(data, batch_size=64))
+kept = sum(t.numel() * t.element_size() for t in net.kept if t.is_cuda)
+print(f"lightning_train: {steps} steps, {kept / 2**20:.1f} MiB of weights kept on the GPU",
+      flush=True)

@@ -5,7 +5,7 @@
 
 #include "schema.h"
 
-#define SCHEMA_NAME(id, key) [id] = key,
+#define SCHEMA_NAME(id, key) [id] = (key),
 const char *const schema_counter_key[SC_COUNT] = { SCHEMA_COUNTERS(SCHEMA_NAME) };
 const char *const schema_site_key[SS_COUNT] = { SCHEMA_SITE(SCHEMA_NAME) };
 const char *const schema_frame_key[SF_COUNT] = { SCHEMA_FRAME(SCHEMA_NAME) };

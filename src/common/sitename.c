@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sitename.h"
+#include "utf8.h"
 
 const char *sitename_basename(const char *path)
 {
@@ -26,38 +27,12 @@ static void put_byte(struct out *o, char c)
 	o->len++;
 }
 
-/* The length of the well-formed UTF-8 sequence at P (RFC 3629: no
- * overlong forms, no surrogates, nothing past U+10FFFF), 0 when there is
- * none. */
-static size_t utf8_len(const unsigned char *p)
-{
-	unsigned char c = p[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-
-		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-
-		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ?
-			       4 :
-			       0;
-	}
-	return 0;
-}
-
 /* S, as text of one line when CLEAN: controls (C0, DEL, C1) and bytes
  * that are not UTF-8 each become one '?'. */
 static void put(struct out *o, const char *s, bool clean)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = clean ? utf8_len(p) : 1;
+		size_t n = clean ? utf8_seq_len(p) : 1;
 
 		/* a C0 control or DEL; a C1 control: two bytes, one '?' */
 		if ((clean && n == 1 && (*p < 0x20 || *p == 0x7f)) ||

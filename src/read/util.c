@@ -14,6 +14,7 @@
 
 #include "model.h"
 #include "util.h"
+#include "utf8.h"
 
 bool util_is_c1(const unsigned char *p)
 {
@@ -54,29 +55,7 @@ void rd_error_set(struct rd_error *err, const char *file, const char *fmt, ...)
 
 size_t util_utf8_len(const unsigned char *p)
 {
-	unsigned char c = p[0];
-	size_t n;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return c ? 1 : 0;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
+	return p[0] ? utf8_seq_len(p) : 0;
 }
 
 size_t util_utf8_fix(char *s)

@@ -16,16 +16,9 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "alts.h"
 #include "frame_rules.h"
 #include "sitename.h"
-
-enum fn_match {
-	FN_ANY,	    /* whatever the function, named or not */
-	FN_UNKNOWN, /* only a frame whose function has no name */
-	FN_EXACT,
-	FN_PREFIX,
-	FN_CONTAINS,
-};
 
 /* A frame is noise when it matches a row: its module's basename starts
  * with one of MODULE (NULL: any module, or none), its path contains one of
@@ -37,7 +30,7 @@ struct noise_rule {
 	const char *module;
 	const char *dir;
 	bool main_exe;
-	enum fn_match fn;
+	enum alts_how fn;
 	const char *names;
 };
 
@@ -45,98 +38,67 @@ static const struct noise_rule noise_rules[] = {
 	/* gpuspy's own frames: stacks start outside it, but one that
 	 * enters it twice (a hook reached from a driver callback) would
 	 * show it */
-	{ NOISE_GPUSPY, "libgpuspy.so", NULL, false, FN_ANY, NULL },
+	{ NOISE_GPUSPY, "libgpuspy.so", NULL, false, ALTS_ANY, NULL },
 	/* the driver and the runtime: how they reach the allocation is the
 	 * same whoever asked for it, and their insides are not the user's
 	 * to change */
-	{ NOISE_CUDA, "libcuda.so", NULL, false, FN_ANY, NULL },
-	{ NOISE_CUDA, "libcudart.so", NULL, false, FN_ANY, NULL },
+	{ NOISE_CUDA, "libcuda.so", NULL, false, ALTS_ANY, NULL },
+	{ NOISE_CUDA, "libcudart.so", NULL, false, ALTS_ANY, NULL },
 	/* nvcc links cudart into the program by default: the runtime's
 	 * functions then lie in the executable itself */
-	{ NOISE_CUDA, NULL, NULL, true, FN_PREFIX, "cuda|__cudart|libcudart_static_" },
+	{ NOISE_CUDA, NULL, NULL, true, ALTS_PREFIX, "cuda|__cudart|libcudart_static_" },
 	/* the C library's start of the program and of a thread: the same
 	 * under every main and every thread function */
-	{ NOISE_START, "libc.so", NULL, false, FN_EXACT,
+	{ NOISE_START, "libc.so", NULL, false, ALTS_EXACT,
 	  "__libc_start_main|__libc_start_call_main|_start|start_thread|clone|clone3" },
 	/* the ELF entry point, wherever it lies (the program, ld.so) */
-	{ NOISE_START, NULL, NULL, false, FN_EXACT, "_start" },
+	{ NOISE_START, NULL, NULL, false, ALTS_EXACT, "_start" },
 	/* the interpreter itself: its evaluation loop, calling conventions,
 	 * built-ins (map, list.extend), main.  The Python frames placed
 	 * there say where the user is, and the module's name carries the
 	 * version, which would make keys differ between Pythons */
-	{ NOISE_PYTHON, "libpython|python3", NULL, false, FN_ANY, NULL },
+	{ NOISE_PYTHON, "libpython|python3", NULL, false, ALTS_ANY, NULL },
 	/* ctypes: the foreign-function call between a Python line and the C
 	 * function it calls */
-	{ NOISE_FFI, "libffi.so|_ctypes.", NULL, false, FN_ANY, NULL },
+	{ NOISE_FFI, "libffi.so|_ctypes.", NULL, false, ALTS_ANY, NULL },
 	/* PyTorch's CUDACachingAllocator: every tensor's memory comes
 	 * through it, so it tells nothing about which tensor */
-	{ NOISE_ALLOCATOR, "libc10_cuda.so", NULL, false, FN_ANY, NULL },
-	{ NOISE_ALLOCATOR, NULL, NULL, false, FN_CONTAINS, "CUDACachingAllocator|c10::cuda::" },
+	{ NOISE_ALLOCATOR, "libc10_cuda.so", NULL, false, ALTS_ANY, NULL },
+	{ NOISE_ALLOCATOR, NULL, NULL, false, ALTS_CONTAINS, "CUDACachingAllocator|c10::cuda::" },
 	/* ATen's tensor factories and the output allocation of its
 	 * TensorIterator: every op's result comes through them, and the op
 	 * itself (at::native::clone, a *_backward) is the next frame out */
-	{ NOISE_ALLOCATOR, NULL, NULL, false, FN_PREFIX,
+	{ NOISE_ALLOCATOR, NULL, NULL, false, ALTS_PREFIX,
 	  "at::detail::empty|at::native::empty_|at::empty|at::_ops::empty|at::TensorIteratorBase::" },
 	/* CuPy's memory pool and its CUDA bindings, the same for every
 	 * array; Cython names carry the module ("__pyx_f_13cupy_backends_") */
 	{ NOISE_ALLOCATOR, "memory.cpython-|runtime.cpython-", "/cupy/|/cupy_backends/", false,
-	  FN_ANY, NULL },
-	{ NOISE_ALLOCATOR, NULL, "/cupy_backends/", false, FN_ANY, NULL },
-	{ NOISE_ALLOCATOR, NULL, NULL, false, FN_CONTAINS, "cupy_backends" },
+	  ALTS_ANY, NULL },
+	{ NOISE_ALLOCATOR, NULL, "/cupy_backends/", false, ALTS_ANY, NULL },
+	{ NOISE_ALLOCATOR, NULL, NULL, false, ALTS_CONTAINS, "cupy_backends" },
 };
 
 /* Whether S matches one of the '|'-separated ALTS as HOW says. */
-static bool match_alts(const char *s, const char *alts, enum fn_match how)
-{
-	size_t slen = strlen(s);
-
-	while (*alts) {
-		size_t n = strcspn(alts, "|");
-
-		switch (how) {
-		case FN_EXACT:
-			if (n == slen && strncmp(s, alts, n) == 0)
-				return true;
-			break;
-		case FN_PREFIX:
-			if (n <= slen && strncmp(s, alts, n) == 0)
-				return true;
-			break;
-		case FN_CONTAINS:
-			for (const char *p = s; (size_t)(p - s) + n <= slen; p++)
-				if (strncmp(p, alts, n) == 0)
-					return true;
-			break;
-		default:
-			break;
-		}
-		alts += n;
-		if (*alts == '|')
-			alts++;
-	}
-	return false;
-}
-
 /* Whether a frame (PATH, MAIN_EXE, FUNCTION as classify_noise takes them)
  * matches the MODULE, DIR, WANT_MAIN, FN and NAMES of a table's row. */
-static bool frame_matches(const char *module, const char *dir, bool want_main, enum fn_match fn,
+static bool frame_matches(const char *module, const char *dir, bool want_main, enum alts_how fn,
 			  const char *names, const char *path, bool main_exe, const char *function)
 {
 	if ((module || dir || want_main) && !path)
 		return false;
-	if (module && !match_alts(sitename_basename(path), module, FN_PREFIX))
+	if (module && !alts_match(sitename_basename(path), module, ALTS_PREFIX))
 		return false;
-	if (dir && !match_alts(path, dir, FN_CONTAINS))
+	if (dir && !alts_match(path, dir, ALTS_CONTAINS))
 		return false;
 	if (want_main && !main_exe)
 		return false;
 	switch (fn) {
-	case FN_ANY:
+	case ALTS_ANY:
 		return true;
-	case FN_UNKNOWN:
+	case ALTS_UNKNOWN:
 		return !function;
 	default:
-		return function && match_alts(function, names, fn);
+		return function && alts_match(function, names, fn);
 	}
 }
 
@@ -157,7 +119,7 @@ enum rd_noise classify_noise(const char *path, bool main_exe, const char *functi
 
 bool classify_python_module(const char *module)
 {
-	return module && match_alts(module, "libpython|python3", FN_PREFIX);
+	return module && alts_match(module, "libpython|python3", ALTS_PREFIX);
 }
 
 /* Libraries whose memory is theirs, not their caller's: workspaces,

@@ -21,19 +21,6 @@
 /* The pools, in the order of the reports' hints. */
 enum gs_pool { GS_POOL_NONE = -1, GS_POOL_TORCH, GS_POOL_CUPY, GS_POOL_XLA, GS_POOL_COUNT };
 
-/* How a row's names match a string ('|'-separated alternatives). */
-enum pools_match {
-	POOLS_ANY,     /* whatever the function, named or not */
-	POOLS_UNKNOWN, /* only a frame whose function has no name */
-	POOLS_EXACT,
-	POOLS_PREFIX,
-	POOLS_CONTAINS, /* also in a mangled C++ name: "a::b" as "a1b" */
-};
-
-/* Whether S matches one of the '|'-separated ALTS as HOW says (ANY and
- * UNKNOWN: never; the caller decides on them). */
-bool pools_match_alts(const char *s, const char *alts, enum pools_match how);
-
 /*
  * The pool whose segment an allocation by API (an entry point's name,
  * "cuMemAlloc_v2") is, judged on one native frame of its stack: PATH, the

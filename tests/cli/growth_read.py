@@ -18,6 +18,10 @@ driver (tests/cli/leaker.c: keep_output() keeps KIB KiB per step):
 Usage: growth_read.py LIBGPUSPY GPUSPY FAKE_DIR LEAKER"""
 import glob, json, os, re, shutil, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, prog = sys.argv[1:5]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
@@ -26,15 +30,6 @@ env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1")
 MiB = 1 << 20
 BLOCKS = "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588"
 STEPS, STEP_MS = 40, 50
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail).replace("\n", "\n     "))
 
 
 def leak(kib, out, *extra):
@@ -263,5 +258,4 @@ check(r.returncode == 0 and growth_line(r.stdout) is not None,
 
 for d in (one, stair, two, both, run, bad, old):
     shutil.rmtree(d, ignore_errors=True)
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

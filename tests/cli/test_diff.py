@@ -20,16 +20,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 cli, fixtures = sys.argv[1:3]
 BASE = json.load(open(os.path.join(fixtures, "process", "node7-4242", "report.json")))
 MIB = 1 << 20
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def write(tmp, name, doc, raw=None):
@@ -250,5 +247,4 @@ try:
 finally:
     shutil.rmtree(tmp)
 
-print("%d failed" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

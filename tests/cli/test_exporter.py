@@ -37,17 +37,13 @@ import urllib.parse
 import promtest
 from promtest import Exporter, parse, series
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 gpuspy, lib, fake, prog = (os.path.abspath(a) for a in sys.argv[1:5])
 host = os.uname().nodename
 KiB = 1024
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)[:3000]))
-    if not cond:
-        failed += 1
 
 
 def run(*args, timeout=30):
@@ -439,8 +435,7 @@ def main():
         main_case(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

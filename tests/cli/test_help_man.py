@@ -26,18 +26,9 @@ import re
 import subprocess
 import sys
 
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + detail))
-    if not cond:
-        failed += 1
-
-
-def same(what, want, have):
-    check(want == have, what, f"missing {sorted(want - have)}, extra {sorted(have - want)}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check, same  # noqa: E402
 
 
 def longs(text):
@@ -306,8 +297,7 @@ def main():
         check(cmd in zsh, f"{cmd}: in the zsh completion")
         same(f"{cmd}: zsh completion", want | {"--help"}, longs(zsh.get(cmd, "")))
 
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

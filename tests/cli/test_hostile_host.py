@@ -12,8 +12,11 @@ name is one component, not hidden, without a control character, and
 Usage: test_hostile_host.py GPUSPY LIBGPUSPY FAKE_DIR LEAKER FAKEHOST"""
 import json, os, shutil, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 cli, lib, fake, prog, fakehost = (os.path.abspath(a) for a in sys.argv[1:6])
-failures = []
 env = {k: v for k, v in os.environ.items()
        if not k.startswith(("GPUSPY_", "LC_", "LANG")) and k != "LD_PRELOAD"}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1", GPUSPY_INTERVAL="100ms", LC_ALL="C.UTF-8",
@@ -21,15 +24,6 @@ env.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1", GPUSPY_INTERVAL="100ms", LC_A
 # gpuspy run puts libgpuspy.so before it: the shim still comes before libc
 faked = dict(env, LD_PRELOAD=":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"),
                                                     fakehost))))
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + repr(detail)[:2000])
-    return cond
 
 
 def tree(top):
@@ -112,5 +106,4 @@ for argv, e in (([cli, "run", "-o", odd, "--", prog, "2", "20", "64"], env),
           "the control bytes as '?'", lines)
 shutil.rmtree(top, ignore_errors=True)
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

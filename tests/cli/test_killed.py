@@ -19,17 +19,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 gpuspy, lib, fake, prog = (os.path.abspath(a) for a in sys.argv[1:5])
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_") and k != "LD_PRELOAD"}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib)
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)))
-    if not cond:
-        failed += 1
 
 
 def report(*args):
@@ -337,7 +333,7 @@ def main():
               "run.json %s: status 2, one line naming the file" % name, r.stderr)
     stale_temporaries(tmp)
     subprocess.run(["rm", "-rf", tmp], check=True)
-    return 1 if failed else 0
+    return harness.done()
 
 
 def stale_temporaries(tmp):

@@ -35,6 +35,10 @@ import urllib.request
 import promtest
 from promtest import Exporter
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 (gpuspy, lib, fake, fake_nvml, pyalloc, c10, fake_torch, src,
  scraped_file) = (os.path.abspath(a) for a in sys.argv[1:10])
 here = os.path.dirname(os.path.abspath(__file__))
@@ -42,14 +46,6 @@ job_script = os.path.join(here, "prom_job.py")
 leak_line = next(i + 1 for i, l in enumerate(open(job_script)) if "# LINE leak" in l)
 MiB = 1 << 20
 LEAK_MIB = 3
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)[:3000]))
-    if not cond:
-        failed += 1
 
 
 def free_port():
@@ -289,8 +285,7 @@ def main():
         promtest.stop(job)
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"took {time.monotonic() - start:.1f} s")
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

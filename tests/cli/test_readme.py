@@ -52,6 +52,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 MARK = re.compile(r"^<!--\s*(setup|test|output)(?:\s*:\s*(.*?))?\s*-->$")
 
 TRAIN_PY = '''\
@@ -81,15 +85,6 @@ for _ in range(3):
     step(kept)
 print("train.py: 3 steps")
 '''
-
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ":\n" + detail))
-    if not cond:
-        failed += 1
 
 
 def blocks(readme):
@@ -314,8 +309,7 @@ def main():
                                      (stage + prefix, "/usr/local"), (stage, "")])
             link_with_pkg_config(env, tmp)
             packages(readme)
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

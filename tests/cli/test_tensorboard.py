@@ -19,20 +19,15 @@ import json, os, shutil, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tbread  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 cli, fixtures, lib, fake, shapes = sys.argv[1:6]
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_", "LANG"))}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1", LC_ALL="C")
-failures = []
 tmp = tempfile.mkdtemp()
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "))
 
 
 def gpuspy(*args):
@@ -350,5 +345,4 @@ for args, what in ((["export", fx], "no --tensorboard"),
           (r.returncode, r.stderr))
 
 shutil.rmtree(tmp)
-print(f"{len(failures)} failed" if failures else "all passed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -17,6 +17,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 # The programs get SIGHUP's default action whatever this test inherited
 # (nohup, or a CI runner, may start it with SIGHUP ignored; an ignored
 # signal stays ignored across exec).
@@ -25,14 +29,7 @@ signal.signal(signal.SIGHUP, signal.SIG_DFL)
 lib, fake, prog, true = sys.argv[1:5]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-failures = []
 SIZE = str(3 << 20)
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def environment(out, **settings):
@@ -125,5 +122,4 @@ for value, how, expect in (("2", "SIGINT", -signal.SIGINT), ("15", "SIGTERM", -s
               f"({ended}; {err.strip()[:300]!r})")
     shutil.rmtree(out)
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -22,6 +22,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 SIZE = 3 << 20
 MIB = 1 << 20
 
@@ -68,13 +72,6 @@ def main():
     args = ap.parse_args()
     for name in ("lib", "cli", "fake_dir", "plain", "extra"):
         setattr(args, name, os.path.abspath(getattr(args, name)))
-
-    failed = 0
-
-    def check(cond, what):
-        nonlocal failed
-        print(("ok " if cond else "FAIL ") + what)
-        failed += not cond
 
     with tempfile.TemporaryDirectory(prefix="gpuspy-diff-") as tmp:
         old, new = os.path.join(tmp, "main"), os.path.join(tmp, "branch")
@@ -186,7 +183,7 @@ def main():
         j = json.loads(p.stdout) if p.returncode == 0 else {}
         check(j.get("totals", {}).get("leaked", {}).get("delta") == MIB,
               "--old/--new give the same answer")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@ exec, and counts each one's leak once.
 Usage: exec.py LIBGPUSPY GPUSPY FAKE_DIR EXEC_IMAGE"""
 import csv, glob, io, json, os, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, prog = sys.argv[1:5]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
@@ -19,13 +23,6 @@ env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 MiB = 1 << 20
 UNIT = 3 * MiB
 N = 3
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def holds(pdir, live):
@@ -136,5 +133,4 @@ for k in (1, 2, 3):
           f"the history's CSV has program {k}'s device series at {k * UNIT} bytes")
 
 subprocess.run(["rm", "-rf", out])
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

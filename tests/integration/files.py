@@ -9,17 +9,14 @@ directory 0700, whatever the umask.
 Usage: files.py LIBGPUSPY GPUSPY FAKE_DIR LIBENOSPC API_PROG GROWTH OOM XFSZ NOFD"""
 import glob, json, os, resource, signal, socket, stat, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, enospc, api_prog, growth, oom, xfsz, nofd = sys.argv[1:10]
 base = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 base.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1")
 host = socket.gethostname()
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def preload(*libs):
@@ -283,5 +280,4 @@ check(label == "signal", "a planted .request link is not read: label %r" % label
 check(open(vfile).read() == "root's\n" and not os.path.lexists(os.path.join(pdir, ".request")),
       "... the link removed, its target kept")
 
-print("%d failures" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -8,18 +8,15 @@
 Usage: growth.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM"""
 import glob, json, os, signal, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, prog = sys.argv[1:5]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def by_function(rep, name):
@@ -108,5 +105,4 @@ check(sorted(os.listdir(d)) == ["history.jsonl", "report.json", "report.txt", "s
 # the history is bounded apart (libgpuspy(7)): at most 2 MiB with few sites
 hsize = os.path.getsize(os.path.join(d, "history.jsonl"))
 check(hsize <= 2 << 20, f"history.jsonl stays bounded: {hsize} bytes")
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -11,19 +11,16 @@ driver, read back by 'gpuspy report --format csv':
 Usage: history.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM API_PROGRAM"""
 import csv, glob, io, json, os, signal, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, prog, api = sys.argv[1:6]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="20ms", GPUSPY_QUIET="1")
 MiB = 1 << 20
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def rows_of(path):
@@ -112,5 +109,4 @@ rows = rows_of(out)
 pids = {x["pid"] for x in rows}
 check(len(pids) == 2 and all(series([x for x in rows if x["pid"] == p], "leak_step")
                              for p in pids), f"a run of two processes: {sorted(pids)}")
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -35,6 +35,10 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 (lib, cli, fake, prog, impostor, nobid, nobid_impostor, stripped, dyn, libnames, libimpostor,
  source, lib_source) = sys.argv[1:14]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
@@ -42,16 +46,9 @@ lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib)
 env.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
-failures = []
 made = []
 STEPS = 20
 MIB = 1 << 20
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def marked(path, marker):
@@ -277,5 +274,4 @@ for tag, exe, other in replacements:
 
 for d in made + [work]:
     shutil.rmtree(d, ignore_errors=True)
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -9,18 +9,15 @@
 Usage: ondemand.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM API_PROGRAM LIBPYALLOC"""
 import glob, json, os, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, growth, api, pyalloc = sys.argv[1:7]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake)
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 # 1. A signal-requested snapshot, with its label.
@@ -85,5 +82,4 @@ snaps = glob.glob(os.path.join(out, "*", "snapshot-1.json"))
 s = json.load(open(snaps[0])) if snaps else {}
 check(r.stdout.strip() == "0 0" and s.get("snapshot", {}).get("label") == "from python"
       and s.get("mark") == "epoch 2", f"ctypes: {r.stdout.strip()} {r.stderr.strip()[:200]}")
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

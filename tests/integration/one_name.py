@@ -36,15 +36,9 @@ sys.path.insert(0, cli_tests)
 import promtest  # noqa: E402
 import tbread  # noqa: E402
 
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "))
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 
 def line_of(marker):
@@ -255,5 +249,4 @@ check(len(rows_g) == 1 and WANT in rows_g[0],
       sec)
 
 shutil.rmtree(out, ignore_errors=True)
-print("%d failures" % len(failures) if failures else "all passed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

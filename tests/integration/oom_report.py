@@ -8,19 +8,16 @@ unchanged, and gpuspy report must list the events.
 Usage: oom_report.py LIBGPUSPY GPUSPY FAKE_DIR OOM_PROGRAM"""
 import glob, json, os, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, prog = sys.argv[1:5]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 small, big = 12345, 3 << 30
 env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_FAKE_OOM_SIZE=str(1 << 30))
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 plain = subprocess.run([prog, str(small), str(big)], env=env, capture_output=True, text=True)
@@ -75,5 +72,4 @@ p = subprocess.run([cli, "report", "--format", "json", many], capture_output=Tru
 check(p.returncode == 0 and json.loads(p.stdout or "{}").get("oom_dropped") == 5,
       "gpuspy report reads the dropped count: %d %s" % (p.returncode, p.stderr.strip()))
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -22,6 +22,10 @@ Usage: prometheus.py [--flood] LIBGPUSPY FAKE_DIR GROWTH PROM_FORK PROMTOOL"""
 import glob, json, os, re, shutil, socket, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 args = sys.argv[1:]
 flood = args[:1] == ["--flood"]
 if flood:
@@ -34,14 +38,7 @@ base = {k: v for k, v in os.environ.items()
 base.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1")
 # what a sanitizer's build needs of gpuspy (scripts/sanitize)
 base.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
-failures = []
 MiB = 1 << 20
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def start(argv, **env):
@@ -466,5 +463,4 @@ p.stdin.flush()
 rc, o, e = finish(p, timeout=20)
 check(rc == 0 and o == "child exited 0\n", f"the child exited, the parent too ({rc}, {o!r}, {e!r})")
 
-print(f"{len(failures)} failed" if failures else "all passed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -13,6 +13,10 @@ clients measured in this same run (the median of three), not a fixed time.
 Usage: prometheus_exit.py LIBGPUSPY FAKE_DIR GROWTH SLOW_MHD"""
 import glob, json, os, socket, statistics, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, fake, growth, slow_mhd = sys.argv[1:5]
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 base = {k: v for k, v in os.environ.items()
@@ -21,15 +25,6 @@ base.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib, GPUSPY_INTERVAL="100ms", GPUSP
             GPUSPY_PROMETHEUS="127.0.0.1:0")
 base.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
 SLACK = 0.5
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail))
 
 
 def run(clients=0, partial=False, **env):
@@ -90,5 +85,4 @@ took, ok, err = run(GPUSPY_LIBMICROHTTPD=slow_mhd, SLOW_MHD_MARK=mark)
 said = open(mark).read() if os.path.exists(mark) else None
 check(ok and said == "1\n", "the report is written before the server stops", (said, err))
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

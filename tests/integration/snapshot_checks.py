@@ -16,16 +16,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, prog = sys.argv[1:5]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def environment(out, preload, **settings):
@@ -85,5 +82,4 @@ for value in (None, "9", "15", "SIGRTMIN+1"):
               f"{r.stderr.strip()!r}")
     shutil.rmtree(out)
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

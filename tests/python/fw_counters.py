@@ -57,16 +57,13 @@ os.environ["FAKE_FW_NO_NATIVE"] = "1"
 import cupy  # noqa: E402
 import jax._src.xla_bridge as xb  # noqa: E402
 import paddle.device.cuda as pcuda  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 del os.environ["FAKE_FW_NO_NATIVE"]
 
 MIB = 1 << 20
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
 
 
 def run(names, seconds=0.6, preload=True, **extra):
@@ -188,7 +185,6 @@ check({k: v[-1] for k, v in fw.items()} == want and not glob.glob(os.path.join(o
                                                                                 "torch.json")),
       f"... with GPUSPY_TORCH=0 too, and no torch.json: {sorted(fw)}")
 shutil.rmtree(out)
-
 
 
 def python_calls(out):
@@ -391,5 +387,4 @@ for bad, title, also in (("paddle", "PaddlePaddle", "cupy"), ("jax", "JAX", "pad
     shutil.rmtree(out)
 
 shutil.rmtree(native)
-print(f"{failures} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -26,19 +26,14 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
 here = os.path.dirname(os.path.abspath(__file__))
 MIB = 1 << 20
-failures = 0
-
-
-def check(cond, what, detail=""):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond and detail:
-        print("     " + str(detail).replace("\n", "\n     "))
-    failures += not cond
 
 
 def lines_of(name):
@@ -147,4 +142,4 @@ if got:
     check("from gpuspy's record of its segment" in got["stderr"],
           "no queue: ... and the exit summary", got["stderr"])
 shutil.rmtree(site)
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -17,6 +17,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
@@ -25,13 +29,6 @@ script = os.path.join(here, "torch_leak.py")
 leak_line = next(i + 1 for i, l in enumerate(open(script)) if "# LINE leak" in l)
 STEPS = 100
 MIB = 1 << 20
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
 
 
 out = tempfile.mkdtemp()
@@ -121,5 +118,4 @@ check(rep.returncode == 0 and len({x["series"] for x in csv.DictReader(rep.stdou
                                    if x["series"].startswith("torch:")}) == 16,
       f"... and the CSV has their 16 series: {rep.stderr!r}")
 shutil.rmtree(out)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -14,6 +14,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, pyalloc, fake_dir, c10 = sys.argv[1:5]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
@@ -22,13 +26,6 @@ script = os.path.join(here, "torch_growth.py")
 src = open(script).read().splitlines()
 line_of = {l.split("# LINE ")[-1]: i + 1 for i, l in enumerate(src) if "# LINE " in l}
 IDLE, STEPS, STEP_MS = 5, 1000, 3
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
 
 
 out = tempfile.mkdtemp()
@@ -69,5 +66,4 @@ for series, want in (("grow", True), ("plateau", False)):
           f"{series}: growing {want} for the C site and for the Python line: "
           f"{c.get('growing')} {py.get('growing')}")
 shutil.rmtree(out)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

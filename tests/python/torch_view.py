@@ -19,6 +19,10 @@ import time
 
 from pythons import interpreters
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
 # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
 lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
@@ -28,13 +32,6 @@ src = open(script).read().splitlines()
 line_of = {l.split("# LINE ")[-1]: i + 1 for i, l in enumerate(src) if "# LINE " in l}
 STEPS = 150
 MIB = 1 << 20
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
 
 
 def run(py, out, **extra):
@@ -221,5 +218,4 @@ check(r.returncode == 0 and not glob.glob(os.path.join(out, "*", "torch.json")) 
                              "[PyTorch view]" not in x for x in said),
       f"GPUSPY_TORCH=0: no view, nothing said of one: {said}")
 shutil.rmtree(out)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

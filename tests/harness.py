@@ -103,15 +103,21 @@ def run(cmd, env=None, cwd=None, timeout=60, text=True, **kw):
 
 
 class Cli:
-    """gpuspy at PATH, run as run() runs a command, with these defaults:
-    cli("report", "--format", "json", d) or cli(..., cwd=other)."""
+    """gpuspy at PATH (then ARGS: a command, its first options), run as
+    run() runs a command, with these defaults:
 
-    def __init__(self, path, env=None, cwd=None, timeout=60, text=True):
-        self.path = path
+        gpuspy = harness.Cli(path, env=env)
+        gpuspy("report", "--format", "json", d)
+        report = harness.Cli(path, "report", cwd=fixtures, text=False)
+        report(d, cwd=other)
+    """
+
+    def __init__(self, path, *args, env=None, cwd=None, timeout=60, text=True):
+        self.argv = [path, *args]
         self.defaults = dict(env=env, cwd=cwd, timeout=timeout, text=text)
 
     def __call__(self, *args, **kw):
-        return run([self.path, *args], **dict(self.defaults, **kw))
+        return run([*self.argv, *args], **dict(self.defaults, **kw))
 
     def json(self, *args, **kw):
         """The JSON document the command printed, or None (said as a

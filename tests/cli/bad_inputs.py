@@ -449,10 +449,6 @@ def mutations(valid_doc, valid_text):
     return cases
 
 
-def run(cmd, timeout=60):
-    return subprocess.run(cmd, capture_output=True, timeout=timeout)
-
-
 # Both read reports the same way (load_path, report_build): every input
 # goes to each.
 COMMANDS = ("report", "merge")
@@ -486,7 +482,7 @@ class Checker:
             cmd = self.prefix() + [self.gpuspy, command] + fmt + args
             fmt = [command] + fmt
             try:
-                p = run(cmd, timeout=300 if self.valgrind else 20)
+                p = harness.run(cmd, timeout=300 if self.valgrind else 20, text=False)
             except subprocess.TimeoutExpired:
                 self.fail(name, fmt, "timed out")
                 continue
@@ -515,7 +511,8 @@ class Checker:
         process NAMED that could not be read."""
         for command in COMMANDS:
             for fmt in ([], ["--format", "json"]):
-                p = run(self.prefix() + [self.gpuspy, command] + fmt + args, timeout=300)
+                p = harness.run(self.prefix() + [self.gpuspy, command] + fmt + args, timeout=300,
+                                text=False)
                 lines = p.stderr.decode(errors="replace").splitlines()
                 if (p.returncode != 0 or len(lines) != 1 or not p.stdout or
                         "1 of 2 processes could not be read: " + named + ": " not in lines[0]):
@@ -526,7 +523,7 @@ class Checker:
 
     def expect_ok(self, name, args):
         for command in self.ways(COMMANDS):
-            p = run(self.prefix() + [self.gpuspy, command] + args, timeout=300)
+            p = harness.run(self.prefix() + [self.gpuspy, command] + args, timeout=300, text=False)
             if p.returncode != 0 or p.stderr:
                 self.fail(name, [command], "status %d, stderr %r" % (p.returncode,
                                                                      p.stderr[:2000]))

@@ -17,7 +17,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -95,7 +94,7 @@ def fw_with(path, value):
     return d
 
 
-tmp = tempfile.mkdtemp()
+tmp = harness.tempdir()
 proc = os.path.join(tmp, "node7-4242")
 os.mkdir(proc)
 shutil.copy(os.path.join(fixtures, "process", "node7-4242", "report.json"), proc)

@@ -30,7 +30,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 
@@ -46,9 +45,7 @@ host = os.uname().nodename
 KiB = 1024
 
 
-def run(*args, timeout=30):
-    return subprocess.run([gpuspy] + list(args), capture_output=True, text=True,
-                          timeout=timeout, env=promtest.clean_env(fake))
+run = harness.Cli(gpuspy, timeout=30, env=promtest.clean_env(fake))
 
 
 def site_value(samples, **labels):
@@ -425,7 +422,7 @@ def addresses(tmp):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="gpuspy-exporter-")
+    tmp = harness.tempdir()
     try:
         usage()
         latest_outside(tmp)

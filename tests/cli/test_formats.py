@@ -54,9 +54,7 @@ ENV = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_"
 ENV["TZ"] = "UTC"
 
 
-def report(*args, cwd=fixtures):
-    return subprocess.run([gpuspy, "report"] + list(args), cwd=cwd, env=ENV,
-                          capture_output=True, timeout=60)
+report = harness.Cli(gpuspy, "report", cwd=fixtures, env=ENV, text=False)
 
 
 def go_pprof(data, *args):
@@ -390,7 +388,7 @@ check(p.returncode == 0 and not any(ch in p.stdout.decode()
 # --- 6. real programs on the fake driver: one that exits, one killed --------
 
 run_env = dict(ENV, LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1")
-tmp = tempfile.mkdtemp(prefix="gpuspy-formats-")
+tmp = harness.tempdir()
 out_exit = os.path.join(tmp, "exit")
 r = subprocess.run([leaker, "20", "20", "512"], env=dict(run_env, LD_PRELOAD=lib,
                    GPUSPY_OUTPUT_DIR=out_exit), capture_output=True, text=True, timeout=60)

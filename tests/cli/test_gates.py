@@ -21,9 +21,7 @@ def main():
     gpuspy, fixtures = sys.argv[1], sys.argv[2]
     proc = os.path.join(fixtures, "process")
 
-    def report(*args):
-        return subprocess.run([gpuspy, "report"] + list(args), capture_output=True, text=True,
-                              timeout=60)
+    report = harness.Cli(gpuspy, "report")
 
     # what the fixture leaks, as the JSON says
     p = report("--format", "json", proc)

@@ -31,7 +31,7 @@ cli, lib, fake, prog = (os.path.abspath(a) for a in sys.argv[1:5])
 promtool = sys.argv[5] if len(sys.argv) > 5 else None
 env = dict(promtest.clean_env(fake), LC_ALL="C.UTF-8", GPUSPY_INTERVAL="100ms",
            GPUSPY_LIBRARY=lib)
-tmp = tempfile.mkdtemp(prefix="gpuspy-names-")
+tmp = harness.tempdir()
 NSITES = 9
 # a piece of each site's name that survives a printer's cut and its '?'
 MARKS = ["bad", "\u00e9" * 8, "x" + "\u20ac" * 8, "xy" + "\U0001F600" * 4, "xyz" + "\u00e9" * 8,
@@ -47,8 +47,7 @@ def utf8(data, what):
         return None
 
 
-def gpuspy(*args):
-    return subprocess.run([cli] + list(args), env=env, capture_output=True, timeout=120)
+gpuspy = harness.Cli(cli, env=env, timeout=120, text=False)
 
 
 def marks_in(text, what, want=MARKS):

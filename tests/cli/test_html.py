@@ -31,7 +31,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,9 +52,7 @@ ENV["TZ"] = "UTC"
 BACKGROUND = (255, 255, 255)
 
 
-def report(*args, cwd=fixtures):
-    return subprocess.run([gpuspy, "report"] + list(args), cwd=cwd, env=ENV,
-                          capture_output=True, timeout=120)
+report = harness.Cli(gpuspy, "report", cwd=fixtures, env=ENV, timeout=120, text=False)
 
 
 DATA_RE = re.compile(rb'<script type="application/json" id="gpuspy-data">(.*?)</script>', re.S)
@@ -66,7 +63,7 @@ def page_data(html):
     return json.loads(m.group(1)) if m else None
 
 
-tmp = tempfile.mkdtemp(prefix="gpuspy-html-")
+tmp = harness.tempdir()
 
 
 def write_page(name, html):

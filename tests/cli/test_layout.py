@@ -20,7 +20,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -34,9 +33,7 @@ line_of = {l.split("/* LINE ")[-1].split(" ")[0]: i + 1
 STEPS, SIZE = 3, 1 << 20
 
 
-def gpuspy(*args):
-    return subprocess.run([cli] + list(args), env=env, capture_output=True, text=True,
-                          timeout=60)
+gpuspy = harness.Cli(cli, env=env)
 
 
 def section(text, title):
@@ -45,7 +42,7 @@ def section(text, title):
     return text[at + 1:].split("\n\n", 1)[0].splitlines() if at >= 0 else []
 
 
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 try:
     r = subprocess.run([prog, str(STEPS), str(SIZE)], env=dict(env, LD_PRELOAD=lib,
                        GPUSPY_OUTPUT_DIR=out), capture_output=True, text=True, timeout=60)

@@ -32,7 +32,7 @@ def main():
     gpuspy, lib, fake, leaker, fixtures = (os.path.abspath(a) for a in sys.argv[1:6])
 
     # in a directory of its own: 'gpuspy run' without -o writes ./gpuspy-out
-    work = tempfile.mkdtemp(prefix="gpuspy-msg-cwd-")
+    work = harness.tempdir()
 
     def cli(*args, **env):
         return subprocess.run([gpuspy] + list(args), capture_output=True, cwd=work,

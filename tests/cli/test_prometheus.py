@@ -27,7 +27,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -187,7 +186,7 @@ def main():
     if not shutil.which("prometheus") or not shutil.which("promtool"):
         print("skip: prometheus is not installed (Debian: apt-get install prometheus)")
         return 77
-    tmp = tempfile.mkdtemp(prefix="gpuspy-prometheus-")
+    tmp = harness.tempdir()
     job = exporter = prom = None
     start = time.monotonic()
     try:

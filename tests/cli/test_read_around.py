@@ -31,11 +31,11 @@ import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 cli, lib, fake, prog = (os.path.abspath(a) for a in sys.argv[1:5])
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_", "LANG"))}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="50ms", GPUSPY_QUIET="1", LC_ALL="C",
            GPUSPY_LIBRARY=lib)
-tmp = tempfile.mkdtemp(prefix="gpuspy-around-")
+tmp = harness.tempdir()
 os.chmod(tmp, 0o755)
 HAVE_GO = shutil.which("go") is not None
 

@@ -253,9 +253,7 @@ def link_with_pkg_config(env, tmp):
 
 
 def base_env(fake_dir, standin, path_first, ld_first):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GPUSPY_") and k not in ("LD_PRELOAD", "PKG_CONFIG_PATH",
-                                                          "PKG_CONFIG_SYSROOT_DIR")}
+    env = harness.clean_env(LD_PRELOAD=None, PKG_CONFIG_PATH=None, PKG_CONFIG_SYSROOT_DIR=None)
     env["PATH"] = ":".join(path_first + [standin, env.get("PATH", "/usr/bin:/bin")])
     env["LD_LIBRARY_PATH"] = ":".join(ld_first + [fake_dir])
     return env

@@ -20,8 +20,7 @@ import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 gpuspy, lib, fake, growth, pyalloc = (os.path.abspath(a) for a in sys.argv[1:6])
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_") and k != "LD_PRELOAD"}
-env.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib, GPUSPY_INTERVAL="50ms")
+env = harness.clean_env(fake, LD_PRELOAD=None, GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib, GPUSPY_INTERVAL="50ms")
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[A-Za-z0-9._+-]+-[1-9]\d*")
 
 

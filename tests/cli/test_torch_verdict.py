@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -40,7 +39,7 @@ def frames(line, fn="step"):
             {"file": "/home/u/train.py", "function": "<module>", "line": 30}]
 
 
-work = tempfile.mkdtemp()
+work = harness.tempdir()
 try:
     proc = os.path.join(work, "run", "node5-11")
     shutil.copytree(os.path.join(fixtures, "pools", "node5-11"), proc)

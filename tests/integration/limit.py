@@ -23,7 +23,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
@@ -32,8 +31,7 @@ import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 lib, cli, fake, doors, doors_static, growth = sys.argv[1:7]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 MiB = 1 << 20
 HOLD, ASK, LIMIT = 48 * MiB, 32 * MiB, 64 * MiB
 base = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "FAKE_"))}
@@ -50,7 +48,7 @@ def reached(stderr):
 
 
 def spied(argv, **env):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     r = subprocess.run(argv, capture_output=True, text=True, timeout=120,
                        env=dict(base, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, **env))
     return r, out
@@ -137,7 +135,7 @@ check(r.returncode == 0 and "limit_doors: cudaMalloc -> 0" in r.stdout,
       "GPUSPY_DISABLE=1: nothing is capped")
 
 # /metrics of a capped run.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 p = subprocess.Popen([growth, "40", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                      env=dict(base, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_LIMIT="1G",
                               GPUSPY_QUIET="1", GPUSPY_INTERVAL="50ms",

@@ -26,7 +26,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 import zlib
@@ -63,7 +62,7 @@ env = promtest.clean_env(fake)
 # few for the rule (TREND_RISES), the staircase's epochs five samples each
 env.update(LD_PRELOAD=promtest.preload(lib), GPUSPY_INTERVAL="100ms", GPUSPY_PROMETHEUS="0")
 env.pop("GPUSPY_QUIET", None)
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 env["GPUSPY_OUTPUT_DIR"] = out
 p = subprocess.Popen([prog, str(EPOCHS), str(EPOCH_MS)], env=env, stdin=subprocess.PIPE,
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -42,8 +42,7 @@ import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 lib, cli, fake, nvml_dir, prog, c10_pool, cublas = sys.argv[1:8]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 pool_py = os.path.join(here, "..", "python", "oom_pool.py")
 MiB = 1 << 20
 base = {k: v for k, v in os.environ.items()
@@ -59,7 +58,7 @@ def line_of(path, tag):
 
 
 def run(argv, **env):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     e = dict(base, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, **env)
     r = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=120)
     procs = glob.glob(os.path.join(out, "*-*"))

@@ -7,7 +7,7 @@ with gpuspy loaded and AT_SECURE set, exits 0, and leaves nothing in that
 directory (no root-owned gpuspy-out there), nor anything on stderr.
 Skipped unless run as root on a file system that honours set-user-ID.
 Usage: secure.py SECURE_PROG"""
-import os, pwd, shutil, subprocess, sys, tempfile
+import os, pwd, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -17,7 +17,7 @@ prog = os.path.abspath(sys.argv[1])
 if os.geteuid() != 0 or not shutil.which("setpriv"):
     harness.skip("needs root and setpriv")
 nobody = pwd.getpwnam("nobody")
-top = tempfile.mkdtemp(prefix="gpuspy-secure-")
+top = harness.tempdir()
 os.chmod(top, 0o755)
 copy = os.path.join(top, "secure_prog")
 shutil.copy(prog, copy)

@@ -28,13 +28,9 @@ LEAKERS = ("leak_stable_runtime", "leak_stable_driver")
 
 
 def run_one(args, program, out):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GPUSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
     old = os.environ.get("LD_LIBRARY_PATH")
-    env["LD_LIBRARY_PATH"] = args.fake_dir + (":" + old if old else "")
-    # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-    env["LD_PRELOAD"] = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), args.lib)))
-    env["GPUSPY_OUTPUT_DIR"] = out
+    env = harness.clean_env(args.fake_dir + (":" + old if old else ""),
+                            LD_PRELOAD=harness.preload(args.lib), GPUSPY_OUTPUT_DIR=out)
     p = subprocess.run([program, str(SIZE)], env=env, capture_output=True, timeout=60)
     if p.returncode != 0:
         sys.exit("%s: status %d, stderr %r" % (program, p.returncode, p.stderr))

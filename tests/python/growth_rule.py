@@ -20,7 +20,6 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -201,7 +200,7 @@ def view_first(live, out):
 
 for name, f, n, latest, want_shape, want_end in VECTORS:
     live = [f(i) for i in range(n)]
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     (lib, shape, lib_end), (view, view_end, said) = library_first(live), view_first(live, out)
     shutil.rmtree(out)
     if want_end is None:

@@ -4,7 +4,7 @@ machine: runs leak.py under libgpuspy.so with each interpreter found and
 checks that the sites name leak.py's file, function and line.
 Interpreters that are absent are skipped (and said so); at least one must
 be present.  Usage: run.py LIBGPUSPY LIBPYALLOC FAKE_DIR GPUSPY"""
-import glob, json, os, shutil, subprocess, sys, tempfile
+import glob, json, os, shutil, subprocess, sys
 
 from pythons import interpreters
 
@@ -13,8 +13,7 @@ import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, cli = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "leak.py")
 src = open(script).read().splitlines()
@@ -27,7 +26,7 @@ for minor in (10, 11, 12, 13):
         print(f"3.{minor}: not installed, skipped")
 runs = [(minor, py) for minor, pys in sorted(found.items()) for py in pys]
 for minor, py in runs:
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_QUIET="1",
                LD_LIBRARY_PATH=fake_dir)
     r = subprocess.run([py, script, pyalloc], env=env, capture_output=True, text=True)

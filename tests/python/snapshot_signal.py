@@ -9,15 +9,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, cli = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 code = f"""
 import ctypes, sys, time
 ctypes.CDLL({pyalloc!r}).pyalloc_leak(ctypes.c_size_t(1 << 20), 1)
@@ -28,8 +26,8 @@ time.sleep(30)
 
 for value, warned, sig_ok in (("10x", True, True), ("99999", True, True), ("USR1", False, True),
                               ("12", False, True), ("", False, True), ("off", False, False)):
-    out = tempfile.mkdtemp()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+    out = harness.tempdir()
+    env = harness.clean_env()
     env.update(LD_PRELOAD=lib, LD_LIBRARY_PATH=fake_dir, GPUSPY_OUTPUT_DIR=out,
                GPUSPY_INTERVAL="0", GPUSPY_QUIET="1", GPUSPY_SIGNAL=value)
     p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,

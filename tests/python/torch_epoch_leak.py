@@ -16,15 +16,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, c10 = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "torch_epochs.py")
 line_of = {l.split("# LINE ")[-1]: i + 1 for i, l in enumerate(open(script).read().splitlines())
@@ -33,7 +31,7 @@ line_of = {l.split("# LINE ")[-1]: i + 1 for i, l in enumerate(open(script).read
 
 for interval_ms, per in ((50, 8), (100, 1)):
     tag = f"epochs of {per} samples at {interval_ms} ms"
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
                GPUSPY_INTERVAL=f"{interval_ms}ms", PYTHONPATH=os.path.join(here, "fake_torch"),
                FAKE_C10_CUDA=os.path.abspath(c10))

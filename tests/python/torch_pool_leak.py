@@ -15,20 +15,19 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 MIB = 1 << 20
 
 
-out = tempfile.mkdtemp()
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+out = harness.tempdir()
+env = harness.clean_env()
 env.update(LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
            GPUSPY_INTERVAL="10ms", PYTHONPATH=os.path.join(here, "fake_torch"),
            FAKE_C10_CUDA=os.path.abspath(c10), FAKE_TORCH_SEGMENTS="1")

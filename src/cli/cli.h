@@ -34,6 +34,7 @@ int run_print_library(void);
 /* common.c: what every command does alike */
 
 struct rd_error;
+struct rd_process_list;
 
 /* "gpuspy CMD: WHAT 'ARG' (see 'gpuspy CMD --help')" on stderr (ARG may
  * be NULL, and is printed with control characters replaced); EXIT_USAGE. */
@@ -65,11 +66,6 @@ enum cli_glyph {
 };
 /* G as the locale can show it: the UTF-8 glyph, or its ASCII spelling. */
 const char *cli_glyph(enum cli_glyph g);
-/* The options cli_report_setup parses (report and merge), for a command
- * that must find the paths among them as it will: its getopt_long
- * arguments. */
-extern const char cli_report_shortopts[];
-extern const struct option cli_report_options[];
 /*
  * The path command CMD reads for PATH: an output directory (./gpuspy-out)
  * stands for its latest run, or the one BACK runs before it; PATH NULL
@@ -79,10 +75,6 @@ extern const struct option cli_report_options[];
  * (a "latest" that leads outside its directory: EXIT_USAGE).
  */
 int cli_run_path(const char *cmd, const char *path, unsigned back, char **out);
-/* One line on stderr when the processes of LIST, read from WHAT, belong
- * to more than one run (their "run" ids). */
-struct rd_process_list;
-void cli_warn_mixed(const char *cmd, const char *what, const struct rd_process_list *list);
 /* The reading library set up for a command that reads around what it
  * cannot read (STRICT: --strict, that refuses it instead): what it reads
  * around (rd_notice) is kept, each line once, until cli_notices_say. */
@@ -99,52 +91,53 @@ int cli_said_unreadable(const struct rd_process_list *list, bool strict);
 /* A decimal count that fits a size_t: 0, or -EINVAL. */
 int cli_parse_count(const char *s, size_t *out);
 
-/* common.c: `report` and `merge`: options, then every PATH loaded and
- * merged into L->rep.  Returns -1 to go on (print, then cli_report_done),
- * else the exit status to return at once. */
+/* setup.c: `report`, `merge` and `export`: options, then every PATH
+ * loaded and merged into L->rep.  Returns -1 to go on (print, then
+ * cli_report_done), else the exit status to return at once. */
 #include "merge.h"
+struct format;
 struct cli_loaded {
 	struct rd_process_list list;
 	struct symbolizer *sym;
 	struct rd_report rep;
-	bool json;
-	bool csv; /* report only: the history, for plotting */
-	/* report only: an export for other tools (0: none), of the state at
-	 * exit, at the peak (PEAK) or at the last mark AT */
-	enum cli_export {
-		CLI_EXPORT_NONE,
-		CLI_EXPORT_PPROF,
-		CLI_EXPORT_PERFETTO,
-		CLI_EXPORT_COLLAPSED,
-		CLI_EXPORT_HTML
-	} export;
+	/* --format (format.h); report: also the export for other tools, of
+	 * the state at exit, at the peak (PEAK) or at the last mark AT */
+	const struct format *format;
 	const char *at;
 	bool peak;
 	bool strict; /* --strict: a process that cannot be read is fatal */
 	size_t top;  /* 0: all */
-	/* report only: --sections' value (NULL: all), and the PATHs */
+	/* report only: --sections' value (NULL: all), and the sections it
+	 * names (print.h: 1 << enum text_section each) */
 	const char *sections;
+	unsigned text_sections;
+	/* export only: --step mark (the step of a scalar is the number of
+	 * marks before it) */
+	bool by_mark;
+	/* the PATHs */
 	char **paths;
 	size_t npaths;
 };
+/* The options cli_report_setup parses (report and merge), for a command
+ * that must find the paths among them as it will: its getopt_long
+ * arguments. */
+extern const char cli_report_shortopts[];
+extern const struct option cli_report_options[];
+/* One line on stderr when the processes of LIST, read from WHAT, belong
+ * to more than one run (their "run" ids). */
+void cli_warn_mixed(const char *cmd, const char *what, const struct rd_process_list *list);
+/* USAGE is printed by format_usage (format.h: the formats' names put in
+ * where it says). */
 int cli_report_setup(const char *cmd, const char *usage, size_t default_top, int argc, char **argv,
 		     struct cli_loaded *l);
 /* The second half of cli_report_setup, for a command with options of its
  * own: L->paths loaded and merged into L->rep (L otherwise zeroed); -1
  * to go on, else the exit status. */
 int cli_report_load(const char *cmd, struct cli_loaded *l);
-/* After printing (E: 0 or -errno of the printing): flush, say so if the
- * output failed, free L; the exit status. */
+/* After printing (E: 0 or -errno of the printing, or an exit status whose
+ * reason was said): flush, say so if the output failed, free L; the exit
+ * status. */
 int cli_report_done(struct cli_loaded *l, int e);
-
-/* export.c: `report --format pprof|perfetto|collapsed|html` */
-
-/* Set L's export to the format NAME: 0, or -EINVAL when it is none of them. */
-int cli_export_format(const char *name, struct cli_loaded *l);
-/* Whether --at and --peak fit the format: -1 to go on, else EXIT_USAGE. */
-int cli_export_check(const char *cmd, const struct cli_loaded *l);
-/* Build L's export and print it; the exit status (L is freed). */
-int cli_export_report(struct cli_loaded *l);
 
 /* term.c: the terminal, for top */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* gpuspy diff OLD NEW: options, then the diff model (src/read/diff.c),
- * then its printer (text.c, json.c). */
+ * then its format's printer (format.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "diff.h"
+#include "format.h"
 #include "names.h"
 #include "print.h"
 #include "util.h"
@@ -74,7 +75,8 @@ int cmd_diff(int argc, char **argv)
 	struct diff_setting_row *set = NULL;
 	struct diff_total *tot = NULL;
 	size_t nset = 0, ntot = 0, top = DEFAULT_TOP;
-	bool json = false, named = false, strict = false;
+	const struct format *fmt = format_default("diff");
+	bool named = false, strict = false;
 	char *owned[2] = { NULL, NULL };
 	int c, e, status = EXIT_OK;
 
@@ -85,12 +87,11 @@ int cmd_diff(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":f:t:a:n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (strcmp(optarg, "json") == 0)
-				json = true;
-			else if (strcmp(optarg, "text") == 0)
-				json = false;
-			else
+			fmt = format_find("diff", optarg);
+			if (!fmt) {
+				fmt = format_default("diff");
 				status = usage_error("unknown format", optarg);
+			}
 			break;
 		case OPT_FAIL:
 			if (util_parse_size(optarg, &d.fail_limit) < 0)
@@ -195,10 +196,7 @@ int cmd_diff(int argc, char **argv)
 		status = EXIT_FAILURE_OTHER;
 		goto done;
 	}
-	if (json)
-		e = json_print_diff(&d, set, nset, tot, ntot, stdout);
-	else
-		e = text_print_diff(&d, set, nset, tot, ntot, top, stdout);
+	e = fmt->diff(&d, set, nset, tot, ntot, top, stdout);
 	if (fflush(stdout) != 0 && e == 0)
 		e = -errno;
 	if (e < 0) {

@@ -10,14 +10,14 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "format.h"
 #include "merge.h"
 #include "names.h"
-#include "print.h"
 
 #define DEFAULT_TOP 10
 
 static const char usage[] =
-	"Usage: gpuspy merge [--format text|json] [--top N] [--strict] [PATH...]\n"
+	"Usage: gpuspy merge [--format @names:merge@] [--top N] [--strict] [PATH...]\n"
 	"\n"
 	"Show the processes of a run side by side: each process's totals, and\n"
 	"per call site what each process gave it, with the process that stands\n"
@@ -40,10 +40,8 @@ int cmd_merge(int argc, char **argv)
 	if (e >= 0)
 		return e;
 	e = merge_by_spread(&l.rep, &order);
-	if (e == 0 && l.json)
-		e = json_print_merge(stdout, &l.rep, order, l.top);
-	else if (e == 0)
-		e = text_print_merge(stdout, &l.rep, order, l.top);
+	if (e == 0)
+		e = l.format->merge(stdout, &l.rep, order, l.top);
 	free(order);
 	return cli_report_done(&l, e);
 }

@@ -10,10 +10,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "doors.h"
+#include "format.h"
 #include "names.h"
-#include "growth_view.h"
-#include "load_history.h"
 #include "print.h"
 #include "util.h"
 
@@ -30,11 +28,8 @@ static const char usage[] =
 	"post-mortem oom-N.json); ./gpuspy-out stands for its latest run.\n"
 	"Without PATH: $GPUSPY_OUTPUT_DIR, else the latest run of ./gpuspy-out.\n"
 	"\n"
-	"  -f, --format FMT   text (default), json (format " GS_FORMAT_REPORT "), or\n"
-	"                     csv: each process's history of live bytes;\n"
-	"                     pprof (gzip'ed profile.proto), perfetto (trace-event\n"
-	"                     JSON) or collapsed (folded stacks): for other tools;\n"
-	"                     html: one self-contained page\n"
+	"  -f, --format FMT   the output format, one of:\n"
+	"@list:report@"
 	"      --at LABEL     what was live at each process's last mark LABEL (text and\n"
 	"                     json: a list beside the rest; pprof, collapsed, html:\n"
 	"                     the stacks of that moment)\n"
@@ -118,7 +113,7 @@ static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 {
 	int n = 1, paths = 0, nothing = 0, c;
 	bool opts = true;
-	FILE *out = stdout; /* stderr when stdout is JSON or CSV */
+	FILE *out = stdout; /* stderr when stdout is not text for people */
 
 	for (int i = 1; i < *argc; i++) {
 		const char *v = NULL;
@@ -153,8 +148,11 @@ static int gate_setup(int *argc, char **argv, struct leak_gate *g)
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(*argc, argv, cli_report_shortopts, cli_report_options, NULL)) != -1)
-		if (c == 'f')
-			out = strcmp(optarg, "text") == 0 ? stdout : stderr;
+		if (c == 'f') {
+			const struct format *f = format_find("report", optarg);
+
+			out = f && f->people ? stdout : stderr;
+		}
 	n = optind;
 	for (int i = optind; i < *argc; i++) {
 		struct stat st;
@@ -224,88 +222,9 @@ static int gate_verdict(const struct leak_gate *g, int status)
 	return status;
 }
 
-/*
- * One line on stderr per process whose outside views show memory no door
- * saw: NVML's figure for it beyond what gpuspy tracked plus the graph
- * pool's slack and an allowance for the CUDA context and libraries, or
- * the driver's graph memory beyond the graph memory gpuspy saw.  Stderr,
- * so that JSON on stdout stays a document.
- */
-static void warn_missed_doors(const struct rd_process_list *list)
-{
-	char a[32], b[32], c[32], d[32], e[32];
-
-	for (size_t i = 0; i < list->n; i++) {
-		const struct rd_process *p = list->items[i];
-		struct rd_doors_gap g;
-
-		rd_doors_gap(p, &g);
-		if (g.nvml_gap) {
-			fputs("gpuspy report: warning: ", stderr);
-			cli_put_clean(stderr, p->path);
-			fprintf(stderr,
-				": NVML says the process holds %s on %d GPU%s, gpuspy tracked %s "
-				"(allowed beside it: %s for the CUDA context and libraries, %s of "
-				"graph pool): %s seen through no door gpuspy hooks\n",
-				util_human_size(g.nvml_bytes, a, sizeof(a)), g.ngpus,
-				g.ngpus == 1 ? "" : "s",
-				util_human_size(g.tracked_bytes, b, sizeof(b)),
-				util_human_size(g.allowance, c, sizeof(c)),
-				util_human_size(g.pool_slack, d, sizeof(d)),
-				util_human_size(g.nvml_bytes - g.tracked_bytes - g.pool_slack -
-							g.allowance,
-						e, sizeof(e)));
-		}
-		if (g.graph_gap) {
-			fputs("gpuspy report: warning: ", stderr);
-			cli_put_clean(stderr, p->path);
-			fprintf(stderr,
-				": the driver says CUDA graphs use %s, gpuspy saw %s of graph "
-				"memory: graph memory made through a door gpuspy does not hook\n",
-				util_human_size(g.graph_driver_bytes, a, sizeof(a)),
-				util_human_size(g.graph_tracked_bytes, b, sizeof(b)));
-		}
-	}
-}
-
-/* Every process's history.jsonl loaded before anything is printed: a bad
- * one is left out with one line, the others are printed; when none is
- * left (or with --strict), the bad one's line and exit status 2, nothing
- * on stdout. */
-static int report_csv(struct cli_loaded *l)
-{
-	struct rd_history *h = calloc(l->rep.nprocs + 1, sizeof(*h));
-	struct rd_error err = { .msg = "" };
-	size_t present = 0, refused = 0;
-	int e = h ? 0 : -ENOMEM;
-
-	for (size_t i = 0; i < l->rep.nprocs && e == 0; i++) {
-		e = load_history(l->rep.procs[i], &h[i], &err);
-		present += h[i].present;
-		refused += h[i].refused;
-	}
-	if (e == 0 && refused && !present) {
-		cli_notices_say(true);
-		e = EXIT_USAGE;
-	} else if (e < 0) {
-		cli_print_error(&err, e);
-		e = e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
-	} else {
-		e = csv_print_history(&l->rep, h, stdout);
-	}
-	for (size_t i = 0; h && i < l->rep.nprocs; i++)
-		rd_history_clear(&h[i]);
-	free(h);
-	return e > 0 ? (cli_report_done(l, 0), e) : cli_report_done(l, e);
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct cli_loaded l;
-	struct rd_growth_view growth;
-	struct rd_stacks moment = { 0 };
-	unsigned sections = TEXT_ALL_SECTIONS;
-	struct rd_error err = { .msg = "" };
 	struct leak_gate gate = { 0 };
 	int e = gate_setup(&argc, argv, &gate);
 
@@ -316,54 +235,20 @@ int cmd_report(int argc, char **argv)
 		return e;
 	gate.leaked = l.rep.leaked_bytes;
 	gate.pooled = l.rep.pool_held_bytes;
-	gate.text = !l.json && !l.csv;
+	gate.text = l.format->people;
 	/* text only: the sections to print */
+	l.text_sections = TEXT_ALL_SECTIONS;
 	if (l.sections) {
 		const char *bad;
 		size_t badlen;
 		char name[64];
 
-		if (text_sections_parse(l.sections, &sections, &bad, &badlen) < 0) {
+		if (text_sections_parse(l.sections, &l.text_sections, &bad, &badlen) < 0) {
 			snprintf(name, sizeof(name), "%.*s", (int)(badlen < 60 ? badlen : 60), bad);
 			cli_report_done(&l, 0);
 			return cli_usage_error("report", "unknown section", name);
 		}
 	}
-	if (l.csv)
-		return gate_verdict(&gate, report_csv(&l));
-	if (l.export) {
-		gate.text = false;
-		return gate_verdict(&gate, cli_export_report(&l));
-	}
-	/* the growing sites' rate, since when and sparkline: every history
-	 * read before anything is printed, as for csv */
-	e = growth_view_load(&l.rep, &growth, &err);
-	if (e < 0) {
-		cli_print_error(&err, e);
-		cli_report_done(&l, 0);
-		return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
-	}
-	l.rep.growth = &growth;
-	if (l.at || l.peak) {
-		e = stacks_build(&l.rep, l.at ? STACKS_MARK : STACKS_PEAK, l.at, &moment, &err);
-		if (e < 0) {
-			cli_print_error(&err, e);
-			growth_view_clear(&growth);
-			cli_report_done(&l, 0);
-			return e == -ENOMEM ? EXIT_FAILURE_OTHER : EXIT_USAGE;
-		}
-		l.rep.moment = &moment;
-	}
-	warn_missed_doors(&l.list);
-	if (l.json)
-		e = json_print_report(&l.rep, &l.list, stdout, l.top);
-	else
-		e = text_print_report(&l.rep, &l.list, stdout,
-				      &(struct text_report_opts){ .top = l.top,
-								  .sections = sections,
-								  .paths = l.paths,
-								  .npaths = l.npaths });
-	growth_view_clear(&growth);
-	stacks_clear(&moment);
+	e = format_print(&l, NULL);
 	return gate_verdict(&gate, cli_report_done(&l, e));
 }

@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "cli.h"
+#include "format.h"
 
 static const char usage[] =
 	"Usage: gpuspy COMMAND [OPTIONS] [ARGS]\n"
@@ -12,18 +13,18 @@ static const char usage[] =
 	"Commands:\n"
 	"  run [-o DIR] [--prometheus ADDR] [--] CMD [ARGS...]\n"
 	"                                    run CMD with libgpuspy preloaded\n"
-	"  report [--format text|json|csv|pprof|perfetto|collapsed|html] [--at LABEL|--peak]\n"
+	"  report [--format @names:report@] [--at LABEL|--peak]\n"
 	"         [--top N] [--sections LIST] [--fail-on-leak SIZE [--include-pools]]\n"
 	"         [--strict] [PATH...]\n"
 	"                                    summarize the reports of a run\n"
-	"  merge [--format text|json] [--top N] [--strict] [PATH...]\n"
+	"  merge [--format @names:merge@] [--top N] [--strict] [PATH...]\n"
 	"                                    the processes of a run side by side\n"
 	"  snapshot PID [LABEL]              ask a running process for a snapshot now\n"
 	"  top [--interval SEC] [--top N] [--count N] [PATH|PID]\n"
 	"                                    watch live GPU memory by call site\n"
-	"  export --tensorboard LOGDIR [--step time|mark] [--top N] [--strict] [PATH...]\n"
+	"  export @options:export@ [--step time|mark] [--top N] [--strict] [PATH...]\n"
 	"                                    the history as TensorBoard scalars\n"
-	"  diff [--format text|json] [--fail-on-growth SIZE] [--threshold SIZE]\n"
+	"  diff [--format @names:diff@] [--fail-on-growth SIZE] [--threshold SIZE]\n"
 	"       [--at LABEL] [--top N] [--strict] [OLD [NEW]] | --old PATH... --new PATH...\n"
 	"                                    compare two runs call site by call site\n"
 	"  exporter [--listen ADDR] RUN_DIR  serve a run's metrics to Prometheus\n"
@@ -50,12 +51,12 @@ int main(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	if (!cmd) {
-		fputs(usage, stderr);
+		format_usage(stderr, usage);
 		return EXIT_USAGE;
 	}
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
-		fputs(usage, stdout);
-		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_OTHER;
+		return format_usage(stdout, usage) == 0 && fflush(stdout) == 0 ? EXIT_OK :
+										 EXIT_FAILURE_OTHER;
 	}
 	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0 ||
 	    strcmp(cmd, "version") == 0) {

@@ -95,6 +95,13 @@ struct tb_events {
 };
 int tensorboard_build(const struct rd_report *r, size_t p, const struct rd_history *h,
 		      enum tb_step mode, size_t top, struct tb_events *out);
+/* R's processes with a history (H[P], one per process) each as its event
+ * file under LOGDIR, made when missing; STEP and TOP as above.  Every
+ * file is built before any is created: 0, or an exit status with the
+ * reason said, nothing of this export left behind; the files written
+ * are said on stdout, one line each. */
+int tensorboard_export(const struct rd_report *r, const struct rd_history *h, const char *logdir,
+		       enum tb_step step, size_t top);
 /* "events.out.tfevents.START.HOST.PID.gpuspy", HOST with '_' for anything
  * a file name should not hold. */
 void tensorboard_file_name(const struct rd_process *p, const struct rd_history *h, char *buf,

@@ -26,6 +26,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 MAX_I64 = 2**63 - 1
 
 
@@ -445,10 +449,6 @@ def mutations(valid_doc, valid_text):
     return cases
 
 
-def run(cmd, timeout=60):
-    return subprocess.run(cmd, capture_output=True, timeout=timeout)
-
-
 # Both read reports the same way (load_path, report_build): every input
 # goes to each.
 COMMANDS = ("report", "merge")
@@ -459,8 +459,6 @@ class Checker:
     def __init__(self, gpuspy, valgrind, sample):
         self.gpuspy = gpuspy
         self.valgrind = valgrind
-        self.failed = 0
-        self.count = 0
         # with SAMPLE, each input goes to one command in one format, the
         # next input to the next of them
         self.sample = sample
@@ -481,11 +479,10 @@ class Checker:
 
     def expect_error(self, name, args, named, status=2, forbid=()):
         for command, fmt in self.ways([(c, f) for c in COMMANDS for f in FORMATS]):
-            self.count += 1
             cmd = self.prefix() + [self.gpuspy, command] + fmt + args
             fmt = [command] + fmt
             try:
-                p = run(cmd, timeout=300 if self.valgrind else 20)
+                p = harness.run(cmd, timeout=300 if self.valgrind else 20, text=False)
             except subprocess.TimeoutExpired:
                 self.fail(name, fmt, "timed out")
                 continue
@@ -507,36 +504,34 @@ class Checker:
             if why:
                 self.fail(name, fmt, why + "; stderr: " + repr(err[:2000]))
             else:
-                print("ok %-40s %-6s %s" % (name, command, lines[0][:150]))
+                check(True, "%-40s %-6s %s" % (name, command, lines[0][:150]))
 
     def expect_read_around(self, name, args, named):
         """Status 0, the report printed, and one line on stderr naming the
         process NAMED that could not be read."""
         for command in COMMANDS:
             for fmt in ([], ["--format", "json"]):
-                self.count += 1
-                p = run(self.prefix() + [self.gpuspy, command] + fmt + args, timeout=300)
+                p = harness.run(self.prefix() + [self.gpuspy, command] + fmt + args, timeout=300,
+                                text=False)
                 lines = p.stderr.decode(errors="replace").splitlines()
                 if (p.returncode != 0 or len(lines) != 1 or not p.stdout or
                         "1 of 2 processes could not be read: " + named + ": " not in lines[0]):
                     self.fail(name, [command] + fmt, "status %d, stderr %r" % (
                         p.returncode, p.stderr[:2000]))
                 else:
-                    print("ok %-40s %-6s %s" % (name, command, lines[0][:150]))
+                    check(True, "%-40s %-6s %s" % (name, command, lines[0][:150]))
 
     def expect_ok(self, name, args):
         for command in self.ways(COMMANDS):
-            self.count += 1
-            p = run(self.prefix() + [self.gpuspy, command] + args, timeout=300)
+            p = harness.run(self.prefix() + [self.gpuspy, command] + args, timeout=300, text=False)
             if p.returncode != 0 or p.stderr:
                 self.fail(name, [command], "status %d, stderr %r" % (p.returncode,
                                                                      p.stderr[:2000]))
             else:
-                print("ok %s (%s)" % (name, command))
+                check(True, "%s (%s)" % (name, command))
 
     def fail(self, name, fmt, why):
-        self.failed += 1
-        print("FAIL %s %s: %s" % (name, " ".join(fmt), why))
+        check(False, "%s %s" % (name, " ".join(fmt)), why)
 
 
 def main():
@@ -842,8 +837,7 @@ def main():
             c.expect_ok("a post-mortem named (valgrind)",
                         [os.path.join(fixtures, "oom", "node9-500", "oom-2.json")])
 
-    print("%d checks, %d failed" % (c.count, c.failed))
-    return 1 if c.failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 CASES = [
     (["report", "run"], "run.expected.txt"),
     (["report", "--format", "json", "run"], "run.expected.json"),
@@ -137,15 +141,13 @@ def check_many_processes(gpuspy, fixtures):
 def main():
     gpuspy, fixtures = os.path.abspath(sys.argv[1]), sys.argv[2]
     update = "--update" in sys.argv[3:]
-    failed = 0
     for args, expected in CASES + merge_cases(fixtures):
         # relative paths, so that the output does not depend on the checkout
         p = subprocess.run([gpuspy] + args, cwd=fixtures, capture_output=True)
         path = os.path.join(fixtures, expected)
         what = "gpuspy " + " ".join(args)
-        if p.returncode != 0 or p.stderr:
-            print("FAIL %s: status %d, stderr %r" % (what, p.returncode, p.stderr))
-            failed += 1
+        if not check(p.returncode == 0 and not p.stderr, what + ": runs",
+                     "status %d, stderr %r" % (p.returncode, p.stderr)):
             continue
         if expected.endswith(".json"):
             json.loads(p.stdout)  # valid JSON, whatever else
@@ -156,23 +158,14 @@ def main():
             continue
         with open(path, "rb") as f:
             want = f.read()
-        if p.stdout != want:
-            print("FAIL %s differs from %s:" % (what, expected))
-            sys.stdout.flush()
+        if not check(p.stdout == want, "%s: as %s" % (what, expected)):
             subprocess.run(["diff", "-u", path, "-"], input=p.stdout)
-            failed += 1
-        else:
-            print("ok %s" % what)
-    for what, check in (("ranks: rank 2 the outlier of site A and of the leaked total, "
+    for what, fn in (("ranks: rank 2 the outlier of site A and of the leaked total, "
                          "none of site B", check_ranks_outlier),
                         ("of 9 processes on 2 hosts", check_many_processes)):
-        why = check(gpuspy, fixtures)
-        if why:
-            print("FAIL gpuspy merge %s: %s" % (what, why))
-            failed += 1
-        else:
-            print("ok gpuspy merge %s" % what)
-    return 1 if failed else 0
+        why = fn(gpuspy, fixtures)
+        check(not why, "gpuspy merge " + what, why)
+    return harness.done()
 
 
 if __name__ == "__main__":

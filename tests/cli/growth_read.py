@@ -16,25 +16,19 @@ driver (tests/cli/leaker.c: keep_output() keeps KIB KiB per step):
  - a report of an older gpuspy, which recorded no verdict: its history
    replayed through the rule ("recorded": false).
 Usage: growth_read.py LIBGPUSPY GPUSPY FAKE_DIR LEAKER"""
-import glob, json, os, re, shutil, subprocess, sys, tempfile, time
+import glob, json, os, re, shutil, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, cli, fake, prog = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_", "LANG"))}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1")
 MiB = 1 << 20
 BLOCKS = "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588"
 STEPS, STEP_MS = 40, 50
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail).replace("\n", "\n     "))
 
 
 def leak(kib, out, *extra):
@@ -44,9 +38,7 @@ def leak(kib, out, *extra):
     check(r.returncode == 0, f"leaker {kib} KiB per step ran", r.stderr)
 
 
-def gpuspy(*args, lang="C.UTF-8"):
-    return subprocess.run([cli] + list(args), env=dict(env, LC_ALL=lang),
-                          capture_output=True, text=True, timeout=60)
+gpuspy = harness.Cli(cli, env=dict(env, LC_ALL="C.UTF-8"))
 
 
 def after_last_step(run, live):
@@ -81,7 +73,7 @@ def expected_mib_per_min(kib):
 
 
 # 1. report: one process leaking 1 MiB per step.
-one = tempfile.mkdtemp()
+one = harness.tempdir()
 leak(1024, one)
 r = gpuspy("report", one)
 g = growth_line(r.stdout)
@@ -99,7 +91,7 @@ if g:
           f"report: the sparkline rises from the lowest block to the highest: {spark}")
     sect = r.stdout.split("\nGROWTH SUSPECTS", 1)[-1].split("\n\n", 1)[0]
     check("growth:" in sect and "keep_output" in sect, "report: in GROWTH SUSPECTS, keep_output's")
-r = gpuspy("report", one, lang="C")
+r = gpuspy("report", one, env=dict(env, LC_ALL="C"))
 g = growth_line(r.stdout)
 check(g is not None and set(g[3]) <= set("_.-=#") and g[3][0] == "_" and g[3][-1] == "#",
       "report: ASCII sparkline when the locale is not UTF-8", g)
@@ -137,7 +129,7 @@ check(not [s for s in j.get("sites", []) if not s.get("growing") and "growth" in
 
 # 1b. An "epoch" leak, a staircase: steps of 300 ms sampled every 50 ms.
 # Where the library's rule flags it, the replay names its shape and rate.
-stair = tempfile.mkdtemp()
+stair = harness.tempdir()
 r = subprocess.run([prog, "10", "300", "1024"],
                    env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=stair, GPUSPY_INTERVAL="50ms"),
                    capture_output=True, text=True, timeout=60)
@@ -151,7 +143,7 @@ else:
           f"staircase: its shape and a rate of about {want_stair:.0f} MiB/min", g)
 
 # 2. diff: 1 MiB per step against 2 MiB per step.
-two = tempfile.mkdtemp()
+two = harness.tempdir()
 leak(2048, two)
 r = gpuspy("diff", one, two)
 m = re.search(r"growth ([+-][0-9.]+) MiB/min \u2192 ([+-][0-9.]+) MiB/min", r.stdout)
@@ -169,7 +161,7 @@ if rows:
           f"diff json: {gr['old']:.0f} -> {gr['new']:.0f} bytes/s")
 
 # 3. Two processes of one run: the fastest-growing one's figures, named.
-both = tempfile.mkdtemp()
+both = harness.tempdir()
 leak(1024, both)
 leak(2048, both)
 pids = {}
@@ -184,7 +176,7 @@ check(g is not None and g[4].endswith(f", in pid {fast}")
       f"two processes: the rate of pid {fast}, the one leaking 2 MiB per step", g)
 
 # 4. top on a job that leaked before top was started: its first frame rises.
-run = tempfile.mkdtemp()
+run = harness.tempdir()
 p = subprocess.Popen([prog, str(STEPS), str(STEP_MS), "1024", "hang"],
                      env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=run),
                      stdout=subprocess.PIPE, text=True)
@@ -210,7 +202,7 @@ finally:
 # 5. A corrupted history beside a good report: read around, one line
 # naming it, the output that without it, for report (text and json) and
 # diff; --strict: status 2, one line; without one, as before.
-bad = tempfile.mkdtemp()
+bad = harness.tempdir()
 shutil.copytree(one, bad, dirs_exist_ok=True)
 hist = glob.glob(os.path.join(bad, "*", "history.jsonl"))[0]
 shutil.move(hist, hist + ".away")
@@ -244,7 +236,7 @@ check(len(gb) == 1 and gb[0]["recorded"] is True and gb[0]["samples"] == [],
 
 # 6. A report of a gpuspy that recorded no verdict (before 0.4): its
 # history replayed through the rule, said so; still readable.
-old = tempfile.mkdtemp()
+old = harness.tempdir()
 shutil.copytree(one, old, dirs_exist_ok=True)
 rj = glob.glob(os.path.join(old, "*", "report.json"))[0]
 doc = json.load(open(rj))
@@ -263,5 +255,4 @@ check(r.returncode == 0 and growth_line(r.stdout) is not None,
 
 for d in (one, stair, two, both, run, bad, old):
     shutil.rmtree(d, ignore_errors=True)
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

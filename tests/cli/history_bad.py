@@ -17,16 +17,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 cli, fixtures = sys.argv[1:3]
-failed = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failed.append(what)
 
 
 HEADER = {"format": "gpuspy-history/1", "pid": 4242, "start": 1764510000.5, "interval_s": 1.0,
@@ -98,7 +94,7 @@ def fw_with(path, value):
     return d
 
 
-tmp = tempfile.mkdtemp()
+tmp = harness.tempdir()
 proc = os.path.join(tmp, "node7-4242")
 os.mkdir(proc)
 shutil.copy(os.path.join(fixtures, "process", "node7-4242", "report.json"), proc)
@@ -343,5 +339,4 @@ check(r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1
       and bad in r.stderr, f"... with --strict: status 2, one line: {r.returncode}, "
       f"{r.stderr.strip()}")
 shutil.rmtree(tmp)
-print(f"{len(BAD)} corrupted histories; {len(failed)} failures")
-sys.exit(1 if failed else 0)
+sys.exit(harness.done())

@@ -24,7 +24,10 @@ import subprocess
 import sys
 import tempfile
 
-failed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 
 RULES = "gpuspy-alerts.yml"
 CASES = "gpuspy-alerts.test.yml"
@@ -47,13 +50,6 @@ MUTATIONS = [
     ("the tracked alert's 90%", "gpuspy_nvml_device_total_bytes > 0.9)",
      "gpuspy_nvml_device_total_bytes > 0.99)"),
 ]
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + detail))
-    if not cond:
-        failed += 1
 
 
 def promtool_run(promtool, *args, cwd):
@@ -87,8 +83,7 @@ def main():
             check(rc == 0, f"without {what}: still valid rules", out)
             rc, out = promtool_run(promtool, "test", "rules", CASES, cwd=tmp)
             check(rc != 0 and "FAILED" in out, f"without {what}: the cases fail", out)
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

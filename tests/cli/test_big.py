@@ -16,10 +16,13 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_big_report  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 
 def main():
     gpuspy = sys.argv[1]
-    failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         run = os.path.join(tmp, "big")
         path = os.path.join(run, "bignode-4000", "report.json")
@@ -35,16 +38,11 @@ def main():
             try:
                 r = subprocess.run([gpuspy] + args, capture_output=True, timeout=60)
             except subprocess.TimeoutExpired:
-                print("FAIL gpuspy %s: did not finish in 60 s" % name)
-                failed += 1
+                check(False, "gpuspy %s: finishes in 60 s" % name)
                 continue
-            if r.returncode != 0 or expect not in r.stdout:
-                print("FAIL gpuspy %s: status %d, stderr %r" % (name, r.returncode,
-                                                                r.stderr[:200]))
-                failed += 1
-            else:
-                print("ok gpuspy %s" % name)
-    return 1 if failed else 0
+            check(r.returncode == 0 and expect in r.stdout, "gpuspy " + name,
+                  "status %d, stderr %r" % (r.returncode, r.stderr[:200]))
+    return harness.done()
 
 
 if __name__ == "__main__":

@@ -35,19 +35,15 @@ import subprocess
 import sys
 import tempfile
 
-failed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 
 # Commands that docs/integrations.md describes and that a build may
 # not have yet: their options as documented.  Where the build has the
 # command, its own --help is what counts.
 DOCUMENTED = {"exporter": {"--listen": True}}
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)))
-    if not cond:
-        failed += 1
 
 
 def help_text(gpuspy, *args):
@@ -412,10 +408,7 @@ def main():
         check_sbatch(src, gp, tmp)
     check_kernel(src, lib or "")
     have_yaml = check_k8s(src, gp, lib)
-    print(f"{failed} failed")
-    if failed:
-        return 1
-    return 0 if have_yaml else 77
+    return harness.done(skipped=not have_yaml)
 
 
 stubs_dir = None

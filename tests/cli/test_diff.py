@@ -16,20 +16,15 @@ import copy
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 cli, fixtures = sys.argv[1:3]
 BASE = json.load(open(os.path.join(fixtures, "process", "node7-4242", "report.json")))
 MIB = 1 << 20
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def write(tmp, name, doc, raw=None):
@@ -41,9 +36,7 @@ def write(tmp, name, doc, raw=None):
     return os.path.join(tmp, name)
 
 
-def diff(*argv):
-    return subprocess.run([cli, "diff"] + list(argv), capture_output=True, text=True,
-                          timeout=30)
+diff = harness.Cli(cli, "diff", timeout=30)
 
 
 def with_marks(doc, marks):
@@ -53,7 +46,7 @@ def with_marks(doc, marks):
     return doc
 
 
-tmp = tempfile.mkdtemp(prefix="gpuspy-test-diff-")
+tmp = harness.tempdir()
 try:
     # --- --at: site 1 (leak_driver) holds 1 then 3 MiB at "epoch 1" in OLD,
     # and 2 MiB in NEW (its last "epoch 1"); site 2 (train_step) 8 MiB in both.
@@ -250,5 +243,4 @@ try:
 finally:
     shutil.rmtree(tmp)
 
-print("%d failed" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -19,16 +19,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 GiB = 2**30
 MiB = 2**20
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global failed
-    print("%s %s%s" % ("ok" if ok else "FAIL", name, "" if ok else ": " + detail))
-    if not ok:
-        failed += 1
 
 
 def report(gpuspy, doc, tmp, name, fmt="text"):
@@ -66,16 +62,16 @@ def main():
         base = json.load(f)
     with tempfile.TemporaryDirectory(prefix="gpuspy-doors-") as tmp:
         p = report(gpuspy, base, tmp, "within")
-        check("0.5 GiB beyond the tracked 2 GiB: within the allowance, no warning",
-              p.returncode == 0 and not warnings(p), p.stderr)
+        check(p.returncode == 0 and not warnings(p),
+              "0.5 GiB beyond the tracked 2 GiB: within the allowance, no warning", p.stderr)
 
         p = report(gpuspy, nvml(base, 6 * GiB), tmp, "beyond")
         w = warnings(p)
         want = ("NVML says the process holds 6.0 GiB on 1 GPU, gpuspy tracked 2.0 GiB "
                 "(allowed beside it: 1.0 GiB for the CUDA context and libraries, 0 B of "
                 "graph pool): 3.0 GiB seen through no door gpuspy hooks")
-        check("6 GiB by NVML: one line naming the figures",
-              p.returncode == 0 and len(w) == 1 and w[0].endswith(want) and "vm-564" in w[0],
+        check(p.returncode == 0 and len(w) == 1 and w[0].endswith(want) and "vm-564" in w[0],
+              "6 GiB by NVML: one line naming the figures",
               repr(p.stderr))
 
         p = report(gpuspy, nvml(base, 6 * GiB), tmp, "json", fmt="json")
@@ -84,25 +80,25 @@ def main():
             is_json = True
         except ValueError:
             is_json = False
-        check("--format json: the warning on stderr, stdout a document",
-              p.returncode == 0 and is_json and len(warnings(p)) == 1, repr(p.stderr))
+        check(p.returncode == 0 and is_json and len(warnings(p)) == 1,
+              "--format json: the warning on stderr, stdout a document", repr(p.stderr))
 
         # the graph pool's slack (reserved 1 GiB, used 0) is memory CUDA holds
         # for the graphs: allowed
         doc = graph(nvml(base, int(3.4 * GiB)), 0, 0, GiB)
         p = report(gpuspy, doc, tmp, "slack")
-        check("3.4 GiB by NVML with a 1 GiB graph pool: no warning",
-              p.returncode == 0 and not warnings(p), p.stderr)
+        check(p.returncode == 0 and not warnings(p),
+              "3.4 GiB by NVML with a 1 GiB graph pool: no warning", p.stderr)
         # the ledger names the pool's unused part on its own line, out of
         # the context's remainder
         p = report(gpuspy, doc, tmp, "slack-json", fmt="json")
         led = json.loads(p.stdout)["processes"][0].get("ledger") or [{}]
         dev0 = [d for d in led if d.get("device") == 0] or [{}]
-        check("the ledger's graph pool: reserved 1 GiB less used 0",
-              dev0[0].get("graph_pool_bytes") == GiB, repr(led))
+        check(dev0[0].get("graph_pool_bytes") == GiB,
+              "the ledger's graph pool: reserved 1 GiB less used 0", repr(led))
         p = report(gpuspy, graph(nvml(base, int(3.4 * GiB)), 0, 256 * MiB, GiB), tmp, "slack-txt")
-        check("the text ledger's graph pool: 768 MiB unused",
-              any(x.split()[:4] == ["+", "graph", "pool", "768.0"] for x in p.stdout.splitlines()),
+        check(any(x.split()[:4] == ["+", "graph", "pool", "768.0"] for x in p.stdout.splitlines()),
+              "the text ledger's graph pool: 768 MiB unused",
               p.stdout[:3000])
 
         doc = graph(base, 0, 512 * MiB, 512 * MiB)
@@ -110,13 +106,13 @@ def main():
         w = warnings(p)
         want = ("the driver says CUDA graphs use 512.0 MiB, gpuspy saw 0 B of graph memory: "
                 "graph memory made through a door gpuspy does not hook")
-        check("graph memory the driver has and gpuspy did not see: one line",
-              p.returncode == 0 and len(w) == 1 and w[0].endswith(want), repr(p.stderr))
+        check(p.returncode == 0 and len(w) == 1 and w[0].endswith(want),
+              "graph memory the driver has and gpuspy did not see: one line", repr(p.stderr))
 
         doc = graph(base, 512 * MiB, 512 * MiB, 512 * MiB)
         doc["calls"] = {"runtime": 7, "driver": 0, "getproc": 7, "graph": 5}
         p = report(gpuspy, doc, tmp, "graph-seen")
-        check("graph memory gpuspy saw: no warning", p.returncode == 0 and not warnings(p),
+        check(p.returncode == 0 and not warnings(p), "graph memory gpuspy saw: no warning",
               p.stderr)
         lines = p.stdout.splitlines()
         for want in ["    CUDA graphs: 1 memory node (1.0 GiB), 0 B still reserved by graphs; "
@@ -124,14 +120,13 @@ def main():
                      "    GPU 0 graph pool (driver): used 512.0 MiB (high 1.0 GiB), "
                      "reserved 512.0 MiB (high 1.0 GiB)",
                      "    calls per door: runtime 7, driver 0, getproc 7, graph 5"]:
-            check("the text report says %r" % want.strip(), want in lines, p.stdout[:3000])
+            check(want in lines, "the text report says %r" % want.strip(), p.stdout[:3000])
         p = report(gpuspy, doc, tmp, "graph-json", fmt="json")
         proc = json.loads(p.stdout)["processes"][0]
-        check("--format json carries graph and calls",
-              proc.get("graph") == doc["graph"] and proc.get("calls") == doc["calls"],
+        check(proc.get("graph") == doc["graph"] and proc.get("calls") == doc["calls"],
+              "--format json carries graph and calls",
               repr((proc.get("graph"), proc.get("calls"))))
-    print("%d failed" % failed)
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

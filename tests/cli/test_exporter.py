@@ -30,29 +30,22 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 
 import promtest
 from promtest import Exporter, parse, series
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 gpuspy, lib, fake, prog = (os.path.abspath(a) for a in sys.argv[1:5])
 host = os.uname().nodename
 KiB = 1024
-failed = 0
 
 
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)[:3000]))
-    if not cond:
-        failed += 1
-
-
-def run(*args, timeout=30):
-    return subprocess.run([gpuspy] + list(args), capture_output=True, text=True,
-                          timeout=timeout, env=promtest.clean_env(fake))
+run = harness.Cli(gpuspy, timeout=30, env=promtest.clean_env(fake))
 
 
 def site_value(samples, **labels):
@@ -429,7 +422,7 @@ def addresses(tmp):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="gpuspy-exporter-")
+    tmp = harness.tempdir()
     try:
         usage()
         latest_outside(tmp)
@@ -439,8 +432,7 @@ def main():
         main_case(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

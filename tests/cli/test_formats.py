@@ -41,28 +41,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bad_inputs  # noqa: E402  the corrupted reports the other commands get
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 gpuspy, fixtures, lib, fake, leaker = [os.path.abspath(a) for a in sys.argv[1:6]]
 fixtures = os.path.abspath(fixtures)
 UPDATE = "--update" in sys.argv[6:]
 SPEEDSCOPE = "speedscope@1.25.0"
 MiB = 1 << 20
-failures = []
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_", "LANG"))}
 ENV["TZ"] = "UTC"
 
 
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "))
-    return cond
-
-
-def report(*args, cwd=fixtures):
-    return subprocess.run([gpuspy, "report"] + list(args), cwd=cwd, env=ENV,
-                          capture_output=True, timeout=60)
+report = harness.Cli(gpuspy, "report", cwd=fixtures, env=ENV, text=False)
 
 
 def go_pprof(data, *args):
@@ -396,7 +388,7 @@ check(p.returncode == 0 and not any(ch in p.stdout.decode()
 # --- 6. real programs on the fake driver: one that exits, one killed --------
 
 run_env = dict(ENV, LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1")
-tmp = tempfile.mkdtemp(prefix="gpuspy-formats-")
+tmp = harness.tempdir()
 out_exit = os.path.join(tmp, "exit")
 r = subprocess.run([leaker, "20", "20", "512"], env=dict(run_env, LD_PRELOAD=lib,
                    GPUSPY_OUTPUT_DIR=out_exit), capture_output=True, text=True, timeout=60)
@@ -525,5 +517,4 @@ for name, text in BAD_HIST.items():
           "perfetto --strict, %s: status 2, one line naming it, nothing on stdout" % name, err)
 
 shutil.rmtree(tmp, ignore_errors=True)
-print("FAILED: %d checks" % len(failures) if failures else "all checks passed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -12,23 +12,16 @@ import subprocess
 import sys
 import tempfile
 
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + detail))
-    if not cond:
-        failed += 1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 
 def main():
     gpuspy, fixtures = sys.argv[1], sys.argv[2]
     proc = os.path.join(fixtures, "process")
 
-    def report(*args):
-        return subprocess.run([gpuspy, "report"] + list(args), capture_output=True, text=True,
-                              timeout=60)
+    report = harness.Cli(gpuspy, "report")
 
     # what the fixture leaks, as the JSON says
     p = report("--format", "json", proc)
@@ -118,7 +111,7 @@ def main():
         p = subprocess.run([gpuspy, cmd, "--help"], capture_output=True, text=True)
         check(p.returncode == 0 and "exactly SIZE passes" in p.stdout,
               "%s --help says exactly SIZE passes" % cmd, p.stdout)
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

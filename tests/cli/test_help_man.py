@@ -8,6 +8,13 @@ the command lacks), docs/usage.md's "Commands", and the bash and zsh
 completion.  Every command has its page, listed in gpuspy(1)'s SEE ALSO
 and in man/meson.build, and every page is of a command.
 
+The output formats are the rows of src/cli/format.c: 'gpuspy --help'
+lists each command's --format names from there, and export's options
+are its rows with an argument.  Every list of them agrees: the command's
+own --help, gpuspy(1) and gpuspy-COMMAND(1) (SYNOPSIS, COMMANDS, the
+--format option; each of report's formats but the default described by
+its page), docs/usage.md, the bash and zsh completions and the README.
+
     test_help_man.py GPUSPY SOURCE_DIR
 
 The commands are those of 'gpuspy --help'; each one's options are read
@@ -19,18 +26,9 @@ import re
 import subprocess
 import sys
 
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + detail))
-    if not cond:
-        failed += 1
-
-
-def same(what, want, have):
-    check(want == have, what, f"missing {sorted(want - have)}, extra {sorted(have - want)}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check, same  # noqa: E402
 
 
 def longs(text):
@@ -58,6 +56,26 @@ def help_options(text):
     for m in re.finditer(r"^\s+(?:(-\w), )?(--[\w-]+)", text, re.M):
         opts[m.group(2)] = m.group(1)
     return opts
+
+
+def help_formats(usage):
+    """The formats that a command's usage in 'gpuspy --help' lists:
+    "--format a|b|c" (empty when it has no --format)."""
+    m = re.search(r"--format ([\w-]+(?:\|[\w-]+)*)", usage)
+    return m.group(1).split("|") if m else []
+
+
+def man_formats(text):
+    """The lists of formats of each '*--format* *a*|*b*' in TEXT, as sets."""
+    return [set(re.findall(r"\*([\w-]+)\*", m.group(1)))
+            for m in re.finditer(r"\*--format\* ((?:\*[\w-]+\*\|?)+)", text)]
+
+
+def option_block(text, opt):
+    """The description of option OPT in a --help TEXT: its line and the
+    lines under it, up to the next option."""
+    m = re.search(r"^ +(?:-\w, )?" + re.escape(opt) + r"\b.*\n(?:(?! +-)(?: .*)?\n)*", text, re.M)
+    return m.group(0) if m else ""
 
 
 def top_commands(text):
@@ -144,6 +162,45 @@ def zsh_cases(src):
     return out
 
 
+def check_formats(cmd, formats, text, syn, entry, page, psec, usage, bash, zsh, readme):
+    """The formats of CMD, as 'gpuspy --help' lists them (FORMATS: the
+    table's rows, the default first), in every other place that lists
+    them."""
+    want = set(formats)
+    check(len(formats) >= 2, f"{cmd}: gpuspy --help lists its formats", str(formats))
+    block = option_block(text, "--format")
+    same(f"{cmd} --help: its --format lists the formats", want,
+         want & set(re.findall(r"[\w-]+", block)))
+    for where, lists in ((f"{cmd}: gpuspy(1) SYNOPSIS", man_formats(syn)),
+                         (f"gpuspy-{cmd}(1) SYNOPSIS",
+                          man_formats("\n".join(re.findall(r"^\*gpuspy " + cmd + r"\*.*$",
+                                                           psec.get("SYNOPSIS", ""), re.M)))),
+                         (f"gpuspy-{cmd}(1) OPTIONS: --format",
+                          man_formats("\n".join(re.findall(r"^\*-f\*, \*--format\*.*$",
+                                                           psec.get("OPTIONS", ""), re.M))))):
+        check(len(lists) == 1, f"{where}: lists the formats once", str(lists))
+        for have in lists:
+            same(f"{where}: the formats", want, have)
+    # gpuspy(1) COMMANDS may say _format_ and leave the list to the page
+    for have in man_formats(entry):
+        same(f"{cmd}: gpuspy(1) COMMANDS: the formats", want, have)
+    if cmd == "report":
+        # each but the default (THE TEXT REPORT) described by the page
+        for f in formats[1:]:
+            check(f"*--format {f}*" in page, f"report --format {f}: described in gpuspy-report(1)")
+        # the README's list of outputs: "- `--format csv`, `pprof`: ..."
+        lines = "\n".join(l for l in readme.split("\n") if l.startswith("- `--format "))
+        listed = set(re.findall(r"`(?:--format )?([\w-]+)`", lines))
+        same("report: the formats in README.md's \"What it shows\"", set(formats[1:]), listed)
+    m = re.search(r"--format ([\w-]+(?:\|[\w-]+)*)", usage)
+    same(f"{cmd}: docs/usage.md's \"Commands\": the formats", want,
+         set(m.group(1).split("|")) if m else set())
+    same(f"{cmd}: bash completion of --format", want,
+         bash_complete(bash, ["gpuspy", cmd, "--format", ""]))
+    m = re.search(r"--format=\}'\[[^]]*\]:format:\(([^)]*)\)", zsh)
+    same(f"{cmd}: zsh completion of --format", want, set(m.group(1).split()) if m else set())
+
+
 def main():
     gpuspy, src = sys.argv[1], sys.argv[2]
     man = os.path.join(src, "man")
@@ -156,6 +213,7 @@ def main():
     bash = os.path.join(src, "completions", "gpuspy.bash")
     zsh = zsh_cases(os.path.join(src, "completions", "_gpuspy"))
     built = set(re.findall(r"'([\w-]+\.\d)'", open(os.path.join(man, "meson.build")).read()))
+    readme = open(os.path.join(src, "README.md"), encoding="utf-8").read()
 
     top = help_of(gpuspy)
     cmds = top_commands(top)
@@ -224,13 +282,22 @@ def main():
         check("gpuspy*(1)" in psec.get("SEE ALSO", ""), f"gpuspy-{cmd}(1): SEE ALSO gpuspy(1)")
 
         same(f"{cmd}: docs/usage.md's \"Commands\"", want, named(usage.get(cmd, ""), opts))
+        formats = help_formats(top_usage)
+        if "--format" in opts:
+            check_formats(cmd, formats, text, syn, entry.split("\n", 1)[0], page, psec,
+                          usage.get(cmd, ""), bash, zsh.get(cmd, ""), readme)
+        if cmd == "export":
+            # export's formats are its options with an argument, the rows
+            # of format.c with one: the checks above hold them; the README
+            # names each
+            for o in sorted(set(opts) - {"--help", "--step", "--top", "--strict"}):
+                check(f"`gpuspy export {o}" in readme, f"export {o}: in README.md")
         same(f"{cmd}: bash completion", want | {"--help"},
              bash_complete(bash, ["gpuspy", cmd, "--"]))
         check(cmd in zsh, f"{cmd}: in the zsh completion")
         same(f"{cmd}: zsh completion", want | {"--help"}, longs(zsh.get(cmd, "")))
 
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

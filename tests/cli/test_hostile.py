@@ -13,6 +13,10 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 
 def controls(data):
     """Offsets of the control characters of DATA (C0 but \\n and \\t, DEL,
@@ -41,21 +45,16 @@ def main():
         ["diff", "--at", "epoch 2", hostile, hostile],
         ["top", "--count", "1", hostile],
     ]
-    failed = 0
     for args in cases:
         name = " ".join(a if not a.startswith(fixtures) else os.path.relpath(a, fixtures)
                         for a in args)
         p = subprocess.run([gpuspy] + args, capture_output=True, timeout=30)
         bad = controls(p.stdout) + controls(p.stderr)
-        if p.returncode != 0 or not p.stdout or bad:
-            failed += 1
-            out = p.stdout + p.stderr
-            where = repr(out[max(0, bad[0] - 40):bad[0] + 20]) if bad else ""
-            print("FAIL gpuspy %s: status %d, %d control characters %s" %
-                  (name, p.returncode, len(bad), where))
-        else:
-            print("ok gpuspy %s" % name)
-    return 1 if failed else 0
+        out = p.stdout + p.stderr
+        where = repr(out[max(0, bad[0] - 40):bad[0] + 20]) if bad else ""
+        check(p.returncode == 0 and p.stdout and not bad, "gpuspy " + name,
+              "status %d, %d control characters %s" % (p.returncode, len(bad), where))
+    return harness.done()
 
 
 if __name__ == "__main__":

@@ -10,26 +10,19 @@ name is one component, not hidden, without a control character, and
 'gpuspy report RUN' reads it, with the host name as it was (JSON "host").
 
 Usage: test_hostile_host.py GPUSPY LIBGPUSPY FAKE_DIR LEAKER FAKEHOST"""
-import json, os, shutil, subprocess, sys, tempfile
+import json, os, shutil, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 cli, lib, fake, prog, fakehost = (os.path.abspath(a) for a in sys.argv[1:6])
-failures = []
 env = {k: v for k, v in os.environ.items()
        if not k.startswith(("GPUSPY_", "LC_", "LANG")) and k != "LD_PRELOAD"}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1", GPUSPY_INTERVAL="100ms", LC_ALL="C.UTF-8",
            GPUSPY_LIBRARY=lib)
 # gpuspy run puts libgpuspy.so before it: the shim still comes before libc
-faked = dict(env, LD_PRELOAD=":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"),
-                                                    fakehost))))
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + repr(detail)[:2000])
-    return cond
+faked = dict(env, LD_PRELOAD=harness.preload(fakehost))
 
 
 def tree(top):
@@ -48,7 +41,7 @@ HOSTS = [b"../../esc", b"a/b", b"..", b".", b".hidden", b"-", b"", b"ctl\x1b[2J\
          b"x" * 30 + b"/../" + b"y" * 30, "h\u00e9te".encode()]
 for host in HOSTS:
     # three levels, so that "../../esc" from the run directory stays in TOP
-    top = tempfile.mkdtemp(prefix="gpuspy-host-")
+    top = harness.tempdir()
     run = os.path.join(top, "a", "b", "run")
     os.makedirs(os.path.dirname(run))
     before = tree(top)
@@ -79,7 +72,7 @@ for host in HOSTS:
 
 # a command whose name holds control characters and dots: the run id made
 # of it is one plain component of the output directory
-top = tempfile.mkdtemp(prefix="gpuspy-cmd-")
+top = harness.tempdir()
 odd = os.path.join(top, "..x\x1b[2J\n..")
 os.symlink(prog, odd)
 out = os.path.join(top, "out")
@@ -98,7 +91,7 @@ shutil.rmtree(top, ignore_errors=True)
 
 # an output directory with a newline and an escape in its name: each line
 # the library and gpuspy run say is one line, without the control bytes
-top = tempfile.mkdtemp(prefix="gpuspy-nl-")
+top = harness.tempdir()
 odd = os.path.join(top, "out\nnext\x1b[2J")
 for argv, e in (([cli, "run", "-o", odd, "--", prog, "2", "20", "64"], env),
                 ([prog, "2", "20", "64"], dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=odd,
@@ -112,5 +105,4 @@ for argv, e in (([cli, "run", "-o", odd, "--", prog, "2", "20", "64"], env),
           "the control bytes as '?'", lines)
 shutil.rmtree(top, ignore_errors=True)
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -23,26 +23,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import promtest  # noqa: E402
 import tbread  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 cli, lib, fake, prog = (os.path.abspath(a) for a in sys.argv[1:5])
 promtool = sys.argv[5] if len(sys.argv) > 5 else None
 env = dict(promtest.clean_env(fake), LC_ALL="C.UTF-8", GPUSPY_INTERVAL="100ms",
            GPUSPY_LIBRARY=lib)
-failures = []
-tmp = tempfile.mkdtemp(prefix="gpuspy-names-")
+tmp = harness.tempdir()
 NSITES = 9
 # a piece of each site's name that survives a printer's cut and its '?'
 MARKS = ["bad", "\u00e9" * 8, "x" + "\u20ac" * 8, "xy" + "\U0001F600" * 4, "xyz" + "\u00e9" * 8,
          "cut", "over", "h" * 40, "c1"]
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:2000].replace("\n", "\n     "))
-    return cond
 
 
 def utf8(data, what):
@@ -53,8 +47,7 @@ def utf8(data, what):
         return None
 
 
-def gpuspy(*args):
-    return subprocess.run([cli] + list(args), env=env, capture_output=True, timeout=120)
+gpuspy = harness.Cli(cli, env=env, timeout=120, text=False)
 
 
 def marks_in(text, what, want=MARKS):
@@ -245,5 +238,4 @@ if check(r.returncode == 0, "export --tensorboard: status 0", r.stderr[-500:]):
     check(not any(CONTROL.search(t) for t in tags), "export --tensorboard: no control character")
 
 shutil.rmtree(tmp, ignore_errors=True)
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -31,7 +31,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,28 +39,20 @@ import bad_inputs  # noqa: E402
 import chromium  # noqa: E402
 import make_big_history  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 gpuspy, fixtures, lib, fake, leaker = [os.path.abspath(a) for a in sys.argv[1:6]]
 UPDATE = "--update" in sys.argv[6:]
 MiB = 1 << 20
 LOAD_BOUND_MS = 2000  # the issue's bound: 1,000 sites x 10,000 samples open in under 2 s
-failures = []
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_", "LANG"))}
 ENV["TZ"] = "UTC"
 BACKGROUND = (255, 255, 255)
 
 
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "))
-    return cond
-
-
-def report(*args, cwd=fixtures):
-    return subprocess.run([gpuspy, "report"] + list(args), cwd=cwd, env=ENV,
-                          capture_output=True, timeout=120)
+report = harness.Cli(gpuspy, "report", cwd=fixtures, env=ENV, timeout=120, text=False)
 
 
 DATA_RE = re.compile(rb'<script type="application/json" id="gpuspy-data">(.*?)</script>', re.S)
@@ -72,7 +63,7 @@ def page_data(html):
     return json.loads(m.group(1)) if m else None
 
 
-tmp = tempfile.mkdtemp(prefix="gpuspy-html-")
+tmp = harness.tempdir()
 
 
 def write_page(name, html):
@@ -130,8 +121,7 @@ check(report("--format", "html", "timeline").stdout == html, "html: the same inp
 
 if not chromium.chromium_path():
     check(False, "chromium is installed (scripts/need chromium)")
-    print("FAILED: %d checks" % len(failures))
-    sys.exit(1)
+    sys.exit(harness.done())
 
 
 def labels(page):
@@ -506,5 +496,4 @@ for name, content in BAD_HIST.items():
           why)
 
 shutil.rmtree(tmp, ignore_errors=True)
-print("FAILED: %d checks" % len(failures) if failures else "all checks passed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

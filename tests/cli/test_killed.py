@@ -16,25 +16,17 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 gpuspy, lib, fake, prog = (os.path.abspath(a) for a in sys.argv[1:5])
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_") and k != "LD_PRELOAD"}
-env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib)
-failed = 0
+env = harness.clean_env(fake, LD_PRELOAD=None, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib)
 
 
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)))
-    if not cond:
-        failed += 1
-
-
-def report(*args):
-    return subprocess.run([gpuspy, "report"] + list(args), capture_output=True, text=True,
-                          timeout=30)
+report = harness.Cli(gpuspy, "report", timeout=30)
 
 
 def report_json(path):
@@ -93,7 +85,7 @@ def start_hanging(out, under_run):
 
 def killed_run(sig):
     """'gpuspy run' of a program that the test kills with SIG mid-run."""
-    out = tempfile.mkdtemp(prefix="gpuspy-states-")
+    out = harness.tempdir()
     p, pid, d = start_hanging(out, True)
     check(d is not None, "%s: the program wrote a snapshot" % sig.name)
     if d is None:
@@ -149,7 +141,7 @@ def killed_run(sig):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="gpuspy-states-")
+    tmp = harness.tempdir()
     host = socket.gethostname()
 
     killed = killed_run(signal.SIGKILL)
@@ -337,7 +329,7 @@ def main():
               "run.json %s: status 2, one line naming the file" % name, r.stderr)
     stale_temporaries(tmp)
     subprocess.run(["rm", "-rf", tmp], check=True)
-    return 1 if failed else 0
+    return harness.done()
 
 
 def stale_temporaries(tmp):

@@ -20,7 +20,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, cli, fake, prog, source = sys.argv[1:6]
 env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_", "LANG"))}
@@ -28,20 +31,9 @@ env.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1")
 line_of = {l.split("/* LINE ")[-1].split(" ")[0]: i + 1
            for i, l in enumerate(open(source).read().splitlines()) if "/* LINE " in l}
 STEPS, SIZE = 3, 1 << 20
-failures = []
 
 
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail).replace("\n", "\n     "))
-
-
-def gpuspy(*args):
-    return subprocess.run([cli] + list(args), env=env, capture_output=True, text=True,
-                          timeout=60)
+gpuspy = harness.Cli(cli, env=env)
 
 
 def section(text, title):
@@ -50,7 +42,7 @@ def section(text, title):
     return text[at + 1:].split("\n\n", 1)[0].splitlines() if at >= 0 else []
 
 
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 try:
     r = subprocess.run([prog, str(STEPS), str(SIZE)], env=dict(env, LD_PRELOAD=lib,
                        GPUSPY_OUTPUT_DIR=out), capture_output=True, text=True, timeout=60)
@@ -164,5 +156,4 @@ try:
     check(len(j.get("torch", {}).get("sites", [])) == 2, "torch: the JSON keeps both")
 finally:
     shutil.rmtree(out)
-print("%d failures" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -17,14 +17,9 @@ import shutil
 import subprocess
 import sys
 
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ":\n" + detail))
-    if not cond:
-        failed += 1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 
 def main():
@@ -57,8 +52,7 @@ def main():
         text = open(os.path.join(src, name + ".scd")).read()
         for ref in sorted(set(re.findall(r"\*((?:lib)?gpuspy(?:-[a-z]+)?)\*\((\d)\)", text))):
             check(f"{ref[0]}.{ref[1]}" in names, f"{name}: refers to {ref[0]}({ref[1]}), a page")
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

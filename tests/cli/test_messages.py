@@ -15,14 +15,9 @@ import subprocess
 import sys
 import tempfile
 
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + detail))
-    if not cond:
-        failed += 1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 
 def clean_env(**kw):
@@ -37,7 +32,7 @@ def main():
     gpuspy, lib, fake, leaker, fixtures = (os.path.abspath(a) for a in sys.argv[1:6])
 
     # in a directory of its own: 'gpuspy run' without -o writes ./gpuspy-out
-    work = tempfile.mkdtemp(prefix="gpuspy-msg-cwd-")
+    work = harness.tempdir()
 
     def cli(*args, **env):
         return subprocess.run([gpuspy] + list(args), capture_output=True, cwd=work,
@@ -139,7 +134,7 @@ def main():
             want = "gpuspy %s: " % cmd + (file + ": " if file else "")
             check(p.returncode in (2, 126) and err.count("\n") == 1 and err.startswith(want),
                   "error line of %s %s: %r" % (cmd, args[-1], want), repr(err))
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

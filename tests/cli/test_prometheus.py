@@ -27,13 +27,16 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
 
 import promtest
 from promtest import Exporter
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 (gpuspy, lib, fake, fake_nvml, pyalloc, c10, fake_torch, src,
  scraped_file) = (os.path.abspath(a) for a in sys.argv[1:10])
@@ -42,14 +45,6 @@ job_script = os.path.join(here, "prom_job.py")
 leak_line = next(i + 1 for i, l in enumerate(open(job_script)) if "# LINE leak" in l)
 MiB = 1 << 20
 LEAK_MIB = 3
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)[:3000]))
-    if not cond:
-        failed += 1
 
 
 def free_port():
@@ -191,7 +186,7 @@ def main():
     if not shutil.which("prometheus") or not shutil.which("promtool"):
         print("skip: prometheus is not installed (Debian: apt-get install prometheus)")
         return 77
-    tmp = tempfile.mkdtemp(prefix="gpuspy-prometheus-")
+    tmp = harness.tempdir()
     job = exporter = prom = None
     start = time.monotonic()
     try:
@@ -289,8 +284,7 @@ def main():
         promtest.stop(job)
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"took {time.monotonic() - start:.1f} s")
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

@@ -26,24 +26,18 @@ import gzip, json, os, pwd, re, shutil, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tbread  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 cli, lib, fake, prog = (os.path.abspath(a) for a in sys.argv[1:5])
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_", "LANG"))}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="50ms", GPUSPY_QUIET="1", LC_ALL="C",
            GPUSPY_LIBRARY=lib)
-failures = []
-tmp = tempfile.mkdtemp(prefix="gpuspy-around-")
+tmp = harness.tempdir()
 os.chmod(tmp, 0o755)
 HAVE_GO = shutil.which("go") is not None
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "))
-    return cond
 
 
 # --- the run: three processes of one gpuspy run -------------------------
@@ -382,5 +376,4 @@ check(s.returncode == 2 and s.stdout == b"" and hist in s.stderr.decode(),
       "history of a newer format: --strict: status 2, nothing on stdout", s.stderr)
 
 shutil.rmtree(tmp, ignore_errors=True)
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

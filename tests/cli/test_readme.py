@@ -52,6 +52,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 MARK = re.compile(r"^<!--\s*(setup|test|output)(?:\s*:\s*(.*?))?\s*-->$")
 
 TRAIN_PY = '''\
@@ -81,15 +85,6 @@ for _ in range(3):
     step(kept)
 print("train.py: 3 steps")
 '''
-
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ":\n" + detail))
-    if not cond:
-        failed += 1
 
 
 def blocks(readme):
@@ -258,9 +253,7 @@ def link_with_pkg_config(env, tmp):
 
 
 def base_env(fake_dir, standin, path_first, ld_first):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GPUSPY_") and k not in ("LD_PRELOAD", "PKG_CONFIG_PATH",
-                                                          "PKG_CONFIG_SYSROOT_DIR")}
+    env = harness.clean_env(LD_PRELOAD=None, PKG_CONFIG_PATH=None, PKG_CONFIG_SYSROOT_DIR=None)
     env["PATH"] = ":".join(path_first + [standin, env.get("PATH", "/usr/bin:/bin")])
     env["LD_LIBRARY_PATH"] = ":".join(ld_first + [fake_dir])
     return env
@@ -314,8 +307,7 @@ def main():
                                      (stage + prefix, "/usr/local"), (stage, "")])
             link_with_pkg_config(env, tmp)
             packages(readme)
-    print(f"{failed} failed")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

@@ -17,19 +17,14 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 # The programs get SIGHUP's default action whatever this test inherited
 # (nohup, or a CI runner, may start it with SIGHUP ignored; an ignored
 # signal stays ignored across exec).
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
-
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + detail))
-    if not cond:
-        failed += 1
 
 
 def env_with(**kw):
@@ -269,7 +264,7 @@ def main():
         p = run([gpuspy, "--version"])
         check(p.returncode == 0 and p.stdout.startswith(b"gpuspy ") and
               p.stdout.count(b"\n") == 1, "--version", repr(p.stdout))
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

@@ -15,17 +15,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 gpuspy, lib, fake, growth, pyalloc = (os.path.abspath(a) for a in sys.argv[1:6])
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_") and k != "LD_PRELOAD"}
-env.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib, GPUSPY_INTERVAL="50ms")
+env = harness.clean_env(fake, LD_PRELOAD=None, GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib, GPUSPY_INTERVAL="50ms")
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[A-Za-z0-9._+-]+-[1-9]\d*")
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + repr(detail)))
-    failed += not cond
 
 
 def run(args, cwd, **kw):
@@ -229,5 +225,4 @@ with tempfile.TemporaryDirectory(prefix="gpuspy-rundir-") as tmp:
     check(p.returncode == 0 and "the latest of 4 runs" in p.stderr,
           "no latest: the newest run by name", p.stderr)
 
-print("%d failed" % failed)
-sys.exit(1 if failed else 0)
+sys.exit(harness.done())

@@ -14,7 +14,9 @@ import subprocess
 import sys
 import tempfile
 
-failed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 
 def fnv1a64(text):
@@ -22,13 +24,6 @@ def fnv1a64(text):
     for b in text.encode():
         h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
     return "%016x" % h
-
-
-def check(cond, what):
-    global failed
-    print(("ok " if cond else "FAIL ") + what)
-    if not cond:
-        failed += 1
 
 
 def report(gpuspy, path, fmt="json"):
@@ -94,7 +89,7 @@ def main():
             check(all(f.get("function") == "fallback_name" and "file" not in f
                       and "line" not in f for f in frames),
                   "%s: wrong build-id: no module symbolized" % tag)
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

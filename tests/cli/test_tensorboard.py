@@ -14,30 +14,23 @@ decoded by hand) and compared with what history.jsonl says:
    made), LOGDIR a symbolic link, a file, a run directory under it that
    is a link, an export over an earlier one; usage errors.
 Usage: test_tensorboard.py GPUSPY FIXTURES LIBGPUSPY FAKE_DIR SHAPES"""
-import json, os, shutil, subprocess, sys, tempfile
+import json, os, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tbread  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 cli, fixtures, lib, fake, shapes = sys.argv[1:6]
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "LC_", "LANG"))}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1", LC_ALL="C")
-failures = []
-tmp = tempfile.mkdtemp()
+tmp = harness.tempdir()
 
 
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "))
-
-
-def gpuspy(*args):
-    return subprocess.run([cli] + list(args), env=env, capture_output=True, text=True,
-                          timeout=60)
+gpuspy = harness.Cli(cli, env=env)
 
 
 def event_files(logdir):
@@ -186,7 +179,7 @@ check({names.get(1), names.get(2)} == {"leak_driver (leaky)", "other"}
 PERIODS, PERIOD_MS = 6, 400
 out = os.path.join(tmp, "run")
 r = subprocess.run([shapes, "marked", str(PERIODS), str(PERIOD_MS)],
-                   env=dict(env, LD_PRELOAD=":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib))),
+                   env=dict(env, LD_PRELOAD=harness.preload(lib),
                             GPUSPY_OUTPUT_DIR=out, GPUSPY_INTERVAL="50ms"),
                    capture_output=True, text=True, timeout=120)
 check(r.returncode == 0, "shapes marked ran", r.stderr)
@@ -350,5 +343,4 @@ for args, what in ((["export", fx], "no --tensorboard"),
           (r.returncode, r.stderr))
 
 shutil.rmtree(tmp)
-print(f"{len(failures)} failed" if failures else "all passed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -33,16 +33,12 @@ import termios
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 MiB = 1 << 20
 BLOCKS = "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588"
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global failed
-    print(("ok " if cond else "FAIL ") + what + ("" if cond else ": " + detail))
-    if not cond:
-        failed += 1
 
 
 def site_line(lines, function):
@@ -534,7 +530,7 @@ def main():
         test_wait(gpuspy, fixtures, tmp)
         test_terminals(gpuspy, run)
         test_bad(gpuspy, tmp)
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

@@ -13,16 +13,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 gpuspy, fixtures = sys.argv[1:3]
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
 
 
 def section(text, title):
@@ -43,7 +39,7 @@ def frames(line, fn="step"):
             {"file": "/home/u/train.py", "function": "<module>", "line": 30}]
 
 
-work = tempfile.mkdtemp()
+work = harness.tempdir()
 try:
     proc = os.path.join(work, "run", "node5-11")
     shutil.copytree(os.path.join(fixtures, "pools", "node5-11"), proc)
@@ -96,5 +92,4 @@ try:
           "the flat line that holds most is not a suspect")
 finally:
     shutil.rmtree(work)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -10,20 +10,22 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, fake, prog, cxx, source = sys.argv[1:6]
 with open(source) as f:
     line = next(i for i, l in enumerate(f, 1) if "// the leaking line" in l)
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+env = harness.clean_env()
 with tempfile.TemporaryDirectory() as out:
     r = subprocess.run([prog, os.path.abspath(cxx), str(3 << 20)],
-                       env=dict(env, LD_PRELOAD=":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib))), LD_LIBRARY_PATH=fake, GPUSPY_OUTPUT_DIR=out),
+                       env=dict(env, LD_PRELOAD=harness.preload(lib), LD_LIBRARY_PATH=fake, GPUSPY_OUTPUT_DIR=out),
                        capture_output=True, text=True, timeout=60)
 lines = [l for l in r.stderr.splitlines() if l.startswith("gpuspy:   ")]
-ok = r.returncode == 0 and len(lines) == 1 and \
-    lines[0] == "gpuspy:   3.0 MiB in 1 from gstest::leak_cxx(unsigned long) " \
-    f"(cxx_alloc.cc:{line})" and "_Z" not in r.stderr
-print(("ok   " if ok else "FAIL ") +
-      f"the exit summary names gstest::leak_cxx(unsigned long) (cxx_alloc.cc:{line})")
-if not ok:
-    print("     status %d, stderr:\n%s" % (r.returncode, r.stderr))
-sys.exit(0 if ok else 1)
+check(r.returncode == 0 and len(lines) == 1 and
+      lines[0] == "gpuspy:   3.0 MiB in 1 from gstest::leak_cxx(unsigned long) "
+      f"(cxx_alloc.cc:{line})" and "_Z" not in r.stderr,
+      f"the exit summary names gstest::leak_cxx(unsigned long) (cxx_alloc.cc:{line})",
+      "status %d, stderr:\n%s" % (r.returncode, r.stderr))
+sys.exit(harness.done())

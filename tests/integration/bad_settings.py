@@ -14,8 +14,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 # The programs get SIGHUP's default action whatever this test inherited
 # (nohup, or a CI runner, may start it with SIGHUP ignored; an ignored
@@ -23,20 +26,12 @@ import time
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 lib, fake, prog, true = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-failures = []
+lib = harness.preload(lib)
 SIZE = str(3 << 20)
 
 
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
 def environment(out, **settings):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+    env = harness.clean_env()
     env.update(LD_PRELOAD=lib, LD_LIBRARY_PATH=fake, GPUSPY_OUTPUT_DIR=out, GPUSPY_QUIET="1")
     env.update(settings)
     return env
@@ -47,7 +42,7 @@ BAD = dict(GPUSPY_INTERVAL="nan", GPUSPY_DEPTH="0x10", GPUSPY_PYTHON_DEPTH="-1",
            GPUSPY_TORCH="2", GPUSPY_DISABLE="please")
 
 # 1. Five processes that never allocate: not a line.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 lines = []
 for _ in range(5):
     r = subprocess.run([true], env=environment(out, **BAD), capture_output=True, text=True,
@@ -77,7 +72,7 @@ shutil.rmtree(out)
 # 3. A refused interval is the default, 1 s: the thread runs and writes
 # snapshot.json (nan meant never, inf, -0 and 1e20us meant no thread).
 for value in ("nan", "inf", "-0", "1e20us", "0x10"):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     p = subprocess.Popen([prog, SIZE, "sleep"], env=environment(out, GPUSPY_INTERVAL=value),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     p.stdout.readline()
@@ -96,7 +91,7 @@ for value in ("nan", "inf", "-0", "1e20us", "0x10"):
 for value, how, expect in (("2", "SIGINT", -signal.SIGINT), ("15", "SIGTERM", -signal.SIGTERM),
                            ("SIGUSR1", None, None), ("11", "segv", -signal.SIGSEGV),
                            ("1", "SIGHUP", -signal.SIGHUP)):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     p = subprocess.Popen([prog, SIZE, "segv" if how == "segv" else "sleep"],
                          env=environment(out, GPUSPY_SIGNAL=value, GPUSPY_INTERVAL="0"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -125,5 +120,4 @@ for value, how, expect in (("2", "SIGINT", -signal.SIGINT), ("15", "SIGTERM", -s
               f"({ended}; {err.strip()[:300]!r})")
     shutil.rmtree(out)
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -22,26 +22,20 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 SIZE = 3 << 20
 MIB = 1 << 20
 
 
 def run_one(args, program, out):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GPUSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
-    env["LD_LIBRARY_PATH"] = args.fake_dir
-    # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-    env["LD_PRELOAD"] = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), args.lib)))
-    env["GPUSPY_OUTPUT_DIR"] = out
-    env["GPUSPY_QUIET"] = "1"
+    env = harness.clean_env(args.fake_dir, LD_PRELOAD=harness.preload(args.lib),
+                            GPUSPY_OUTPUT_DIR=out, GPUSPY_QUIET="1")
     p = subprocess.run([program, str(SIZE)], env=env, capture_output=True, timeout=60)
     if p.returncode != 0:
         sys.exit("%s: status %d, stderr %r" % (program, p.returncode, p.stderr))
-
-
-def diff(args, *argv):
-    return subprocess.run([args.cli, "diff"] + list(argv), capture_output=True, text=True,
-                          timeout=60)
 
 
 def readme_gate():
@@ -68,20 +62,14 @@ def main():
     args = ap.parse_args()
     for name in ("lib", "cli", "fake_dir", "plain", "extra"):
         setattr(args, name, os.path.abspath(getattr(args, name)))
-
-    failed = 0
-
-    def check(cond, what):
-        nonlocal failed
-        print(("ok " if cond else "FAIL ") + what)
-        failed += not cond
+    diff = harness.Cli(args.cli, "diff")
 
     with tempfile.TemporaryDirectory(prefix="gpuspy-diff-") as tmp:
         old, new = os.path.join(tmp, "main"), os.path.join(tmp, "branch")
         run_one(args, args.plain, old)
         run_one(args, args.extra, new)
 
-        p = diff(args, "--format", "json", old, new)
+        p = diff("--format", "json", old, new)
         check(p.returncode == 0 and p.stderr == "", "diff --format json: status %d, stderr %r"
               % (p.returncode, p.stderr))
         d = json.loads(p.stdout) if p.returncode == 0 else {"sites": []}
@@ -130,22 +118,22 @@ def main():
               "every matched frame lies at another offset in the new build (%d of %d)"
               % (len(moved), len(off[0])))
 
-        t = diff(args, old, new)
+        t = diff(old, new)
         check(t.returncode == 0 and "NEW" in t.stdout and "leak_extra" in t.stdout and
               "+1.0 MiB" in t.stdout, "the text names the new site and its +1.0 MiB")
         check("leak_stable_runtime" not in t.stdout,
               "unchanged sites are not listed in the text")
 
-        p = diff(args, "--fail-on-growth", "512K", old, new)
+        p = diff("--fail-on-growth", "512K", old, new)
         check(p.returncode == 1 and "FAIL: 1 site grew by more than 512.0 KiB" in p.stdout,
               "--fail-on-growth 512K: status %d" % p.returncode)
-        p = diff(args, "--fail-on-growth", "2M", old, new)
+        p = diff("--fail-on-growth", "2M", old, new)
         check(p.returncode == 0 and "OK: no site grew" in p.stdout,
               "--fail-on-growth 2M: status %d" % p.returncode)
-        p = diff(args, "--fail-on-growth", "1048576", old, new)
+        p = diff("--fail-on-growth", "1048576", old, new)
         check(p.returncode == 0, "--fail-on-growth of exactly the growth: status %d (more "
               "than SIZE fails, not SIZE itself)" % p.returncode)
-        p = diff(args, "--fail-on-growth", "1048575", "--format", "json", old, new)
+        p = diff("--fail-on-growth", "1048575", "--format", "json", old, new)
         j = json.loads(p.stdout) if p.stdout else {}
         check(p.returncode == 1 and j.get("fail_on_growth") == {"limit": MIB - 1, "failed": True,
                                                                  "sites": 1},
@@ -155,7 +143,7 @@ def main():
         size, shown = readme_gate()
         check(size is not None, "docs/usage.md has a --fail-on-growth example")
         if size:
-            p = diff(args, "--fail-on-growth", size, old, new)
+            p = diff("--fail-on-growth", size, old, new)
             # docs/usage.md shows the end ("..." for the run's own settings),
             # with source paths from the top of the tree
             root = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -169,7 +157,7 @@ def main():
                   % (size, p.returncode))
 
         # a run diffed with itself
-        p = diff(args, "--format", "json", "--fail-on-growth", "0", old, old)
+        p = diff("--format", "json", "--fail-on-growth", "0", old, old)
         s = json.loads(p.stdout) if p.returncode == 0 else {"sites": [{}], "totals": {}}
         check(p.returncode == 0, "self-diff with --fail-on-growth 0: status %d" % p.returncode)
         check(len(s["sites"]) >= 3 and all(
@@ -178,15 +166,15 @@ def main():
               "self-diff: every site the same, all deltas 0")
         check(all(v["delta"] == 0 for k, v in s["totals"].items() if k != "devices"),
               "self-diff: totals unchanged")
-        t = diff(args, old, old)
+        t = diff(old, old)
         check(t.returncode == 0 and "  none" in t.stdout, "self-diff text: no changed site")
 
         # the same runs named with --old/--new
-        p = diff(args, "--old", old, "--new", new, "--format", "json")
+        p = diff("--old", old, "--new", new, "--format", "json")
         j = json.loads(p.stdout) if p.returncode == 0 else {}
         check(j.get("totals", {}).get("leaked", {}).get("delta") == MIB,
               "--old/--new give the same answer")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

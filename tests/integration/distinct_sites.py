@@ -7,27 +7,21 @@ one line on stderr says so, every count is exact (kinds.device as the
 program counted, and summed over the sites), and the memory gpuspy took
 for the sites is less than without a cap; with no cap (0), 5,000 sites.
 Usage: distinct_sites.py LIBGPUSPY FAKE_DIR SOAK"""
-import glob, json, os, subprocess, sys, tempfile
+import glob, json, os, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, fake, soak = sys.argv[1:4]
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-base = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
-base.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib, GPUSPY_QUIET="1")
+lib = harness.preload(lib)
+base = harness.clean_env(fake, LD_PRELOAD=lib, GPUSPY_QUIET="1")
 base.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
 N, CAP = 5000, 1000
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail)[:1500])
 
 
 def run(cap):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     r = subprocess.run([soak, "sites", str(N), "50"],
                        env=dict(base, GPUSPY_OUTPUT_DIR=out, GPUSPY_MAX_DISTINCT_SITES=str(cap)),
                        capture_output=True, text=True, timeout=120)
@@ -65,5 +59,4 @@ check(r.returncode == 0 and kept == N
       f"no cap: {N} sites (listed and folded), nothing said", (kept, r.stderr))
 free_kb = int(want.get("rss_after_kb", 0)) - int(want.get("rss_before_kb", 0))
 check(0 < capped_kb < free_kb, f"the sites' memory: {capped_kb} KiB capped, {free_kb} KiB not")
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -10,22 +10,18 @@ report; that gpuspy report reads the three as processes of their own (the
 text, JSON and CSV of the history), says the first two were replaced by
 exec, and counts each one's leak once.
 Usage: exec.py LIBGPUSPY GPUSPY FAKE_DIR EXEC_IMAGE"""
-import csv, glob, io, json, os, subprocess, sys, tempfile, time
+import csv, glob, io, json, os, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, cli, fake, prog = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+lib = harness.preload(lib)
+env = harness.clean_env()
 MiB = 1 << 20
 UNIT = 3 * MiB
 N = 3
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def holds(pdir, live):
@@ -42,7 +38,7 @@ def holds(pdir, live):
         h.get("dev", {}).get("0") == live for h in hist)
 
 
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 p = subprocess.Popen([prog, str(UNIT), "1", str(N)],
                      env=dict(env, LD_LIBRARY_PATH=fake, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out,
                               GPUSPY_INTERVAL="20ms", GPUSPY_QUIET="1"),
@@ -136,5 +132,4 @@ for k in (1, 2, 3):
           f"the history's CSV has program {k}'s device series at {k * UNIT} bytes")
 
 subprocess.run(["rm", "-rf", out])
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -7,25 +7,21 @@ a path too long is refused rather than cut, nothing is written through a
 link someone planted in the run directory, and every file is 0600, every
 directory 0700, whatever the umask.
 Usage: files.py LIBGPUSPY GPUSPY FAKE_DIR LIBENOSPC API_PROG GROWTH OOM XFSZ NOFD"""
-import glob, json, os, resource, signal, socket, stat, subprocess, sys, tempfile, time
+import glob, json, os, resource, signal, socket, stat, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, cli, fake, enospc, api_prog, growth, oom, xfsz, nofd = sys.argv[1:10]
-base = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
-base.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1")
+base = harness.clean_env(fake, GPUSPY_QUIET="1")
 host = socket.gethostname()
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def preload(*libs):
     """LD_PRELOAD of libs then libgpuspy, after a sanitizer's runtime, which
     must come first (scripts/sanitize)."""
-    return ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"),) + libs + (lib,)))
+    return harness.preload(":".join(libs + (lib,)))
 
 
 def spied(out, **env):
@@ -74,7 +70,7 @@ def wait_handler(pid, pdir):
         time.sleep(0.01)
 
 
-tmp = tempfile.mkdtemp()
+tmp = harness.tempdir()
 plain = run([api_prog], base)
 check(plain.returncode == 0, "api_prog runs without gpuspy")
 
@@ -283,5 +279,4 @@ check(label == "signal", "a planted .request link is not read: label %r" % label
 check(open(vfile).read() == "root's\n" and not os.path.lexists(os.path.join(pdir, ".request")),
       "... the link removed, its target kept")
 
-print("%d failures" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -6,20 +6,15 @@
  - a run killed with SIGKILL leaves a readable snapshot.json;
  - thousands of intervals leave one snapshot.json of bounded size.
 Usage: growth.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM"""
-import glob, json, os, signal, subprocess, sys, tempfile, time
+import glob, json, os, signal, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, cli, fake, prog = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
-env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="100ms")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+lib = harness.preload(lib)
+env = harness.clean_env(fake, GPUSPY_INTERVAL="100ms")
 
 
 def by_function(rep, name):
@@ -44,7 +39,7 @@ def wait_snapshot(out, holds, timeout=30):
 
 
 # 1. 30 steps of 60 ms: leak_step grows, churn_step and warm_pool do not.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 r = subprocess.run([prog, "30", "60"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out),
                    capture_output=True, text=True, timeout=60)
 check(r.returncode == 0, "the program ran")
@@ -62,7 +57,7 @@ check(len(grow) == 1 and any(f.get("function") == "leak_step" for f in grow[0]["
       "gpuspy report flags leak_step as growing")
 
 # 2. SIGKILL halfway: the last snapshot is there and readable.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 p = subprocess.Popen([prog, "40", "60", "hang"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out,
                      GPUSPY_QUIET="1"), stdout=subprocess.PIPE, text=True)
 p.stdout.readline()  # "halfway"
@@ -85,7 +80,7 @@ check(r.returncode == 0 and "leak_step" in r.stdout, "gpuspy report reads the ki
 # 3. Thousands of intervals of 0.5 ms while allocating: one bounded file.
 # How many intervals go by depends on the machine's load; that the count
 # keeps growing and the files stay a report's size does not.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 p = subprocess.Popen([prog, "5000", "1"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out,
                      GPUSPY_INTERVAL="500us", GPUSPY_QUIET="1"), stdout=subprocess.DEVNULL)
 mid = None
@@ -108,5 +103,4 @@ check(sorted(os.listdir(d)) == ["history.jsonl", "report.json", "report.txt", "s
 # the history is bounded apart (libgpuspy(7)): at most 2 MiB with few sites
 hsize = os.path.getsize(os.path.join(d, "history.jsonl"))
 check(hsize <= 2 << 20, f"history.jsonl stays bounded: {hsize} bytes")
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -9,21 +9,16 @@ driver, read back by 'gpuspy report --format csv':
  - marks and on-demand snapshots are points on it;
  - a run of two processes prints the rows of both.
 Usage: history.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM API_PROGRAM"""
-import csv, glob, io, json, os, signal, subprocess, sys, tempfile, time
+import csv, glob, io, json, os, signal, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, cli, fake, prog, api = sys.argv[1:6]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
-env.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="20ms", GPUSPY_QUIET="1")
+lib = harness.preload(lib)
+env = harness.clean_env(fake, GPUSPY_INTERVAL="20ms", GPUSPY_QUIET="1")
 MiB = 1 << 20
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def rows_of(path):
@@ -38,7 +33,7 @@ def series(rows, label_has):
 
 
 # 1. 30 steps of 60 ms, a sample every 20 ms.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 r = subprocess.run([prog, "30", "60"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out),
                    capture_output=True, text=True, timeout=60)
 check(r.returncode == 0, "the program ran")
@@ -52,7 +47,7 @@ dev = [int(x["last"]) for x in rows if x["series"] == "device:0"]
 check(dev and max(dev) >= 30 * MiB, f"device 0's series: up to {max(dev) if dev else 0}")
 
 # 2. SIGKILL halfway: the history is there up to the last interval.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 p = subprocess.Popen([prog, "40", "60", "hang"],
                      env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out),
                      stdout=subprocess.PIPE, text=True)
@@ -91,7 +86,7 @@ check(leak and leak[-1][1] == 20 * MiB, "the killed run's leak_step holds its 20
 check(killed - last < 0.25, f"the last sample {killed - last:.3f} s before the kill")
 
 # 3. Marks and on-demand snapshots are points on it.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 r = subprocess.run([api], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out),
                    capture_output=True, text=True, timeout=60)
 rows = rows_of(out)
@@ -101,7 +96,7 @@ check(r.returncode == 0 and marks[:2] == ["epoch 1", "epoch 2"], f"marks: {marks
 check(snaps and snaps[0] == ("1", "after epoch 1"), f"snapshots: {snaps}")
 # 4. Two processes of one run (as a launcher's children inherit it): the
 # rows of both, each with its own pid.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 pids = set()
 one_run = dict(GPUSPY_RUN_ID="20261201T000000Z-growth-1", GPUSPY_RUN_DIR=out)
 for _ in range(2):
@@ -112,5 +107,4 @@ rows = rows_of(out)
 pids = {x["pid"] for x in rows}
 check(len(pids) == 2 and all(series([x for x in rows if x["pid"] == p], "leak_step")
                              for p in pids), f"a run of two processes: {sorted(pids)}")
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -23,28 +23,23 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, doors, doors_static, growth = sys.argv[1:7]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 MiB = 1 << 20
 HOLD, ASK, LIMIT = 48 * MiB, 32 * MiB, 64 * MiB
 base = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "FAKE_"))}
 base.update(LD_LIBRARY_PATH=fake)
-failures = []
 REFUSED = ["cudaMalloc", "cudaMallocManaged", "cudaMallocPitch", "cudaMallocAsync",
            "cudaMallocFromPoolAsync", "cuMemAlloc_v2", "cuMemAllocManaged", "cuMemAllocPitch_v2",
            "cuMemAllocAsync", "cuMemAllocFromPoolAsync", "cuMemCreate", "dlsym cuMemAlloc_v2",
            "getproc cuMemAlloc", "getproc cuMemCreate"]
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def reached(stderr):
@@ -53,7 +48,7 @@ def reached(stderr):
 
 
 def spied(argv, **env):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     r = subprocess.run(argv, capture_output=True, text=True, timeout=120,
                        env=dict(base, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, **env))
     return r, out
@@ -140,7 +135,7 @@ check(r.returncode == 0 and "limit_doors: cudaMalloc -> 0" in r.stdout,
       "GPUSPY_DISABLE=1: nothing is capped")
 
 # /metrics of a capped run.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 p = subprocess.Popen([growth, "40", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                      env=dict(base, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_LIMIT="1G",
                               GPUSPY_QUIET="1", GPUSPY_INTERVAL="50ms",
@@ -163,5 +158,4 @@ finally:
 check("\n# TYPE gpuspy_limit_bytes gauge\ngpuspy_limit_bytes %d\n" % (1 << 30) in page,
       "/metrics: gpuspy_limit_bytes %d" % (1 << 30))
 
-print("%d failures" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -31,27 +31,21 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 (lib, cli, fake, prog, impostor, nobid, nobid_impostor, stripped, dyn, libnames, libimpostor,
  source, lib_source) = sys.argv[1:14]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
-env.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib)
+lib = harness.preload(lib)
+env = harness.clean_env(fake, LD_PRELOAD=lib)
 env.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
-failures = []
 made = []
 STEPS = 20
 MIB = 1 << 20
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def marked(path, marker):
@@ -82,7 +76,7 @@ def metrics_names(addr, want_bytes):
 
 def run(tag, argv, extra, prometheus=False):
     """Runs ARGV under gpuspy; what it printed, served and wrote."""
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     made.append(out)
     e = dict(env, GPUSPY_OUTPUT_DIR=out, **extra)
     if prometheus:
@@ -153,7 +147,7 @@ def no_impostor(tag, r):
 live = {"GPUSPY_INTERVAL": "50ms"}
 # no snapshot thread at all: nothing names a site before the exit
 quiet_thread = {"GPUSPY_INTERVAL": "0", "GPUSPY_SIGNAL": "off"}
-work = tempfile.mkdtemp()
+work = harness.tempdir()
 
 # 1. Named from .symtab, with the line through libdw.
 r = run("symtab", [prog, "exe", str(STEPS), "100"], live, prometheus=True)
@@ -277,5 +271,4 @@ for tag, exe, other in replacements:
 
 for d in made + [work]:
     shutil.rmtree(d, ignore_errors=True)
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

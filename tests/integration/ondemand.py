@@ -7,24 +7,19 @@
    library, which answers on its own without gpuspy) and from Python
    through ctypes.
 Usage: ondemand.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM API_PROGRAM LIBPYALLOC"""
-import glob, json, os, subprocess, sys, tempfile
+import glob, json, os, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, cli, fake, growth, api, pyalloc = sys.argv[1:7]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
-env.update(LD_LIBRARY_PATH=fake)
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+lib = harness.preload(lib)
+env = harness.clean_env(fake)
 
 
 # 1. A signal-requested snapshot, with its label.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 p = subprocess.Popen([growth, "40", "20", "hang"], stdout=subprocess.PIPE, text=True,
                      env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_INTERVAL="0"))
 p.stdout.readline()  # halfway
@@ -46,7 +41,7 @@ check(bad.returncode == 2 and len(bad.stderr.splitlines()) == 1, "an unknown pid
 # 2. The C API through the stub library, with and without gpuspy.
 plain = subprocess.run([api], env=env, capture_output=True, text=True)
 check(plain.stdout == "mark 0\nsnapshot -1\n", f"without gpuspy the stub answers: {plain.stdout!r}")
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 spied = subprocess.run([api], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_QUIET="1"),
                        capture_output=True, text=True)
 check(spied.stdout == "mark 0\nsnapshot 0\n", f"with gpuspy the library answers: {spied.stdout!r}")
@@ -78,12 +73,11 @@ lib.pyalloc_leak(1 << 20, 1)
 me = ctypes.CDLL(None)
 print(me.gpuspy_mark(b"epoch 2"), me.gpuspy_snapshot(b"from python"))
 """
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                    env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, GPUSPY_QUIET="1"))
 snaps = glob.glob(os.path.join(out, "*", "snapshot-1.json"))
 s = json.load(open(snaps[0])) if snaps else {}
 check(r.stdout.strip() == "0 0" and s.get("snapshot", {}).get("label") == "from python"
       and s.get("mark") == "epoch 2", f"ctypes: {r.stdout.strip()} {r.stderr.strip()[:200]}")
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -26,7 +26,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 import zlib
@@ -36,15 +35,9 @@ sys.path.insert(0, cli_tests)
 import promtest  # noqa: E402
 import tbread  # noqa: E402
 
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        if detail:
-            print("     " + str(detail)[:3000].replace("\n", "\n     "))
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 
 def line_of(marker):
@@ -69,7 +62,7 @@ env = promtest.clean_env(fake)
 # few for the rule (TREND_RISES), the staircase's epochs five samples each
 env.update(LD_PRELOAD=promtest.preload(lib), GPUSPY_INTERVAL="100ms", GPUSPY_PROMETHEUS="0")
 env.pop("GPUSPY_QUIET", None)
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 env["GPUSPY_OUTPUT_DIR"] = out
 p = subprocess.Popen([prog, str(EPOCHS), str(EPOCH_MS)], env=env, stdin=subprocess.PIPE,
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -255,5 +248,4 @@ check(len(rows_g) == 1 and WANT in rows_g[0],
       sec)
 
 shutil.rmtree(out, ignore_errors=True)
-print("%d failures" % len(failures) if failures else "all passed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

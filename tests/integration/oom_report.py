@@ -6,25 +6,20 @@ refuses (GPUSPY_FAKE_OOM_SIZE).  Each refusal must leave an oom-N.json
 naming the request and what was live, the errors must come back
 unchanged, and gpuspy report must list the events.
 Usage: oom_report.py LIBGPUSPY GPUSPY FAKE_DIR OOM_PROGRAM"""
-import glob, json, os, subprocess, sys, tempfile
+import glob, json, os, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, cli, fake, prog = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 small, big = 12345, 3 << 30
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
-env.update(LD_LIBRARY_PATH=fake, GPUSPY_FAKE_OOM_SIZE=str(1 << 30))
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+env = harness.clean_env(fake, GPUSPY_FAKE_OOM_SIZE=str(1 << 30))
 
 
 plain = subprocess.run([prog, str(small), str(big)], env=env, capture_output=True, text=True)
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 spied = subprocess.run([prog, str(small), str(big)], capture_output=True, text=True,
                        env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out))
 check(plain.stdout == spied.stdout and plain.returncode == spied.returncode,
@@ -63,7 +58,7 @@ text = subprocess.run([cli, "report", out], capture_output=True, text=True, chec
 check("OUT OF MEMORY" in text, "text report has an OUT OF MEMORY section")
 # More events than the library keeps (16 post-mortems): the rest are
 # counted in report.json's "oom_dropped", read back by gpuspy report.
-many = tempfile.mkdtemp()
+many = harness.tempdir()
 subprocess.run([prog, str(small), str(big), "7"], capture_output=True, text=True,
                env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=many, GPUSPY_QUIET="1"))
 mp = glob.glob(os.path.join(many, "*"))
@@ -75,5 +70,4 @@ p = subprocess.run([cli, "report", "--format", "json", many], capture_output=Tru
 check(p.returncode == 0 and json.loads(p.stdout or "{}").get("oom_dropped") == 5,
       "gpuspy report reads the dropped count: %d %s" % (p.returncode, p.stderr.strip()))
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

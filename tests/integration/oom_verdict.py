@@ -37,21 +37,17 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "cli"))
 import chromium  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, nvml_dir, prog, c10_pool, cublas = sys.argv[1:8]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 pool_py = os.path.join(here, "..", "python", "oom_pool.py")
 MiB = 1 << 20
 base = {k: v for k, v in os.environ.items()
         if not k.startswith(("GPUSPY_", "FAKE_", "PYTORCH_"))}
 base.update(LD_LIBRARY_PATH=fake, GPUSPY_INTERVAL="10ms")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def line_of(path, tag):
@@ -62,7 +58,7 @@ def line_of(path, tag):
 
 
 def run(argv, **env):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     e = dict(base, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, **env)
     r = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=120)
     procs = glob.glob(os.path.join(out, "*-*"))
@@ -327,5 +323,4 @@ check(v.get("outside_bytes") == 20 * MiB and v.get("library") == "cuBLAS" and
       v.get("missing_bytes") == 4 * MiB,
       "outside: JSON verdict: 20 MiB outside, cuBLAS, 4 MiB missing: %r" % v)
 
-print("%d failures" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -19,33 +19,28 @@ program on the fake driver (tests/integration/growth.c):
  - a forked child that does not exec closes the parent's socket and exits.
 With --flood, also a request every millisecond for 10 s (suite slow).
 Usage: prometheus.py [--flood] LIBGPUSPY FAKE_DIR GROWTH PROM_FORK PROMTOOL"""
-import glob, json, os, re, shutil, socket, subprocess, sys, tempfile, threading, time
+import glob, json, os, re, shutil, socket, subprocess, sys, threading, time
 import urllib.error, urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 args = sys.argv[1:]
 flood = args[:1] == ["--flood"]
 if flood:
     args = args[1:]
 lib, fake, growth, prom_fork, promtool = args[:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-base = {k: v for k, v in os.environ.items()
-        if not k.startswith("GPUSPY_") and k not in ("RANK", "LOCAL_RANK")}
+lib = harness.preload(lib)
+base = harness.clean_env(RANK=None, LOCAL_RANK=None)
 base.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1")
 # what a sanitizer's build needs of gpuspy (scripts/sanitize)
 base.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
-failures = []
 MiB = 1 << 20
 
 
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
 def start(argv, **env):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     e = dict(base, GPUSPY_OUTPUT_DIR=out, **env)
     p = subprocess.Popen(argv, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -422,7 +417,7 @@ check(a == f"127.0.0.1:{port}", f"LOCAL_RANK=3: port + 3 ({a})")
 
 # 5. What keeps the endpoint from starting: one line, and the program
 # runs on as it would without it.
-plain = subprocess.run([growth, "10", "10"], env=dict(base, GPUSPY_OUTPUT_DIR=tempfile.mkdtemp()),
+plain = subprocess.run([growth, "10", "10"], env=dict(base, GPUSPY_OUTPUT_DIR=harness.tempdir()),
                        capture_output=True, text=True, timeout=60)
 busy = socket.socket()
 busy.bind(("127.0.0.1", 0))
@@ -438,7 +433,7 @@ cases = {
     "a bad address": ({"GPUSPY_PROMETHEUS": "localhost:80"}, "is not PORT"),
 }
 for what, (env, said) in cases.items():
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     r = subprocess.run([growth, "10", "10"], env=dict(base, GPUSPY_OUTPUT_DIR=out, **env),
                        capture_output=True, text=True, timeout=60)
     lines = r.stderr.splitlines()
@@ -466,5 +461,4 @@ p.stdin.flush()
 rc, o, e = finish(p, timeout=20)
 check(rc == 0 and o == "child exited 0\n", f"the child exited, the parent too ({rc}, {o!r}, {e!r})")
 
-print(f"{len(failures)} failed" if failures else "all passed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -11,32 +11,26 @@ and the report is written before the server stops: the stop finds it
 there.  Each comparison is against a run without
 clients measured in this same run (the median of three), not a fixed time.
 Usage: prometheus_exit.py LIBGPUSPY FAKE_DIR GROWTH SLOW_MHD"""
-import glob, json, os, socket, statistics, subprocess, sys, tempfile, time
+import glob, json, os, socket, statistics, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, fake, growth, slow_mhd = sys.argv[1:5]
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-base = {k: v for k, v in os.environ.items()
-        if not k.startswith("GPUSPY_") and k not in ("RANK", "LOCAL_RANK")}
+lib = harness.preload(lib)
+base = harness.clean_env(RANK=None, LOCAL_RANK=None)
 base.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1",
             GPUSPY_PROMETHEUS="127.0.0.1:0")
 base.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
 SLACK = 0.5
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + str(detail))
 
 
 def run(clients=0, partial=False, **env):
     """(seconds from start to exit, report.json written and naming the
     endpoint, stderr).  CLIENTS
     connect once the endpoint is up and hold their sockets past the exit."""
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     t0 = time.monotonic()
     p = subprocess.Popen([growth, "10", "100"], env=dict(base, GPUSPY_OUTPUT_DIR=out, **env),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -85,10 +79,9 @@ for what, kw in (("40 idle clients", dict(clients=40)),
           "its report written, naming the endpoint", err)
 
 # the report is written before the server is stopped: the stop finds it
-mark = os.path.join(tempfile.mkdtemp(), "mark")
+mark = os.path.join(harness.tempdir(), "mark")
 took, ok, err = run(GPUSPY_LIBMICROHTTPD=slow_mhd, SLOW_MHD_MARK=mark)
 said = open(mark).read() if os.path.exists(mark) else None
 check(ok and said == "1\n", "the report is written before the server stops", (said, err))
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

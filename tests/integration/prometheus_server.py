@@ -5,21 +5,17 @@ metrics (GPUSPY_PROMETHEUS, tests/integration/growth.c halted halfway):
 Prometheus' HTTP API finds the target up, and the leaking site's series
 with its live bytes (20 steps of 1 MiB).
 Usage: prometheus_server.py LIBGPUSPY FAKE_DIR GROWTH PROMETHEUS"""
-import glob, json, os, shutil, signal, socket, subprocess, sys, tempfile, time
+import glob, json, os, shutil, signal, socket, subprocess, sys, time
 import urllib.parse, urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, fake, growth, prometheus = sys.argv[1:5]
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-env = {k: v for k, v in os.environ.items()
-       if not k.startswith("GPUSPY_") and k not in ("RANK", "LOCAL_RANK")}
+lib = harness.preload(lib)
+env = harness.clean_env(RANK=None, LOCAL_RANK=None)
 env.update(kv.split("=", 1) for kv in os.environ.get("SANITIZER_GPUSPY", "").split() if "=" in kv)
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def free_port():
@@ -40,7 +36,7 @@ def query(port, q):
     return j["data"]["result"] if j.get("status") == "success" else None
 
 
-work = tempfile.mkdtemp()
+work = harness.tempdir()
 out = os.path.join(work, "run")
 prog = subprocess.Popen([growth, "40", "30", "hang"], stdout=subprocess.PIPE, text=True,
                         env=dict(env, LD_LIBRARY_PATH=fake, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out,
@@ -87,8 +83,7 @@ finally:
         if p:
             p.kill()
             p.wait()
-if failures:
+if harness.failed():
     print(open(os.path.join(work, "log")).read()[-2000:] if os.path.exists(os.path.join(work, "log")) else "")
 shutil.rmtree(work, ignore_errors=True)
-print(f"{len(failures)} failed" if failures else "all passed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -17,24 +17,18 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, fake, prog = sys.argv[1:4]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
-env.update(LD_LIBRARY_PATH=fake, LD_PRELOAD=lib)
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+lib = harness.preload(lib)
+env = harness.clean_env(fake, LD_PRELOAD=lib)
 
 
 def run(shape, n, period_ms, interval_ms):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     r = subprocess.run([prog, shape, str(n), str(period_ms)],
                        env=dict(env, GPUSPY_OUTPUT_DIR=out, GPUSPY_INTERVAL=f"{interval_ms}ms"),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
@@ -103,5 +97,4 @@ for interval in (20, 50):
                   f"{[lines[i] for i in told]} at line {told} of {len(lines)}")
         else:
             check(not told, f"{tag}: nothing said: {[lines[i] for i in told]}")
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

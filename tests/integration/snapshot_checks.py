@@ -13,23 +13,18 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, cli, fake, prog = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+lib = harness.preload(lib)
 
 
 def environment(out, preload, **settings):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+    env = harness.clean_env()
     env.update(LD_LIBRARY_PATH=fake, GPUSPY_OUTPUT_DIR=out, GPUSPY_QUIET="1",
                GPUSPY_INTERVAL="0")
     if preload:
@@ -41,7 +36,7 @@ def environment(out, preload, **settings):
 # 1. No gpuspy in the process, or gpuspy not started: a stale directory
 # of its pid is there, yet nothing is sent.
 for preload, what in ((False, "a plain sleep"), (True, "gpuspy loaded, no allocation yet")):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     p = subprocess.Popen(["sleep", "30"], env=environment(out, preload))
     time.sleep(0.2)
     os.mkdir(os.path.join(out, f"{socket.gethostname()}-{p.pid}"))
@@ -62,7 +57,7 @@ for preload, what in ((False, "a plain sleep"), (True, "gpuspy loaded, no alloca
 # 2. Under gpuspy: the snapshot is written, the process lives on; a refused
 # GPUSPY_SIGNAL means SIGUSR2 on both sides.
 for value in (None, "9", "15", "SIGRTMIN+1"):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     settings = {} if value is None else {"GPUSPY_SIGNAL": value}
     p = subprocess.Popen([prog, str(1 << 20), "sleep"], env=environment(out, True, **settings),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -85,5 +80,4 @@ for value in (None, "9", "15", "SIGRTMIN+1"):
               f"{r.stderr.strip()!r}")
     shutil.rmtree(out)
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -19,18 +19,18 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 SIZE = 3 << 20
 LEAKERS = ("leak_stable_runtime", "leak_stable_driver")
 
 
 def run_one(args, program, out):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GPUSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
     old = os.environ.get("LD_LIBRARY_PATH")
-    env["LD_LIBRARY_PATH"] = args.fake_dir + (":" + old if old else "")
-    # A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-    env["LD_PRELOAD"] = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), args.lib)))
-    env["GPUSPY_OUTPUT_DIR"] = out
+    env = harness.clean_env(args.fake_dir + (":" + old if old else ""),
+                            LD_PRELOAD=harness.preload(args.lib), GPUSPY_OUTPUT_DIR=out)
     p = subprocess.run([program, str(SIZE)], env=env, capture_output=True, timeout=60)
     if p.returncode != 0:
         sys.exit("%s: status %d, stderr %r" % (program, p.returncode, p.stderr))
@@ -87,13 +87,6 @@ def main():
     if os.path.basename(args.plain) != os.path.basename(args.shifted):
         sys.exit("the two builds must have the same file name")
 
-    failed = 0
-
-    def check(cond, what):
-        nonlocal failed
-        print(("ok " if cond else "FAIL ") + what)
-        failed += not cond
-
     with tempfile.TemporaryDirectory(prefix="gpuspy-stable-") as tmp:
         reports = [run_one(args, prog, os.path.join(tmp, tag))
                    for prog, tag in ((args.plain, "plain"), (args.shifted, "shifted"))]
@@ -119,7 +112,7 @@ def main():
         print("  %s: offset %#x -> %#x" % (fn, offsets[0][(key, fn)], offsets[1][(key, fn)]))
     check(len(moved) > 0 and len(moved) == len(offsets[0]),
           "every leaking function's frame lies at another offset in the shifted build")
-    return 1 if failed else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

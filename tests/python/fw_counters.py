@@ -34,15 +34,18 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 # the frameworks' native libraries, laid out as in site-packages
-native = tempfile.mkdtemp()
+native = harness.tempdir()
 for built, rel in zip(sys.argv[6:9], ("paddle/base", "jaxlib", "cupy/_core")):
     os.makedirs(os.path.join(native, rel))
     shutil.copy(built, os.path.join(native, rel))
@@ -57,20 +60,14 @@ os.environ["FAKE_FW_NO_NATIVE"] = "1"
 import cupy  # noqa: E402
 import jax._src.xla_bridge as xb  # noqa: E402
 import paddle.device.cuda as pcuda  # noqa: E402
+
 del os.environ["FAKE_FW_NO_NATIVE"]
 
 MIB = 1 << 20
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
 
 
 def run(names, seconds=0.6, preload=True, **extra):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     env = dict(os.environ, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
                GPUSPY_INTERVAL="10ms", PYTHONPATH=path, FAKE_C10_CUDA=os.path.abspath(c10),
                GPUSPY_QUIET="1")
@@ -190,7 +187,6 @@ check({k: v[-1] for k, v in fw.items()} == want and not glob.glob(os.path.join(o
 shutil.rmtree(out)
 
 
-
 def python_calls(out):
     files = glob.glob(os.path.join(out, "*", "report.json"))
     return json.load(open(files[0])).get("python_calls") if files else "no report.json"
@@ -298,7 +294,7 @@ series = re.compile(r'^gpuspy_pool_(reserved|allocated)_bytes\{([^}]*)\} (\S+)$'
 
 def scrape_pools(names, want, **extra):
     """The pool series of /metrics, once they are WANT or 20 s passed."""
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     env = dict(os.environ, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
                GPUSPY_INTERVAL="10ms", PYTHONPATH=path, GPUSPY_QUIET="1", LD_PRELOAD=lib,
                GPUSPY_PROMETHEUS="127.0.0.1:0", FAKE_C10_CUDA=os.path.abspath(c10))
@@ -391,5 +387,4 @@ for bad, title, also in (("paddle", "PaddlePaddle", "cupy"), ("jax", "JAX", "pad
     shutil.rmtree(out)
 
 shutil.rmtree(native)
-print(f"{failures} failed")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

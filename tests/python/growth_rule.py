@@ -20,8 +20,11 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 view_py, abi_so = sys.argv[1:3]
 MIB = 1 << 20
@@ -195,10 +198,9 @@ def view_first(live, out):
     return first, end, said.splitlines()
 
 
-failures = 0
 for name, f, n, latest, want_shape, want_end in VECTORS:
     live = [f(i) for i in range(n)]
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     (lib, shape, lib_end), (view, view_end, said) = library_first(live), view_first(live, out)
     shutil.rmtree(out)
     if want_end is None:
@@ -211,9 +213,7 @@ for name, f, n, latest, want_shape, want_end in VECTORS:
     ok = ok and len(told) == (1 if lib else 0) and len(stops) == (1 if lib_end == 2 else 0) \
         and len(said) == len(told) + len(stops) and \
         all(f", {shape}, at step (train.py:7) [PyTorch view]; " in l for l in told + stops)
-    print(("ok   " if ok else "FAIL ") + "%s: first growing at sample %s (%s) in the library, "
+    check(ok, "%s: first growing at sample %s (%s) in the library, "
           "%s in the PyTorch view (by %s expected); at the end %s and %s (%s expected); "
           "said %s" % (name, lib, shape, view, latest, lib_end, view_end, want_end, said))
-    failures += not ok
-print("%d failures" % failures)
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -9,12 +9,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, cli = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
-failures = 0
+lib = harness.preload(lib)
 code = f"""
 import ctypes, sys, time
 ctypes.CDLL({pyalloc!r}).pyalloc_leak(ctypes.c_size_t(1 << 20), 1)
@@ -23,16 +24,10 @@ time.sleep(30)
 """
 
 
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
-
-
 for value, warned, sig_ok in (("10x", True, True), ("99999", True, True), ("USR1", False, True),
                               ("12", False, True), ("", False, True), ("off", False, False)):
-    out = tempfile.mkdtemp()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+    out = harness.tempdir()
+    env = harness.clean_env()
     env.update(LD_PRELOAD=lib, LD_LIBRARY_PATH=fake_dir, GPUSPY_OUTPUT_DIR=out,
                GPUSPY_INTERVAL="0", GPUSPY_QUIET="1", GPUSPY_SIGNAL=value)
     p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
@@ -59,5 +54,4 @@ for value, warned, sig_ok in (("10x", True, True), ("99999", True, True), ("USR1
           f"{tag}: the command warns {'in one line' if warned else 'not'}, as the library "
           f"did: {lines}")
     shutil.rmtree(out)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

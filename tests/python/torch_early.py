@@ -24,21 +24,15 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 MIB = 1 << 20
-failures = 0
-
-
-def check(cond, what, detail=""):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond and detail:
-        print("     " + str(detail).replace("\n", "\n     "))
-    failures += not cond
 
 
 def lines_of(name):
@@ -58,7 +52,7 @@ expected[("torch_early_prog.py", min(prog_lines["first"]))] = 2
 expected[("torch_early_prog.py", min(prog_lines["step"]))] = 10
 
 # the pretend PyTorch as pip lays it out: its frames are a library's
-site = tempfile.mkdtemp()
+site = harness.tempdir()
 packages = os.path.join(site, "lib", "python3", "site-packages")
 shutil.copytree(os.path.join(here, "fake_torch", "torch"), os.path.join(packages, "torch"))
 
@@ -71,7 +65,7 @@ def user_frame(frames):
 
 
 def run(what, *args, **extra):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUSPY_", "FAKE_"))}
     env.update(LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
                GPUSPY_INTERVAL="5s", PYTHONPATH=os.pathsep.join((packages, here)),
@@ -147,4 +141,4 @@ if got:
     check("from gpuspy's record of its segment" in got["stderr"],
           "no queue: ... and the exit summary", got["stderr"])
 shutil.rmtree(site)
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -16,27 +16,22 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, c10 = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "torch_epochs.py")
 line_of = {l.split("# LINE ")[-1]: i + 1 for i, l in enumerate(open(script).read().splitlines())
            if "# LINE " in l}
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
 
 
 for interval_ms, per in ((50, 8), (100, 1)):
     tag = f"epochs of {per} samples at {interval_ms} ms"
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
                GPUSPY_INTERVAL=f"{interval_ms}ms", PYTHONPATH=os.path.join(here, "fake_torch"),
                FAKE_C10_CUDA=os.path.abspath(c10))
@@ -69,5 +64,4 @@ for interval_ms, per in ((50, 8), (100, 1)):
     want = f" from epoch ({script}:{line_of['epoch_leak']}) [PyTorch view]"
     check(bool(named) and named[0].endswith(want),
           f"{tag}: the exit summary's first line is the epoch leak's: {named[:1]}")
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

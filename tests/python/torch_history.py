@@ -15,26 +15,21 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "torch_leak.py")
 leak_line = next(i + 1 for i, l in enumerate(open(script)) if "# LINE leak" in l)
 STEPS = 100
 MIB = 1 << 20
-failures = 0
 
 
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
-
-
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
            GPUSPY_INTERVAL="10ms", PYTHONPATH=os.path.join(here, "fake_torch"),
            FAKE_C10_CUDA=os.path.abspath(c10), GPUSPY_QUIET="1")
@@ -89,7 +84,7 @@ shutil.rmtree(out)
 # 24 lines: the first 16 hold the most at the start, then free it all; the
 # last 8 grow past them later.  The 16 chosen first keep their series (each
 # declared once), the 8 later ones are summed in torch_other.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 prog = os.path.join(out, "lines.py")
 body = "".join(f"        keep.append(torch.empty(" + ("(1 << 20) * (step < 20)" if k < 16 else
                                                   "131072 * step * (step >= 20)") + f"))  # K{k}\n"
@@ -121,5 +116,4 @@ check(rep.returncode == 0 and len({x["series"] for x in csv.DictReader(rep.stdou
                                    if x["series"].startswith("torch:")}) == 16,
       f"... and the CSV has their 16 series: {rep.stderr!r}")
 shutil.rmtree(out)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

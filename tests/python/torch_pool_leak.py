@@ -15,25 +15,19 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 MIB = 1 << 20
-failures = 0
 
 
-def check(cond, what, detail=""):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond and detail:
-        print("     " + str(detail).replace("\n", "\n     "))
-    failures += not cond
-
-
-out = tempfile.mkdtemp()
-env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+out = harness.tempdir()
+env = harness.clean_env()
 env.update(LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
            GPUSPY_INTERVAL="10ms", PYTHONPATH=os.path.join(here, "fake_torch"),
            FAKE_C10_CUDA=os.path.abspath(c10), FAKE_TORCH_SEGMENTS="1")
@@ -94,5 +88,4 @@ for args, status, words in (
           f"gpuspy report {' '.join(args)}: status {status}, {words!r}", (g.returncode, said[-2:]))
 
 shutil.rmtree(out)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -25,24 +25,19 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, c10 = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
 
 
 def run(interval, intervals, step_ms, cost_us=None):
     """(the run, report.json, torch.json's samples)"""
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
                GPUSPY_INTERVAL="%dms" % (interval * 1000), GPUSPY_QUIET="1",
                PYTHONPATH=os.path.join(here, "fake_torch"), FAKE_C10_CUDA=os.path.abspath(c10))
@@ -70,5 +65,4 @@ for interval, intervals, step_ms, cost_us in ((1.0, 8, 20, None), (1.0, 8, 300, 
     check(calls >= want, "%s: the main thread ran the view's call %d times (%g wanted)"
           % (tag, calls, want))
     check(samples >= want, "%s: %d samples in torch.json (%g wanted)" % (tag, samples, want))
-print("%d failures" % failures)
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

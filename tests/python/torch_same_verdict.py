@@ -12,26 +12,21 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, pyalloc, fake_dir, c10 = sys.argv[1:5]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "torch_growth.py")
 src = open(script).read().splitlines()
 line_of = {l.split("# LINE ")[-1]: i + 1 for i, l in enumerate(src) if "# LINE " in l}
 IDLE, STEPS, STEP_MS = 5, 1000, 3
-failures = 0
 
 
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
-
-
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
            GPUSPY_INTERVAL="10ms", GPUSPY_QUIET="1", PYTHONPATH=os.path.join(here, "fake_torch"),
            FAKE_C10_CUDA=os.path.abspath(c10))
@@ -69,5 +64,4 @@ for series, want in (("grow", True), ("plateau", False)):
           f"{series}: growing {want} for the C site and for the Python line: "
           f"{c.get('growing')} {py.get('growing')}")
 shutil.rmtree(out)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -14,27 +14,22 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 from pythons import interpreters
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
 lib, pyalloc, fake_dir, cli, c10 = sys.argv[1:6]
-# A sanitizer's runtime must come first in LD_PRELOAD (scripts/sanitize).
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 script = os.path.join(here, "torch_leak.py")
 src = open(script).read().splitlines()
 line_of = {l.split("# LINE ")[-1]: i + 1 for i, l in enumerate(src) if "# LINE " in l}
 STEPS = 150
 MIB = 1 << 20
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    failures += not cond
 
 
 def run(py, out, **extra):
@@ -58,7 +53,7 @@ for minor in (10, 11, 12, 13):
         print(f"3.{minor}: not installed, skipped")
 for minor, py in [(m, p) for m, ps in sorted(found.items()) for p in ps]:
     tag = f"3.{minor} ({py})"
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     r = run(py, out)
     check(r.returncode == 0 and r.stdout == f"kept {STEPS}\n",
           f"{tag}: the program runs as without gpuspy: {r.returncode} {r.stdout!r}")
@@ -147,7 +142,7 @@ for minor, py in [(m, p) for m, ps in sorted(found.items()) for p in ps]:
 py = shutil.which("python3")
 runs = []
 for steps in (40, 100):
-    out = tempfile.mkdtemp()
+    out = harness.tempdir()
     env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
                GPUSPY_INTERVAL="10ms", PYTHONPATH=os.path.join(here, "fake_torch"),
                FAKE_C10_CUDA=os.path.abspath(c10), GPUSPY_QUIET="1")
@@ -168,7 +163,7 @@ for out in runs:
     shutil.rmtree(out)
 
 # A forked child that exits through atexit leaves the parent's view alone.
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
            GPUSPY_INTERVAL="10ms", PYTHONPATH=os.path.join(here, "fake_torch"),
            FAKE_C10_CUDA=os.path.abspath(c10))
@@ -188,7 +183,7 @@ shutil.rmtree(out)
 # not every interval: with the default 1 s, it starts in time all the same.
 late = os.path.join(here, "torch_late.py")
 late_line = next(i + 1 for i, l in enumerate(open(late)) if "# LINE after" in l)
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 env = dict(os.environ, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir,
            PYTHONPATH=os.path.join(here, "fake_torch") + ":" + here,
            FAKE_C10_CUDA=os.path.abspath(c10), GPUSPY_QUIET="1")
@@ -204,13 +199,13 @@ shutil.rmtree(out)
 
 # Off: another allocator backend (gpuspy sees each allocation), or asked.
 py = shutil.which("python3")
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 r = run(py, out, FAKE_TORCH_BACKEND="cudaMallocAsync")
 check(r.returncode == 0 and not glob.glob(os.path.join(out, "*", "torch.json")) and
       r.stderr.count("PyTorch view off: allocator backend cudaMallocAsync") == 1,
       f"backend cudaMallocAsync: no view, one line: {r.stderr.strip()!r}")
 shutil.rmtree(out)
-out = tempfile.mkdtemp()
+out = harness.tempdir()
 r = run(py, out, GPUSPY_TORCH="0")
 # ... its framework counters still run: PyTorch's own allocated counter,
 # which grows with the leak, is what is said of it (once), not the view
@@ -221,5 +216,4 @@ check(r.returncode == 0 and not glob.glob(os.path.join(out, "*", "torch.json")) 
                              "[PyTorch view]" not in x for x in said),
       f"GPUSPY_TORCH=0: no view, nothing said of one: {said}")
 shutil.rmtree(out)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -9,6 +9,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Wrapped: gpuspy exports its own entry point for each. */
 #define DRIVER_WRAPPED(X)                                                                          \

@@ -769,8 +769,8 @@ struct drv_wrappers {
 };
 
 static const struct drv_wrappers drv_wrap[D_WRAPPED] = {
-#define DRV_WRAP(n) [D_##n] = { (void *)(n), (void *)n##__dlsym, (void *)n##__getproc },
-	DRIVER_WRAPPED(DRV_WRAP)
+#define DRV_WRAP(n, ...) [D_##n] = { (void *)(n), (void *)n##__dlsym, (void *)n##__getproc },
+	GS_CUDA_DRIVER_ENTRIES(DRV_WRAP)
 #undef DRV_WRAP
 };
 

@@ -21,42 +21,18 @@
 /* No runtime in the process behind us: what cudart says before init. */
 #define NO_RUNTIME ((cudaError_t)3) /* cudaErrorInitializationError */
 
-#define RUNTIME_WRAPPED(X)                                                                         \
-	X(cudaMalloc)                                                                              \
-	X(cudaFree)                                                                                \
-	X(cudaMallocAsync)                                                                         \
-	X(cudaMallocAsync_ptsz)                                                                    \
-	X(cudaFreeAsync)                                                                           \
-	X(cudaFreeAsync_ptsz)                                                                      \
-	X(cudaMallocFromPoolAsync)                                                                 \
-	X(cudaMallocFromPoolAsync_ptsz)                                                            \
-	X(cudaMallocManaged)                                                                       \
-	X(cudaMallocPitch)                                                                         \
-	X(cudaMallocHost)                                                                          \
-	X(cudaHostAlloc)                                                                           \
-	X(cudaFreeHost)                                                                            \
-	X(cudaGraphAddMemAllocNode)                                                                \
-	X(cudaGraphAddMemFreeNode)                                                                 \
-	X(cudaGraphInstantiate)                                                                    \
-	X(cudaGraphInstantiateWithFlags)                                                           \
-	X(cudaGraphInstantiateWithParams)                                                          \
-	X(cudaGraphInstantiateWithParams_ptsz)                                                     \
-	X(cudaGraphLaunch)                                                                         \
-	X(cudaGraphLaunch_ptsz)                                                                    \
-	X(cudaGraphExecDestroy)                                                                    \
-	X(cudaGraphDestroy)                                                                        \
-	X(cudaDeviceGraphMemTrim)
-
+/* The runtime's entry points gpuspy wraps: the runtime's rows of
+ * cuda_entries.h (GS_CUDA_RUNTIME_ENTRIES). */
 enum rt_fn {
-#define RT_ENUM(n) R_##n,
-	RUNTIME_WRAPPED(RT_ENUM)
+#define RT_ENUM(name, ...) R_##name,
+	GS_CUDA_RUNTIME_ENTRIES(RT_ENUM)
 #undef RT_ENUM
 		R_COUNT,
 };
 
 static const char *const rt_names[R_COUNT] = {
-#define RT_NAME(n) [R_##n] = #n,
-	RUNTIME_WRAPPED(RT_NAME)
+#define RT_NAME(name, ...) [R_##name] = #name,
+	GS_CUDA_RUNTIME_ENTRIES(RT_NAME)
 #undef RT_NAME
 };
 

@@ -2,10 +2,12 @@
 /*
  * Every CUDA entry point libgpuspy.so wraps, one row each: the one list.
  * From it come the prototypes (cuda_abi.h: checked against NVIDIA's own
- * headers when they are installed), the names and the tables of the
- * real functions (driver.h, hooks_runtime.c), the door tables
- * (hooks_driver.c), the reported API names (core.h), and the check that
- * the fake driver and runtime export every one (tests/fake/exports.c).
+ * headers when they are installed), the wrappers and their doors
+ * (src/preload/hooks_driver.c, hooks_runtime.c), the names and the
+ * tables of the real functions (driver.h), the reported API names
+ * (core.h), and the check that the fake driver and runtime export every
+ * one (tests/fake/exports.c).  Adding an entry point is one row; a body
+ * that no row has yet is one shape (src/preload/shapes.h).
  *
  * X(name, side, shape, api, kind, family, parameter types...), the
  * driver's rows first (GS_CUDA_DRIVER_ENTRIES), then the runtime's
@@ -13,7 +15,7 @@
  *
  *   name    the exported symbol
  *   side    DRIVER (cu*, returns CUresult) or RUNTIME (cuda*, cudaError_t)
- *   shape   what its hook does around the real call
+ *   shape   what its hook does around the real call (shapes.h)
  *   api     what a call site it makes is reported as: the entry point
  *           itself, or for a per-thread-stream (_ptsz) form its plain
  *           twin, whose type it must have (checked by the hooks)
@@ -21,6 +23,9 @@
  *           VMM, or NONE
  *   family  the calls counter (enum gs_call) it also counts in: NONE,
  *           PER_THREAD, VMM, GRAPH, GRAPH_PER_THREAD, LOOKUP_V1, LOOKUP_V2
+ *
+ * The wrappers name their parameters a0, a1, ... in this order; a shape
+ * says which of them it reads.
  */
 #ifndef GPUSPY_CUDA_ENTRIES_H
 #define GPUSPY_CUDA_ENTRIES_H

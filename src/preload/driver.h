@@ -62,6 +62,11 @@ static inline void *drv_real(enum drv_fn f)
 
 #define REAL(name) ((__typeof__(&name))drv_real(D_##name))
 
+/* hooks_driver.c: for a pointer the real cuGetProcAddress returned (the
+ * address of an exported libcuda symbol), the wrapper of that entry
+ * point at the cuGetProcAddress door; P itself when gpuspy wraps none. */
+void *driver_wrap_pointer(void *p);
+
 /* The current context's device, or -1. */
 int driver_current_device(void);
 /* cuMemGetInfo of the current context; false when it cannot be asked. */

@@ -36,7 +36,7 @@ static void create(uint64_t handle, uint64_t size)
 		     0);
 }
 
-/* cuMemRelease's bracket, as hooks_driver.c has it; returns deferred. */
+/* cuMemRelease's bracket, as its hook has it (shapes.h); returns deferred. */
 static bool release(uint64_t handle, bool ok)
 {
 	bool deferred;

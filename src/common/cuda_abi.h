@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cuda_entries.h"
+
 #ifdef GPUSPY_HAVE_CUDA_H
 
 #include <cuda.h>
@@ -269,114 +271,25 @@ enum { CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900 };
 enum { CUDA_ERROR_DEINITIALIZED = 4 };
 #endif /* GPUSPY_HAVE_CUDA_H */
 
-/*
- * Declarations cuda.h does not make in an ordinary build: the per-thread
- * default stream (_ptsz) entry points and the legacy cuGetProcAddress.
- * They share the signature of their plain twins.
- */
-CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
-CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
-				      CUstream hStream);
-CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
-cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
-cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
-					 cudaStream_t stream);
-cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
-CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
-CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
-					   CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
-cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
-cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-						cudaGraphInstantiateParams *instantiateParams);
-
 #ifndef GPUSPY_HAVE_CUDA_H
 CUresult cuInit(unsigned int Flags);
 CUresult cuDriverGetVersion(int *driverVersion);
 CUresult cuDeviceGet(CUdevice *device, int ordinal);
 CUresult cuDeviceGetCount(int *count);
 CUresult cuCtxGetDevice(CUdevice *device);
-CUresult cuMemGetInfo_v2(size_t *free, size_t *total);
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-			     CUdriverProcAddressQueryResult *symbolStatus);
-CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
-CUresult cuMemFree_v2(CUdeviceptr dptr);
-CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
-			    unsigned int ElementSizeBytes);
-CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
-CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
-CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
-				 CUstream hStream);
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
-CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
-CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);
-CUresult cuMemFreeHost(void *p);
-CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
-		     const CUmemAllocationProp *prop, unsigned long long flags);
-CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
-CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
-			     unsigned long long flags);
-CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
-CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-		  unsigned long long flags);
-CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
 CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags);
-CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
-				const CUgraphNode *dependencies, size_t numDependencies,
-				CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams);
-CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
-			       const CUgraphNode *dependencies, size_t numDependencies,
-			       CUdeviceptr dptr);
-CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
-				     unsigned long long flags);
-CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
-				      CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
-CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
-CUresult cuGraphExecDestroy(CUgraphExec hGraphExec);
-CUresult cuGraphDestroy(CUgraph hGraph);
-CUresult cuDeviceGraphMemTrim(CUdevice device);
 CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value);
 CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
 				   cuuint64_t *id_out, CUgraph *graph_out,
 				   const CUgraphNode **dependencies_out,
 				   const CUgraphEdgeData **edgeData_out,
 				   size_t *numDependencies_out);
-
-cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-				     const cudaGraphNode_t *pDependencies, size_t numDependencies,
-				     struct cudaMemAllocNodeParams *nodeParams);
-cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-				    const cudaGraphNode_t *pDependencies, size_t numDependencies,
-				    void *dptr);
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-				 unsigned long long flags);
-cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-					  unsigned long long flags);
-cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-					   cudaGraphInstantiateParams *instantiateParams);
-cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream);
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec);
-cudaError_t cudaGraphDestroy(cudaGraph_t graph);
-cudaError_t cudaDeviceGraphMemTrim(int device);
-
-cudaError_t cudaMalloc(void **devPtr, size_t size);
-cudaError_t cudaFree(void *devPtr);
-cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);
-cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream);
-cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
-				    cudaStream_t stream);
-cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags);
-cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height);
-cudaError_t cudaMallocHost(void **ptr, size_t size);
-cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags);
-cudaError_t cudaFreeHost(void *ptr);
 cudaError_t cudaGetDevice(int *device);
 cudaError_t cudaDeviceSynchronize(void);
 
 /* Also used by the fake driver and runtime and the integration programs (tests/). */
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
 CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
-CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 CUresult cuCtxSetCurrent(CUcontext ctx);
@@ -410,5 +323,18 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
 					     unsigned int cudaVersion, unsigned long long flags,
 					     enum cudaDriverEntryPointQueryResult *driverStatus);
 #endif
+
+/*
+ * The entry points gpuspy wraps (cuda_entries.h), declared from their
+ * rows: with NVIDIA's headers a row whose types drift from the real
+ * prototype fails to compile here; without them these are the
+ * declarations.  They include what cuda.h does not declare in an
+ * ordinary build: the per-thread default stream (_ptsz) forms and the
+ * legacy 4-argument cuGetProcAddress.
+ */
+#define GS_CUDA_PROTOTYPE(name, side, shape, api, kind, family, ...)                               \
+	GS_CUDA_RESULT_##side name(__VA_ARGS__);
+GS_CUDA_ENTRIES(GS_CUDA_PROTOTYPE)
+#undef GS_CUDA_PROTOTYPE
 
 #endif /* GPUSPY_CUDA_ABI_H */

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cuda_entries.h"
 #include "names.h" /* enum gs_kind, what an allocation occupies */
 
 /* uthash must never exit() the host program: an insert that cannot get
@@ -63,32 +64,19 @@ enum gs_door {
 	GS_DOOR_COUNT,
 };
 
-#define GS_API_LIST(X)                                                                             \
-	X(cudaMalloc)                                                                              \
-	X(cudaMallocAsync)                                                                         \
-	X(cudaMallocFromPoolAsync)                                                                 \
-	X(cudaMallocManaged)                                                                       \
-	X(cudaMallocPitch)                                                                         \
-	X(cudaMallocHost)                                                                          \
-	X(cudaHostAlloc)                                                                           \
-	X(cuMemAlloc_v2)                                                                           \
-	X(cuMemAllocAsync)                                                                         \
-	X(cuMemAllocFromPoolAsync)                                                                 \
-	X(cuMemAllocManaged)                                                                       \
-	X(cuMemAllocPitch_v2)                                                                      \
-	X(cuMemCreate)                                                                             \
-	X(cuMemHostAlloc)                                                                          \
-	X(cuMemAllocHost_v2)                                                                       \
-	X(cudaGraphAddMemAllocNode)                                                                \
-	X(cuGraphAddMemAllocNode)                                                                  \
-	X(cudaMallocAsync_captured)                                                                \
-	X(cuMemAllocAsync_captured)
-
+/*
+ * What a call site is reported as: one name per CUDA entry point gpuspy
+ * wraps (cuda_entries.h; a per-thread form is reported as its plain
+ * twin), and an async allocation on a capturing stream, which is the
+ * graph's (graph.c).
+ */
 enum gs_api {
-#define GS_API_ENUM(n) GS_API_##n,
-	GS_API_LIST(GS_API_ENUM)
+#define GS_API_ENUM(name, ...) GS_API_##name,
+	GS_CUDA_ENTRIES(GS_API_ENUM)
 #undef GS_API_ENUM
-		GS_API_COUNT,
+		GS_API_cudaMallocAsync_captured,
+	GS_API_cuMemAllocAsync_captured,
+	GS_API_COUNT,
 };
 
 extern const char *const gs_api_names[GS_API_COUNT];

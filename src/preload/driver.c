@@ -14,8 +14,10 @@
 #include "real.h"
 
 const char *const drv_names[D_COUNT] = {
-#define DRV_NAME(n) [D_##n] = #n,
-	DRIVER_WRAPPED(DRV_NAME) DRIVER_USED(DRV_NAME)
+#define DRV_NAME(name, ...) [D_##name] = #name,
+#define DRV_USED_NAME(name) [D_##name] = #name,
+	GS_CUDA_DRIVER_ENTRIES(DRV_NAME) DRIVER_USED(DRV_USED_NAME)
+#undef DRV_USED_NAME
 #undef DRV_NAME
 };
 

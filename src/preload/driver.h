@@ -9,44 +9,15 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
-/* Wrapped: gpuspy exports its own entry point for each. */
-#define DRIVER_WRAPPED(X)                                                                          \
-	X(cuMemAlloc_v2)                                                                           \
-	X(cuMemFree_v2)                                                                            \
-	X(cuMemAllocAsync)                                                                         \
-	X(cuMemAllocAsync_ptsz)                                                                    \
-	X(cuMemAllocFromPoolAsync)                                                                 \
-	X(cuMemAllocFromPoolAsync_ptsz)                                                            \
-	X(cuMemFreeAsync)                                                                          \
-	X(cuMemFreeAsync_ptsz)                                                                     \
-	X(cuMemAllocManaged)                                                                       \
-	X(cuMemAllocPitch_v2)                                                                      \
-	X(cuMemCreate)                                                                             \
-	X(cuMemRelease)                                                                            \
-	X(cuMemMap)                                                                                \
-	X(cuMemUnmap)                                                                              \
-	X(cuMemAddressReserve)                                                                     \
-	X(cuMemAddressFree)                                                                        \
-	X(cuMemHostAlloc)                                                                          \
-	X(cuMemAllocHost_v2)                                                                       \
-	X(cuMemFreeHost)                                                                           \
-	X(cuGraphAddMemAllocNode)                                                                  \
-	X(cuGraphAddMemFreeNode)                                                                   \
-	X(cuGraphInstantiateWithFlags)                                                             \
-	X(cuGraphInstantiateWithParams)                                                            \
-	X(cuGraphInstantiateWithParams_ptsz)                                                       \
-	X(cuGraphLaunch)                                                                           \
-	X(cuGraphLaunch_ptsz)                                                                      \
-	X(cuGraphExecDestroy)                                                                      \
-	X(cuGraphDestroy)                                                                          \
-	X(cuDeviceGraphMemTrim)                                                                    \
-	X(cuMemGetInfo_v2)                                                                         \
-	X(cuDeviceTotalMem_v2)                                                                     \
-	X(cuGetProcAddress)                                                                        \
-	X(cuGetProcAddress_v2)
+#include "cuda_entries.h"
 
-/* Used, never wrapped. */
+/*
+ * The functions of the driver: first those gpuspy wraps, exporting its
+ * own entry point for each (the driver's rows of cuda_entries.h), then
+ * those it only uses, DRIVER_USED.
+ */
 #define DRIVER_USED(X)                                                                             \
 	X(cuCtxGetDevice)                                                                          \
 	X(cuDriverGetVersion)                                                                      \
@@ -58,8 +29,10 @@
 	X(cuDeviceGetGraphMemAttribute)
 
 enum drv_fn {
-#define DRV_ENUM(n) D_##n,
-	DRIVER_WRAPPED(DRV_ENUM) DRIVER_USED(DRV_ENUM)
+#define DRV_ENUM(name, ...) D_##name,
+#define DRV_USED_ENUM(name) D_##name,
+	GS_CUDA_DRIVER_ENTRIES(DRV_ENUM) DRIVER_USED(DRV_USED_ENUM)
+#undef DRV_USED_ENUM
 #undef DRV_ENUM
 		D_COUNT,
 	D_WRAPPED = D_cuCtxGetDevice,
@@ -88,6 +61,11 @@ static inline void *drv_real(enum drv_fn f)
 }
 
 #define REAL(name) ((__typeof__(&name))drv_real(D_##name))
+
+/* hooks_driver.c: for a pointer the real cuGetProcAddress returned (the
+ * address of an exported libcuda symbol), the wrapper of that entry
+ * point at the cuGetProcAddress door; P itself when gpuspy wraps none. */
+void *driver_wrap_pointer(void *p);
 
 /* The current context's device, or -1. */
 int driver_current_device(void);

@@ -32,9 +32,11 @@ __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
 struct gs_totals gs_totals;
 
 const char *const gs_api_names[GS_API_COUNT] = {
-#define GS_API_NAME(n) [GS_API_##n] = #n,
-	GS_API_LIST(GS_API_NAME)
+#define GS_API_NAME(name, ...) [GS_API_##name] = #name,
+	GS_CUDA_ENTRIES(GS_API_NAME)
 #undef GS_API_NAME
+		[GS_API_cudaMallocAsync_captured] = "cudaMallocAsync_captured",
+	[GS_API_cuMemAllocAsync_captured] = "cuMemAllocAsync_captured",
 };
 const char *const gs_door_names[GS_DOOR_COUNT] = { "runtime", "driver", "dlsym", "getproc" };
 const char *const gs_call_names[GS_CALL_COUNT] = {

@@ -24,28 +24,6 @@ static inline void hook_leave(void)
 	gs_hook_depth--;
 }
 
-/*
- * The bracket around every free hook: the allocation leaves the table
- * before the real call hands the address back to CUDA (where another
- * thread could be given it and record it first), and is accounted, or put
- * back if CUDA refused, after.  `call` is evaluated once; its result is
- * returned unchanged.
- */
-#define GS_FREE_HOOK(rtype, success, space, addr, call)                                            \
-	do {                                                                                       \
-		uint64_t addr_ = (uint64_t)(uintptr_t)(addr);                                      \
-		struct gs_alloc *a_ = NULL;                                                        \
-		bool outer_ = hook_enter();                                                        \
-		rtype r_;                                                                          \
-		if (outer_ && addr_)                                                               \
-			a_ = record_free_begin(space, addr_);                                      \
-		r_ = (call);                                                                       \
-		if (outer_ && addr_)                                                               \
-			record_free_end(a_, addr_, r_ == (success));                               \
-		hook_leave();                                                                      \
-		return r_;                                                                         \
-	} while (0)
-
 struct gs_alloc;
 /* device: CUDA ordinal, or -1 unknown, or GS_DEVICE_CURRENT to ask the driver */
 #define GS_DEVICE_CURRENT (-2)
@@ -74,27 +52,6 @@ static inline void calls_family(enum gs_call c)
 	if (gs_hook_depth == 0)
 		calls_note(c);
 }
-/*
- * The body of a hook of a graph call (the accounting is graph.c's):
- * counted once in the graph family, and in the per-thread one for a
- * _ptsz entry point; CALL's result returned untouched; AFTER run by the
- * outermost hook only, once CALL returned SUCCESS.
- */
-#define GS_GRAPH_HOOK(rtype, success, per_thread, call, after)                                     \
-	do {                                                                                       \
-		bool outer_;                                                                       \
-		rtype r_;                                                                          \
-		calls_family(GS_CALL_GRAPH);                                                       \
-		if (per_thread)                                                                    \
-			calls_family(GS_CALL_PER_THREAD);                                          \
-		outer_ = hook_enter();                                                             \
-		r_ = (call);                                                                       \
-		if (outer_ && r_ == (success)) {                                                   \
-			after;                                                                     \
-		}                                                                                  \
-		hook_leave();                                                                      \
-		return r_;                                                                         \
-	} while (0)
 /* An allocation failed for lack of memory (record.c). */
 void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device);
 

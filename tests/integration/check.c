@@ -23,6 +23,9 @@
  *   --expect-site F=BYTES/ALLOCS leaked_bytes/leaked_allocations summed over
  *                                the sites with a frame whose function is F
  *   --expect-allocations F=N     allocations summed over the same sites
+ *   --expect-api F=API           every site with a frame whose function is F
+ *                                (one at least) is reported as API: the entry
+ *                                point that caught it (repeatable)
  *   --expect-total-allocations N allocations summed over all sites
  *   --expect-total-frees N       frees summed over all sites
  *   --expect-pinned-bytes N      pinned.leaked_bytes (default 0)
@@ -73,6 +76,11 @@ struct site_expect {
 	long long allocs;
 };
 
+struct api_expect {
+	const char *function;
+	const char *api;
+};
+
 static struct {
 	const char *lib, *cli, *fake_dir, *valgrind;
 	char **argv, **spied_argv; /* spied_argv: argv, or valgrind running it */
@@ -88,6 +96,8 @@ static struct {
 	size_t n_sites;
 	struct site_expect allocs[MAX_ITEMS]; /* only .allocs used */
 	size_t n_allocs;
+	struct api_expect apis[MAX_ITEMS];
+	size_t n_apis;
 	const char *envs[MAX_ITEMS];
 	size_t n_envs;
 	struct site_expect json[MAX_ITEMS]; /* .function: the path; .allocs: the value */
@@ -386,6 +396,30 @@ static void test_site_allocs(void **state)
 	expect_sum(s->function, "allocations", s->allocs);
 }
 
+static void test_site_api(void **state)
+{
+	const struct api_expect *e = *state;
+	json_t *sites = json_object_get(got.json, "sites"), *site;
+	size_t matched = 0;
+
+	if (!json_is_array(sites))
+		fail_msg("the report has no sites array");
+	for (size_t i = 0; i < json_array_size(sites); i++) {
+		const char *api;
+
+		site = json_array_get(sites, i);
+		if (!site_has_function(site, e->function))
+			continue;
+		matched++;
+		api = json_string_value(json_object_get(site, "api"));
+		if (!api || strcmp(api, e->api))
+			fail_msg("site %zu, with a frame in %s, is reported as %s, expected %s", i,
+				 e->function, api ? api : "(none)", e->api);
+	}
+	if (!matched)
+		fail_msg("no site has a frame in %s", e->function);
+}
+
 static void test_total_allocs(void **state)
 {
 	expect_sum(NULL, "allocations", want.total_allocs);
@@ -443,7 +477,7 @@ static void usage(void)
 		"             [--expect-line TEXT]... [--expect-processes N]\n"
 		"             [--expect-leaked-bytes N] [--expect-leaked-allocs N]\n"
 		"             [--expect-site FUNCTION=BYTES/ALLOCS]...\n"
-		"             [--expect-allocations FUNCTION=N]...\n"
+		"             [--expect-allocations FUNCTION=N]... [--expect-api FUNCTION=API]...\n"
 		"             [--expect-total-allocations N] [--expect-total-frees N]\n"
 		"             [--expect-pinned-bytes N] [--expect-untracked N]\n"
 		"             [--expect-json PATH=N]...\n"
@@ -463,6 +497,17 @@ static long long number(const char *s)
 		usage();
 	}
 	return v;
+}
+
+/* FUNCTION=API */
+static struct api_expect api_arg(char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1])
+		usage();
+	*eq = '\0';
+	return (struct api_expect){ arg, eq + 1 };
 }
 
 /* FUNCTION=BYTES/ALLOCS, or FUNCTION=ALLOCS when !with_bytes. */
@@ -529,6 +574,7 @@ enum {
 	OPT_LEAKED_ALLOCS,
 	OPT_SITE,
 	OPT_ALLOCATIONS,
+	OPT_API,
 	OPT_TOTAL_ALLOCS,
 	OPT_TOTAL_FREES,
 	OPT_PINNED,
@@ -563,6 +609,7 @@ static void parse_args(int argc, char **argv)
 		{ "expect-leaked-allocs", required_argument, NULL, OPT_LEAKED_ALLOCS },
 		{ "expect-site", required_argument, NULL, OPT_SITE },
 		{ "expect-allocations", required_argument, NULL, OPT_ALLOCATIONS },
+		{ "expect-api", required_argument, NULL, OPT_API },
 		{ "expect-total-allocations", required_argument, NULL, OPT_TOTAL_ALLOCS },
 		{ "expect-total-frees", required_argument, NULL, OPT_TOTAL_FREES },
 		{ "expect-pinned-bytes", required_argument, NULL, OPT_PINNED },
@@ -614,6 +661,10 @@ static void parse_args(int argc, char **argv)
 		case OPT_ALLOCATIONS:
 			want.allocs[want.n_allocs] = site_arg(optarg, false);
 			add(&want.n_allocs, "--expect-allocations");
+			break;
+		case OPT_API:
+			want.apis[want.n_apis] = api_arg(optarg);
+			add(&want.n_apis, "--expect-api");
 			break;
 		case OPT_TOTAL_ALLOCS:
 			want.total_allocs = number(optarg);
@@ -741,6 +792,10 @@ int main(int argc, char **argv)
 			test(xasprintf("sites of %s made %lld allocations", want.allocs[i].function,
 				       want.allocs[i].allocs),
 			     test_site_allocs, &want.allocs[i]);
+		for (size_t i = 0; i < want.n_apis; i++)
+			test(xasprintf("sites of %s are reported as %s", want.apis[i].function,
+				       want.apis[i].api),
+			     test_site_api, &want.apis[i]);
 		if (want.total_allocs != UNCHECKED)
 			test(xasprintf("%lld allocations in all", want.total_allocs),
 			     test_total_allocs, NULL);

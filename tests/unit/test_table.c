@@ -14,6 +14,7 @@
 #include "core.h"
 #include "counters.h"
 #include "driver.h"
+#include "driver_stub.h"
 #include "locks.h"
 #include "peak.h"
 #include "pystack.h"
@@ -22,43 +23,6 @@
 #include "state.h"
 #include "table.h"
 #include "writer.h"
-
-/* record.c asks the driver for the current device; there is none here. */
-int driver_current_device(void)
-{
-	return 3;
-}
-
-bool driver_mem_info(long long *free_bytes, long long *total_bytes)
-{
-	return false;
-}
-
-void driver_describe(void)
-{
-}
-
-const struct gs_cuda_info *driver_info(void)
-{
-	static const struct gs_cuda_info none;
-
-	return &none;
-}
-
-bool driver_capture_graph(const void *stream, bool per_thread, const void **graph)
-{
-	return false;
-}
-
-bool driver_graph_mem(int ordinal, unsigned long long v[4])
-{
-	return false;
-}
-
-bool driver_pci(int ordinal, unsigned *domain, unsigned *bus, unsigned *device)
-{
-	return false;
-}
 
 static struct gs_alloc *entry(uint64_t addr, enum gs_space space, uint64_t size)
 {
@@ -212,7 +176,7 @@ static void test_record_alloc_free(void **state)
 
 	a = record_free_begin(GS_SPACE_DEVPTR, 0xabc000);
 	assert_non_null(a);
-	assert_int_equal(a->device, 3);
+	assert_int_equal(a->device, UNIT_DEVICE);
 	record_free_end(a, 0xabc000, false); /* the driver refused: still live */
 	assert_int_equal(counters_live_bytes(k), 4096);
 

@@ -13,47 +13,9 @@
 
 #include "core.h"
 #include "counters.h"
-#include "driver.h"
 #include "record.h"
 #include "table.h"
 #include "vmm.h"
-
-/* What gpuspy asks the driver: there is none here. */
-int driver_current_device(void)
-{
-	return 0;
-}
-
-bool driver_mem_info(long long *free_bytes, long long *total_bytes)
-{
-	return false;
-}
-
-void driver_describe(void)
-{
-}
-
-const struct gs_cuda_info *driver_info(void)
-{
-	static const struct gs_cuda_info none;
-
-	return &none;
-}
-
-bool driver_capture_graph(const void *stream, bool per_thread, const void **graph)
-{
-	return false;
-}
-
-bool driver_graph_mem(int ordinal, unsigned long long v[4])
-{
-	return false;
-}
-
-bool driver_pci(int ordinal, unsigned *domain, unsigned *bus, unsigned *device)
-{
-	return false;
-}
 
 #define GRAIN (2ull << 20)
 
@@ -74,7 +36,7 @@ static void create(uint64_t handle, uint64_t size)
 		     0);
 }
 
-/* cuMemRelease's bracket, as hooks_driver.c has it; returns deferred. */
+/* cuMemRelease's bracket, as its hook has it (shapes.h); returns deferred. */
 static bool release(uint64_t handle, bool ok)
 {
 	bool deferred;

@@ -12,8 +12,21 @@ contrib/jupyter):
         work()
         s.read().peak_bytes         # the peak inside it
         s.grown()                   # the sites that kept memory, by their names
+
+In IPython or Jupyter: %load_ext gpuspy (gpuspy.notebook).
 """
 from ._lib import Library, Scope, human, library, why
 
-__all__ = ["Library", "Scope", "human", "library", "why"]
+__all__ = ["Library", "Scope", "human", "library", "why", "load_ipython_extension",
+           "unload_ipython_extension"]
 
+
+def load_ipython_extension(ipython):
+    """%load_ext gpuspy: a line after each cell, %gpuspy, %gpuspy plot."""
+    from . import notebook
+    notebook.load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    from . import notebook
+    notebook.unload(ipython)

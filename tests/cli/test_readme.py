@@ -234,6 +234,14 @@ def staged_install(build, meson, stage, src_man):
         want += [prefix + "/share/man/man" + page[-1] + "/" + page
                  for page in sorted(f[:-len(".scd")] for f in os.listdir(src_man)
                                     if f.endswith(".scd"))]
+    # the notebook's kernel and the Python package, where Jupyter and
+    # Debian's python3 look under /usr/local
+    want.append(prefix + "/share/jupyter/kernels/python3-gpuspy/kernel.json")
+    pyver = subprocess.run(["/usr/bin/python3", "-c", "import sys; print('%d.%d' % "
+                            "sys.version_info[:2])"], capture_output=True, text=True).stdout.strip()
+    site = "dist-packages" if prefix == "/usr/local" else "site-packages"
+    for f in ("__init__.py", "_lib.py", "notebook.py"):
+        want.append(f"{prefix}/lib/python{pyver}/{site}/gpuspy/{f}")
     for w in want:
         check(w[1:] in found, f"installed: {w}", "\n".join(sorted(found)))
     return prefix, libdir

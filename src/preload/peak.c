@@ -34,15 +34,13 @@ static struct {
 } bufs[2];
 static unsigned cur;
 
-void peak_note(long long live)
+/* The copy, out of line: the hot path below stays a few instructions
+ * without this one's stack frame. */
+static __attribute__((noinline)) void peak_copy(long long live)
 {
 	unsigned n = 0, cap, next;
 	struct gs_peak_site *buf;
 
-	/* a load and a comparison, but while the API's peak rises */
-	gs_max(&line.local, live);
-	if (GS_LIKELY(live < atomic_load_explicit(&line.next_at, memory_order_relaxed)))
-		return;
 	gs_lock(&gs_peak_lock);
 	if (live < atomic_load_explicit(&line.next_at, memory_order_relaxed)) {
 		gs_unlock(&gs_peak_lock); /* another thread just took it */
@@ -79,6 +77,15 @@ void peak_note(long long live)
 		snap.devices[d] = totals_device_live((unsigned)d);
 	atomic_store_explicit(&line.next_at, live + live / 100 + 1, memory_order_relaxed);
 	gs_unlock(&gs_peak_lock);
+}
+
+void peak_note(long long live)
+{
+	/* a load and a comparison, but while the API's peak rises */
+	gs_max(&line.local, live);
+	if (GS_LIKELY(live < atomic_load_explicit(&line.next_at, memory_order_relaxed)))
+		return;
+	peak_copy(live);
 }
 
 const struct gs_peak_snap *peak_snapshot(void)

@@ -403,7 +403,8 @@ static int rank(struct rows *rs, const long long *base, unsigned nbase, struct g
 				rs->r[keep++] = rs->r[i];
 		rs->n = keep;
 		sign_of_sort = rs->sign;
-		qsort(rs->r, rs->n, sizeof(*rs->r), cmp_rows);
+		if (rs->n > 1)
+			qsort(rs->r, rs->n, sizeof(*rs->r), cmp_rows);
 		take = rs->n < n ? rs->n : n;
 	}
 	for (unsigned i = 0; i < take; i++) {
@@ -478,7 +479,6 @@ static int sites(long long scope, int sign, void *out, unsigned n, size_t size, 
 	struct rows rs = { .sign = sign };
 	double deadline = now_mono() + (wait_ms > 0 ? wait_ms : 0) / 1000.0;
 	unsigned unnamed = 0;
-	bool asked = false;
 	int got;
 
 	if (!size_ok(out, size) || atomic_load(&gs_state.silent))
@@ -507,16 +507,14 @@ static int sites(long long scope, int sign, void *out, unsigned n, size_t size, 
 			finish(&rs, tmp, (unsigned)got);
 		if (got < 0 || unnamed == 0 || now_mono() >= deadline)
 			break;
-		/* a pass started after the sites were read names them all */
-		if (!asked && !writer_wake_names())
+		/* a pass that starts after the sites were read names them all;
+		 * one that ends now may have started before: then ask again */
+		if (!writer_wake_names())
 			break;
-		asked = true;
 		while (site_names_passes() == passes && now_mono() < deadline)
 			sleep_ms(NAME_POLL_MS);
 		if (site_names_passes() == passes)
 			break;
-		/* asked again: the pass seen may have started before the read */
-		asked = false;
 	}
 	for (int i = 0; i < got; i++)
 		give((char *)out + (size_t)i * size, size, &tmp[i], sizeof(tmp[i]));

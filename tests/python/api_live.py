@@ -85,6 +85,7 @@ for cname, py in (("gpuspy_totals", _lib._Totals), ("gpuspy_scope_totals", _lib.
           f"ctypes {sorted(mine.items())}\nC      {sorted(theirs.items())}")
 
 # without the library, and with the stub in its place
+stub = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), stub)))
 for what, pre in (("not preloaded", None), ("the stub preloaded", stub)):
     res, _, p = run("basic", preload=pre)
     check(res.get("found") is False and "not preloaded" in (res.get("why") or "")

@@ -24,6 +24,12 @@
  *   metrics   the page the endpoint serves (endpoint.c): swapped by the
  *             snapshot thread, copied by the server's thread; nothing
  *             nests under it
+ *   api       the scopes of the public API that are open (query.c), on
+ *             the callers' threads; a query reads the sites' names
+ *             (names) under it
+ *   names     the sites' one names (site_names.c): held by the naming
+ *             thread through a pass, by a caller's thread while it reads
+ *             them; nothing nests under it
  *
  * Not locks, and so not here: lifecycle.c's pthread_once (run by the
  * constructor, before the program has threads), nvml.c's (run under the
@@ -57,6 +63,8 @@ struct gs_mutex gs_table_locks[GS_TABLE_SHARDS] = {
 	[0 ... GS_TABLE_SHARDS - 1] = GS_MUTEX_INIT,
 };
 struct gs_mutex gs_metrics_lock = GS_MUTEX_INIT;
+struct gs_mutex gs_api_lock = GS_MUTEX_INIT;
+struct gs_mutex gs_names_lock = GS_MUTEX_INIT;
 
 static const struct gs_lock_group list[] = {
 	{ "activate", &gs_activate_lock, 1 },
@@ -68,6 +76,8 @@ static const struct gs_lock_group list[] = {
 	{ "sites", gs_site_locks, GS_SITE_SHARDS },
 	{ "table", gs_table_locks, GS_TABLE_SHARDS },
 	{ "metrics", &gs_metrics_lock, 1 },
+	{ "api", &gs_api_lock, 1 },
+	{ "names", &gs_names_lock, 1 },
 };
 
 #define N_GROUPS (sizeof(list) / sizeof(list[0]))

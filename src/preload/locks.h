@@ -31,6 +31,8 @@ extern struct gs_mutex gs_unwind_lock;			/* unwind.c */
 extern struct gs_mutex gs_site_locks[GS_SITE_SHARDS];	/* sites.c */
 extern struct gs_mutex gs_table_locks[GS_TABLE_SHARDS]; /* table.c */
 extern struct gs_mutex gs_metrics_lock;			/* endpoint.c */
+extern struct gs_mutex gs_api_lock;			/* query.c */
+extern struct gs_mutex gs_names_lock;			/* site_names.c */
 
 static inline void gs_lock(struct gs_mutex *l)
 {

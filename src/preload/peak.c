@@ -19,9 +19,13 @@
 #include "sites.h"
 #include "state.h"
 
-/* Live bytes at which the next copy is due: read by every allocation, so
- * in a line that nothing written as often shares. */
-static atomic_llong next_at __attribute__((aligned(64)));
+/* Live bytes at which the next copy is due, and the highest live bytes
+ * since the API last reset it (peak_local_reset): read by every
+ * allocation, so in a line that nothing written as often shares. */
+static struct {
+	atomic_llong next_at;
+	atomic_llong local;
+} line __attribute__((aligned(64)));
 static struct gs_peak_snap snap; /* under gs_peak_lock */
 /* Two buffers: the snapshot's, and the one the next copy is made in. */
 static struct {
@@ -30,15 +34,15 @@ static struct {
 } bufs[2];
 static unsigned cur;
 
-void peak_note(long long live)
+/* The copy, out of line: the hot path below stays a few instructions
+ * without this one's stack frame. */
+static __attribute__((noinline)) void peak_copy(long long live)
 {
 	unsigned n = 0, cap, next;
 	struct gs_peak_site *buf;
 
-	if (GS_LIKELY(live < atomic_load_explicit(&next_at, memory_order_relaxed)))
-		return;
 	gs_lock(&gs_peak_lock);
-	if (live < atomic_load_explicit(&next_at, memory_order_relaxed)) {
+	if (live < atomic_load_explicit(&line.next_at, memory_order_relaxed)) {
 		gs_unlock(&gs_peak_lock); /* another thread just took it */
 		return;
 	}
@@ -71,11 +75,30 @@ void peak_note(long long live)
 	snap.time = gs_now();
 	for (int d = 0; d <= GS_MAX_DEVICES; d++)
 		snap.devices[d] = totals_device_live((unsigned)d);
-	atomic_store_explicit(&next_at, live + live / 100 + 1, memory_order_relaxed);
+	atomic_store_explicit(&line.next_at, live + live / 100 + 1, memory_order_relaxed);
 	gs_unlock(&gs_peak_lock);
+}
+
+void peak_note(long long live)
+{
+	/* a load and a comparison, but while the API's peak rises */
+	gs_max(&line.local, live);
+	if (GS_LIKELY(live < atomic_load_explicit(&line.next_at, memory_order_relaxed)))
+		return;
+	peak_copy(live);
 }
 
 const struct gs_peak_snap *peak_snapshot(void)
 {
 	return snap.time > 0 ? &snap : NULL;
+}
+
+long long peak_local(void)
+{
+	return atomic_load_explicit(&line.local, memory_order_relaxed);
+}
+
+long long peak_local_reset(long long live)
+{
+	return atomic_exchange_explicit(&line.local, live, memory_order_relaxed);
 }

@@ -27,5 +27,12 @@ struct gs_peak_snap {
 void peak_note(long long live);
 /* The last snapshot, or NULL; read it under gs_peak_lock. */
 const struct gs_peak_snap *peak_snapshot(void);
+/*
+ * The API's peak (query.c): the highest live GPU bytes an allocation
+ * reached since the last reset, which sets it to LIVE and returns what it
+ * was.  Any thread, no lock; resets are the caller's to serialise.
+ */
+long long peak_local(void);
+long long peak_local_reset(long long live);
 
 #endif /* GPUSPY_PEAK_H */

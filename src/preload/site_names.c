@@ -33,6 +33,7 @@
 
 #include "core.h"
 #include "frame_rules.h"
+#include "locks.h"
 #include "log.h"
 #include "site_names.h"
 #include "sitename.h"
@@ -74,6 +75,8 @@ static double next_pass;
 static bool told_nomem;
 static char exe[4096];
 static bool exe_read;
+/* passes done: what another thread waits on for names (query.c) */
+static atomic_ullong passes;
 
 static double now_s(void)
 {
@@ -446,6 +449,7 @@ void site_names_refresh(const struct site_walk *w, bool force)
 {
 	unsigned sites = 0, growing = 0;
 	double t = now_s(), cost;
+	int err;
 
 	for (unsigned i = 0; i < w->n; i++) {
 		const struct gs_site *s = w->by_id[i];
@@ -459,7 +463,13 @@ void site_names_refresh(const struct site_walk *w, bool force)
 		return;
 	if (!force && t < next_pass)
 		return;
-	if (pass(w) < 0) {
+	/* a caller's thread may be reading the names (query.c) */
+	gs_lock(&gs_names_lock);
+	err = pass(w);
+	gs_unlock(&gs_names_lock);
+	if (err == 0)
+		atomic_fetch_add_explicit(&passes, 1, memory_order_release);
+	if (err < 0) {
 		/* the next pass finishes it; a group without a name yet is
 		 * named by its headline frame meanwhile (the callers) */
 		named_sites = 0;
@@ -514,4 +524,9 @@ const char *site_names_digest(const struct gs_site *s)
 	const struct group *g = group_of(s);
 
 	return g ? g->digest : NULL;
+}
+
+unsigned long long site_names_passes(void)
+{
+	return atomic_load_explicit(&passes, memory_order_acquire);
 }

@@ -7,7 +7,9 @@
  * function) share one name and one key digest, the report's.
  *
  * The naming thread only, as symbols.h says of its state: the snapshot
- * thread, then the exit path once that thread is joined.
+ * thread, then the exit path once that thread is joined.  Another thread
+ * (the public API's, query.c) reads the names and groups below holding
+ * gs_names_lock, which the naming thread holds through each pass.
  */
 #ifndef GPUSPY_SITE_NAMES_H
 #define GPUSPY_SITE_NAMES_H
@@ -23,6 +25,9 @@ void site_names_refresh(const struct site_walk *w, bool force);
 /* S's one name, or NULL: not named yet (the callers then name it by its
  * headline frame).  Valid until the next refresh. */
 const char *site_names_of(const struct gs_site *s);
+
+/* Passes done so far, each naming every site then known: any thread. */
+unsigned long long site_names_passes(void);
 
 /* The digest of S's key, the report's for the same site, or NULL. */
 const char *site_names_digest(const struct gs_site *s);

@@ -411,9 +411,10 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-/* torch_poll() asked for out of turn (writer_wake_torch); wake_ready:
- * the semaphore is made (writer_start) */
-static atomic_bool torch_asked, wake_ready;
+/* torch_poll() asked for out of turn (writer_wake_torch), a naming pass
+ * (writer_wake_names); wake_ready: the semaphore is made (writer_start);
+ * alive: the thread runs and will answer */
+static atomic_bool torch_asked, names_asked, wake_ready, alive;
 
 void writer_wake_torch(void)
 {
@@ -421,6 +422,15 @@ void writer_wake_torch(void)
 		return;
 	atomic_store(&torch_asked, true);
 	sem_post(&wake);
+}
+
+bool writer_wake_names(void)
+{
+	if (!atomic_load(&wake_ready) || !atomic_load(&alive))
+		return false;
+	atomic_store(&names_asked, true);
+	sem_post(&wake);
+	return true;
 }
 
 static void install_signal(void)
@@ -484,6 +494,9 @@ static void *writer_main(void *arg)
 			if (r == 0 && atomic_exchange(&torch_asked, false) &&
 			    atomic_load(&gs_state.tracking))
 				torch_poll();
+			if (r == 0 && atomic_exchange(&names_asked, false) &&
+			    atomic_load(&gs_state.tracking))
+				writer_name_sites();
 			if (r < 0 && errno == ETIMEDOUT && early) {
 				if (atomic_load(&gs_state.tracking))
 					torch_poll();
@@ -529,6 +542,7 @@ void writer_start(void)
 		return;
 	}
 	running = true;
+	atomic_store(&alive, true);
 	install_signal();
 }
 
@@ -536,6 +550,7 @@ void writer_stop(void)
 {
 	if (!running)
 		return;
+	atomic_store(&alive, false);
 	atomic_store(&stop, true);
 	sem_post(&wake);
 	pthread_join(thread, NULL);
@@ -555,5 +570,6 @@ void writer_name_sites(void)
 void writer_forget(void)
 {
 	running = false;
+	atomic_store(&alive, false);
 	atomic_store(&stop, false);
 }

@@ -37,7 +37,14 @@ PATH. What stands in for what, and why:
     it, and `python` runs python3 (Debian 12 has no `python` command);
   - runs/main and runs/my-branch, the runs of two commits that the top
     block compares: two `gpuspy run -o runs/NAME -- python train.py`
-    before the blocks run.
+    before the blocks run;
+  - notebook.ipynb, a notebook: NOTEBOOK below, whose first cell loads the
+    extension and whose second keeps 8 MiB of device memory, through the
+    CUDA runtime with ctypes;
+  - where Jupyter and Debian's python3 look under /usr/local for the
+    kernel and the package: JUPYTER_PATH and PYTHONPATH name the staged
+    share/jupyter and lib/python3.X/dist-packages; Jupyter's and
+    IPython's own files go into the block's directory, not the home.
 
 Normalized in both the expected and the actual output: trailing blanks,
 the staged libdir and prefix (as the default install's:
@@ -45,6 +52,7 @@ the staged libdir and prefix (as the default install's:
 configured for), the block's directory (as ~), process
 directories (<host>-<pid> as HOST-PID) and "pid N" (as "pid PID").
 """
+import json
 import os
 import re
 import shutil
@@ -85,6 +93,22 @@ for _ in range(3):
     step(kept)
 print("train.py: 3 steps")
 '''
+
+
+def notebook(cells):
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                                  "outputs": [], "source": c} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1)
+
+
+# Stands in for a notebook (see above): 8 MiB kept by cell 2.
+NOTEBOOK = notebook([
+    "%load_ext gpuspy\nimport ctypes\ncudart = ctypes.CDLL(\"libcudart.so.13\")\n"
+    "cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]\n"
+    "weights = ctypes.c_void_p()",
+    "err = cudart.cudaMalloc(ctypes.byref(weights), 8 << 20)",
+    "print(err)",
+])
 
 
 def blocks(readme):
@@ -148,6 +172,12 @@ def run_blocks(readme, env, stage):
         work = os.path.realpath(work)
         with open(os.path.join(work, "train.py"), "w") as f:
             f.write(TRAIN_PY)
+        with open(os.path.join(work, "notebook.ipynb"), "w") as f:
+            f.write(NOTEBOOK)
+        env = dict(env, IPYTHONDIR=os.path.join(work, ".ipython"),
+                   JUPYTER_DATA_DIR=os.path.join(work, ".jupyter-data"),
+                   JUPYTER_RUNTIME_DIR=os.path.join(work, ".jupyter-runtime"),
+                   JUPYTER_CONFIG_DIR=os.path.join(work, ".jupyter"))
 
         def sh(cmd):
             return subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=work, env=env,
@@ -229,6 +259,14 @@ def staged_install(build, meson, stage, src_man):
         want += [prefix + "/share/man/man" + page[-1] + "/" + page
                  for page in sorted(f[:-len(".scd")] for f in os.listdir(src_man)
                                     if f.endswith(".scd"))]
+    # the notebook's kernel and the Python package, where Jupyter and
+    # Debian's python3 look under /usr/local
+    want.append(prefix + "/share/jupyter/kernels/python3-gpuspy/kernel.json")
+    pyver = subprocess.run(["/usr/bin/python3", "-c", "import sys; print('%d.%d' % "
+                            "sys.version_info[:2])"], capture_output=True, text=True).stdout.strip()
+    site = "dist-packages" if prefix == "/usr/local" else "site-packages"
+    for f in ("__init__.py", "_lib.py", "notebook.py"):
+        want.append(f"{prefix}/lib/python{pyver}/{site}/gpuspy/{f}")
     for w in want:
         check(w[1:] in found, f"installed: {w}", "\n".join(sorted(found)))
     return prefix, libdir
@@ -295,6 +333,10 @@ def main():
             env = base_env(fake_dir, standin, [stage + prefix + "/bin"], [stage + libdir])
             env["PKG_CONFIG_PATH"] = stage + libdir + "/pkgconfig"
             env["PKG_CONFIG_SYSROOT_DIR"] = stage
+            env["JUPYTER_PATH"] = stage + prefix + "/share/jupyter"
+            env["PYTHONPATH"] = ":".join(
+                os.path.join(stage + prefix, "lib", d, "dist-packages")
+                for d in sorted(os.listdir(stage + prefix + "/lib")) if d.startswith("python3"))
             # 'gpuspy run' of the staged tree (the stand-in runs below)
             # preloads the staged library
             p = subprocess.run(["gpuspy", "--lib"], env=env, capture_output=True, text=True,

@@ -33,6 +33,7 @@
 #include "locks.h"
 #include "log.h"
 #include "pystack.h"
+#include "record.h"
 #include "rundir.h"
 #include "state.h"
 #include "torch_probe.h"
@@ -144,6 +145,7 @@ static void init_once_fn(void)
 	gs_state.start_time = gs_now();
 	choose_run();
 	unwind_init();
+	record_init();
 	/* fork: the locks' handlers first (locks.c), then the child's own
 	 * state; child handlers run in the order they were registered. */
 	locks_atfork();

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "locks.h"
 #include "log.h"
 #include "pystack.h"
+#include "record.h"
 #include "rundir.h"
 #include "state.h"
 #include "torch_probe.h"
@@ -143,6 +145,7 @@ static void init_once_fn(void)
 	gs_state.start_time = gs_now();
 	choose_run();
 	unwind_init();
+	record_init();
 	/* fork: the locks' handlers first (locks.c), then the child's own
 	 * state; child handlers run in the order they were registered. */
 	locks_atfork();

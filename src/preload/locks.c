@@ -43,12 +43,49 @@
  * atomic pointer, which program threads only read or fill when empty; and
  * a child forked once gpuspy is active goes silent and never names.
  */
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "locks.h"
 
 #define GS_MUTEX_INIT                                                                              \
 	{                                                                                          \
-		.m = PTHREAD_MUTEX_INITIALIZER                                                     \
+		.v = 0                                                                             \
 	}
+
+/* Spins before sleeping: the locks guard a few dozen instructions, so a
+ * holder on another core is usually done within them. */
+#define SPINS 100
+
+/*
+ * The lock was found held.  Spin while it stays held by a thread that
+ * has no waiter behind it, then mark it contended (2) and sleep until it
+ * is given back; a thread that takes it after sleeping leaves it marked
+ * 2, so that its own unlock wakes the next waiter (a spurious wake-up at
+ * worst, never a lost one).
+ */
+void gs_lock_wait(struct gs_mutex *l)
+{
+	int c;
+
+	for (int i = 0; i < SPINS; i++) {
+		c = atomic_load_explicit(&l->v, memory_order_relaxed);
+		if (c == 0 && gs_trylock(l))
+			return;
+		if (c == 2)
+			break;
+		__builtin_ia32_pause();
+	}
+	while ((c = atomic_exchange_explicit(&l->v, 2, memory_order_acquire)) != 0)
+		syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+void gs_lock_wake(struct gs_mutex *l)
+{
+	syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 struct gs_mutex gs_activate_lock = GS_MUTEX_INIT;
 struct gs_mutex gs_events_lock = GS_MUTEX_INIT;
@@ -96,24 +133,24 @@ static void locks_prepare(void)
 {
 	for (unsigned g = 0; g < N_GROUPS; g++)
 		for (unsigned i = 0; i < list[g].n; i++)
-			pthread_mutex_lock(&list[g].locks[i].m);
+			gs_lock(&list[g].locks[i]);
 }
 
 static void locks_parent(void)
 {
 	for (unsigned g = N_GROUPS; g-- > 0;)
 		for (unsigned i = list[g].n; i-- > 0;)
-			pthread_mutex_unlock(&list[g].locks[i].m);
+			gs_unlock(&list[g].locks[i]);
 }
 
-/* The child's copies are held, by this thread (prepare): unlocking a
- * mutex copied across fork is not defined for every kind, initialising
- * it is. */
+/* The child's copies are held, by this thread (prepare), and may be
+ * marked as waited for by threads the child does not have: free, with no
+ * one to wake. */
 static void locks_child(void)
 {
 	for (unsigned g = 0; g < N_GROUPS; g++)
 		for (unsigned i = 0; i < list[g].n; i++)
-			pthread_mutex_init(&list[g].locks[i].m, NULL);
+			atomic_store_explicit(&list[g].locks[i].v, 0, memory_order_relaxed);
 }
 
 int locks_atfork(void)

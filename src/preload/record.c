@@ -5,6 +5,7 @@
  * only after the real call succeeded (allocations) or around it (frees).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "conf.h"
@@ -211,6 +212,71 @@ static void totals_free(enum gs_kind kind, uint64_t size, int device)
 	ADD(gs_totals.hot.gpu_live_bytes, -sz);
 }
 
+/*
+ * The records of freed allocations a thread keeps for its next ones: a
+ * libc malloc and free cost about 130 instructions a pair, a pop and a
+ * push a few.  At most SPARE_MAX a thread, linked through their table
+ * link; a thread's are given back to libc when it exits (spare_key's
+ * destructor), so that threads that come and go leave nothing behind.
+ * A record freed on another thread than it was made on goes to that
+ * thread's spares: they are all malloc()ed alike.
+ */
+#define SPARE_MAX 64
+static pthread_key_t spare_key;
+static bool spare_keyed; /* set by record_init(), before any thread records */
+static GS_TLS struct gs_alloc *spare;
+static GS_TLS unsigned n_spare;
+static GS_TLS bool spare_on; /* this thread's destructor is registered */
+
+static void spare_drop(void *unused)
+{
+	(void)unused;
+	while (spare) {
+		struct gs_alloc *a = spare;
+
+		spare = a->next;
+		free(a);
+	}
+	n_spare = 0;
+	spare_on = false;
+}
+
+void record_init(void)
+{
+	spare_keyed = pthread_key_create(&spare_key, spare_drop) == 0;
+}
+
+static struct gs_alloc *record_get(void)
+{
+	struct gs_alloc *a = spare;
+
+	if (GS_LIKELY(a)) {
+		spare = a->next;
+		n_spare--;
+		return a;
+	}
+	return malloc(sizeof(*a));
+}
+
+static void record_put(struct gs_alloc *a)
+{
+	if (GS_UNLIKELY(!spare_on)) {
+		/* the destructor runs only for a thread whose value is set */
+		if (!spare_keyed || pthread_setspecific(spare_key, &spare_key) != 0) {
+			free(a);
+			return;
+		}
+		spare_on = true;
+	}
+	if (GS_UNLIKELY(n_spare >= SPARE_MAX)) {
+		free(a);
+		return;
+	}
+	a->next = spare;
+	spare = a;
+	n_spare++;
+}
+
 static void account_free(struct gs_alloc *a)
 {
 	if (a->site)
@@ -237,7 +303,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 
 	depth = unwind_capture(pcs, gs_config.depth);
 	pydepth = pystack_capture(py, gs_config.py_depth);
-	a = malloc(sizeof(*a));
+	a = record_get();
 	if (!a) {
 		gs_fail("out of memory while recording an allocation");
 		return;
@@ -251,7 +317,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	a->seq = atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
 	a->site = site_intern(api, kind, door, pcs, depth, py, pydepth);
 	if (!a->site) {
-		free(a);
+		record_put(a);
 		gs_fail("out of memory while recording a call site");
 		return;
 	}
@@ -284,7 +350,7 @@ struct gs_site *record_site(enum gs_api api, enum gs_door door, enum gs_kind kin
 void record_resident(struct gs_site *site, enum gs_door door, uint64_t addr, uint64_t size,
 		     int device)
 {
-	struct gs_alloc *a = malloc(sizeof(*a));
+	struct gs_alloc *a = record_get();
 
 	if (!a) {
 		gs_fail("out of memory while recording an allocation");
@@ -318,11 +384,11 @@ static void record_insert(struct gs_alloc *a, enum gs_door door)
 		 * went through a door gpuspy does not see. */
 		atomic_fetch_add(&gs_totals.replaced, 1);
 		account_free(old);
-		free(old);
+		record_put(old);
 	}
 	if (err) {
 		account_free(a);
-		free(a);
+		record_put(a);
 		gs_fail("out of memory in the allocation table");
 	}
 }
@@ -379,7 +445,7 @@ void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok)
 	}
 	if (ok) {
 		account_free(a);
-		free(a);
+		record_put(a);
 		return;
 	}
 	/* The free failed, so the memory is still live: put it back.  No one
@@ -387,7 +453,7 @@ void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok)
 	table_insert(a, &err);
 	if (err) {
 		account_free(a);
-		free(a);
+		record_put(a);
 		gs_fail("out of memory in the allocation table");
 	}
 }

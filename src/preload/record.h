@@ -25,6 +25,9 @@ static inline void hook_leave(void)
 }
 
 struct gs_alloc;
+/* From gs_init, once, before anything is recorded: the key whose
+ * destructor gives back an exiting thread's spare records. */
+void record_init(void);
 /* device: CUDA ordinal, or -1 unknown, or GS_DEVICE_CURRENT to ask the driver */
 #define GS_DEVICE_CURRENT (-2)
 void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs_space space,

@@ -2,55 +2,125 @@
 /*
  * Live allocations, keyed by (space, address or handle).
  *
- * The table is split into shards, each a uthash table under its own
- * mutex, so threads allocating at once rarely meet.  Entries are owned by
- * the table while inserted and by the caller once removed.
+ * The table is split into shards, each under its own mutex, so threads
+ * allocating at once rarely meet.  A shard is a power-of-two array of
+ * bucket chains linked through the entries themselves: an insert or a
+ * remove is one hash of the key, one bucket and a chain of about one
+ * entry, and allocates nothing while the shard has no more entries than
+ * buckets.  A shard's first buckets are its own (no allocation before the
+ * first growth), and buckets are never given back, so a shard that
+ * empties and fills again at every pair (a program with few allocations
+ * live) does not make and free its array each time, as uthash did.
+ * Entries are owned by the table while inserted and by the caller once
+ * removed.
  */
 #include <errno.h>
-#include <string.h>
+#include <stdlib.h>
 
 #include "core.h"
 #include "locks.h"
 #include "table.h"
 
-#define TABLE_SHARDS GS_TABLE_SHARDS
+#define TABLE_SHARDS  GS_TABLE_SHARDS
+#define FIRST_BUCKETS 16u
 
 /* Shard i is guarded by gs_table_locks[i] (locks.c). */
 struct shard {
-	struct gs_alloc *head;
+	struct gs_alloc **b; /* NULL until the first insert: then first[] */
+	uint32_t mask;	     /* buckets - 1 */
+	uint32_t n;	     /* entries */
+	uint32_t grow_at;    /* entries past which the array doubles */
+	struct gs_alloc *first[FIRST_BUCKETS];
 } __attribute__((aligned(64)));
 
 static struct shard shards[TABLE_SHARDS];
 
-/* The key is the first 12 bytes of struct gs_alloc: addr, then space. */
-#define KEY_LEN (offsetof(struct gs_alloc, space) + sizeof(uint32_t))
-_Static_assert(offsetof(struct gs_alloc, addr) == 0, "key must lead the entry");
+_Static_assert((TABLE_SHARDS & (TABLE_SHARDS - 1)) == 0, "shards: a power of two");
 
-static unsigned shard_of(uint64_t addr, uint32_t space)
+/* Every bit of the key reaches every bit of the hash: addresses are
+ * aligned (low bits zero) and handles small (high bits zero). */
+static inline uint64_t key_hash(uint64_t addr, uint32_t space)
 {
-	/* Allocations are aligned: the low bits say nothing. */
-	uint64_t h = (addr >> 9) ^ ((uint64_t)space << 61);
+	uint64_t h = addr ^ ((uint64_t)space << 56);
 
-	h *= 0x9E3779B97F4A7C15ull;
-	return (unsigned)(h >> 58) % TABLE_SHARDS;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 29;
+	return h;
+}
+
+/* The top bits pick the shard, the low ones the bucket in it. */
+static inline unsigned shard_of(uint64_t h)
+{
+	return (unsigned)(h >> 58) & (TABLE_SHARDS - 1);
+}
+
+/* The link that points at the entry (SPACE, ADDR) in its chain, or at
+ * the chain's end (NULL) when there is none.  Shard lock held. */
+static inline struct gs_alloc **chain_find(struct shard *s, uint64_t h, uint64_t addr,
+					   uint32_t space)
+{
+	struct gs_alloc **p = &s->b[h & s->mask];
+
+	while (*p && ((*p)->addr != addr || (*p)->space != space))
+		p = &(*p)->next;
+	return p;
+}
+
+/* Twice the buckets, the entries moved; on out-of-memory the old array
+ * stays (longer chains, nothing lost) and the next try waits until the
+ * shard has twice as many entries again.  Shard lock held. */
+static void grow(struct shard *s)
+{
+	uint32_t nb = (s->mask + 1) * 2;
+	struct gs_alloc **b = nb ? calloc(nb, sizeof(*b)) : NULL;
+
+	s->grow_at = s->grow_at * 2 > s->grow_at ? s->grow_at * 2 : s->grow_at;
+	if (!b)
+		return;
+	for (uint32_t i = 0; i <= s->mask; i++) {
+		struct gs_alloc *a = s->b[i], *next;
+
+		for (; a; a = next) {
+			uint64_t h = key_hash(a->addr, a->space);
+
+			next = a->next;
+			a->next = b[h & (nb - 1)];
+			b[h & (nb - 1)] = a;
+		}
+	}
+	if (s->b != s->first)
+		free(s->b);
+	s->b = b;
+	s->mask = nb - 1;
 }
 
 struct gs_alloc *table_insert(struct gs_alloc *a, int *err)
 {
-	unsigned i = shard_of(a->addr, a->space);
+	uint64_t h = key_hash(a->addr, a->space);
+	unsigned i = shard_of(h);
 	struct shard *s = &shards[i];
-	struct gs_alloc *old = NULL;
+	struct gs_alloc **p, *old;
 
+	/* Never fails: a shard that cannot grow keeps its buckets. */
 	*err = 0;
 	gs_lock(&gs_table_locks[i]);
-	HASH_FIND(hh, s->head, a, KEY_LEN, old);
-	if (old)
-		HASH_DELETE(hh, s->head, old);
-	gs_hash_oom = 0;
-	HASH_ADD(hh, s->head, addr, KEY_LEN, a);
-	if (gs_hash_oom) {
-		gs_hash_oom = 0;
-		*err = -ENOMEM;
+	if (GS_UNLIKELY(!s->b)) {
+		s->b = s->first;
+		s->mask = FIRST_BUCKETS - 1;
+		s->grow_at = FIRST_BUCKETS;
+	}
+	p = chain_find(s, h, a->addr, a->space);
+	old = *p;
+	if (old) {
+		/* the same key: the new entry takes the old one's place */
+		a->next = old->next;
+		*p = a;
+	} else {
+		a->next = s->b[h & s->mask];
+		s->b[h & s->mask] = a;
+		if (GS_UNLIKELY(++s->n > s->grow_at))
+			grow(s);
 	}
 	gs_unlock(&gs_table_locks[i]);
 	return old;
@@ -58,35 +128,37 @@ struct gs_alloc *table_insert(struct gs_alloc *a, int *err)
 
 struct gs_alloc *table_remove(enum gs_space space, uint64_t addr)
 {
-	struct gs_alloc key = { .addr = addr, .space = space };
-	unsigned i = shard_of(addr, space);
+	uint64_t h = key_hash(addr, space);
+	unsigned i = shard_of(h);
 	struct shard *s = &shards[i];
-	struct gs_alloc *a;
+	struct gs_alloc **p, *a = NULL;
 
 	gs_lock(&gs_table_locks[i]);
-	/*
-	 * key is initialised over all of KEY_LEN (addr, space: no padding); the
-	 * analyzer cannot split the uint64_t into the bytes HASH_JEN reads.
-	 * NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
-	HASH_FIND(hh, s->head, &key, KEY_LEN, a);
-	if (a)
-		HASH_DELETE(hh, s->head, a);
+	if (GS_LIKELY(s->b)) {
+		p = chain_find(s, h, addr, space);
+		a = *p;
+		if (a) {
+			*p = a->next;
+			s->n--;
+		}
+	}
 	gs_unlock(&gs_table_locks[i]);
 	return a;
 }
 
 struct gs_site *table_site(enum gs_space space, uint64_t addr)
 {
-	struct gs_alloc key = { .addr = addr, .space = space };
-	unsigned i = shard_of(addr, space);
-	struct gs_alloc *a;
-	struct gs_site *site;
+	uint64_t h = key_hash(addr, space);
+	unsigned i = shard_of(h);
+	struct shard *s = &shards[i];
+	struct gs_site *site = NULL;
 
 	gs_lock(&gs_table_locks[i]);
-	/* as table_remove: key is initialised over all of KEY_LEN
-	 * NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
-	HASH_FIND(hh, shards[i].head, &key, KEY_LEN, a);
-	site = a ? a->site : NULL;
+	if (s->b) {
+		struct gs_alloc *a = *chain_find(s, h, addr, space);
+
+		site = a ? a->site : NULL;
+	}
 	gs_unlock(&gs_table_locks[i]);
 	return site;
 }
@@ -102,8 +174,7 @@ int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64
 	a->space = nspace;
 	a->addr = naddr;
 	old = table_insert(a, &err);
-	/* Orphan keys are unique and a re-insert of a just-removed entry
-	 * needs no new memory in uthash beyond its own bucket. */
+	/* Orphan keys are unique. */
 	(void)old;
 	return err;
 }

@@ -12,12 +12,13 @@ struct gs_alloc {
 	uint64_t size;
 	uint64_t seq;
 	struct gs_site *site;
+	struct gs_alloc *next; /* the table's bucket chain (table.c) */
 	uint8_t kind;
 	bool graph; /* made resident by a graph launch (graph.c) */
-	UT_hash_handle hh;
 };
-/* Insert; returns the entry it displaced (same key), or NULL.  -ENOMEM
- * (table full, gpuspy out of memory) is reported through *err. */
+/* Insert; returns the entry it displaced (same key), or NULL.  *err is
+ * 0: a shard that cannot grow (out of memory) keeps its buckets and
+ * takes the entry all the same. */
 struct gs_alloc *table_insert(struct gs_alloc *a, int *err);
 struct gs_alloc *table_remove(enum gs_space space, uint64_t addr);
 /* The site of the live allocation at (SPACE, ADDR), or NULL: a site is

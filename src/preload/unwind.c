@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <execinfo.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -101,6 +101,19 @@ typedef enum cudaError {
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUmemPoolHandle_st *cudaMemPool_t;
 
+struct cudaPitchedPtr {
+	void *ptr;
+	size_t pitch;
+	size_t xsize;
+	size_t ysize;
+};
+
+struct cudaExtent {
+	size_t width;
+	size_t height;
+	size_t depth;
+};
+
 #define cudaMemAttachGlobal	       0x01
 #define cudaHostAllocDefault	       0x00
 

@@ -81,6 +81,7 @@ X(cudaMallocFromPoolAsync,            RUNTIME, pool,               cudaMallocFro
 X(cudaMallocFromPoolAsync_ptsz,       RUNTIME, pool,               cudaMallocFromPoolAsync,        DEVICE,  PER_THREAD,       void **, size_t, cudaMemPool_t, cudaStream_t) \
 X(cudaMallocManaged,                  RUNTIME, alloc,              cudaMallocManaged,              MANAGED, NONE,             void **, size_t, unsigned int) \
 X(cudaMallocPitch,                    RUNTIME, pitch,              cudaMallocPitch,                DEVICE,  NONE,             void **, size_t *, size_t, size_t) \
+X(cudaMalloc3D,                       RUNTIME, pitch3d,            cudaMalloc3D,                   DEVICE,  NONE,             struct cudaPitchedPtr *, struct cudaExtent) \
 X(cudaMallocHost,                     RUNTIME, alloc,              cudaMallocHost,                 PINNED,  NONE,             void **, size_t) \
 X(cudaHostAlloc,                      RUNTIME, alloc,              cudaHostAlloc,                  PINNED,  NONE,             void **, size_t, unsigned int) \
 X(cudaFreeHost,                       RUNTIME, free,               cudaFreeHost,                   PINNED,  NONE,             void *) \

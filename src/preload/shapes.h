@@ -267,6 +267,22 @@ static inline int pitch_after(struct gs_hook *h, const void *out, const size_t *
 	return alloc_after(h, out, h->r == GS_OK && pitch ? *pitch * height : width * height);
 }
 
+/* ---- pitch3d: (pitched pointer out, extent) ----
+ * cudaMalloc3D: the address is the pointer's first member, its pitch the
+ * padded width; the rows are height x depth. */
+static inline bool pitch3d_before(struct gs_hook *h, const struct gs_entry *e, enum gs_door door,
+				  bool bound, struct cudaExtent extent)
+{
+	return pitch_before(h, e, door, bound, extent.width, extent.height * extent.depth);
+}
+
+static inline int pitch3d_after(struct gs_hook *h, const struct cudaPitchedPtr *out,
+				struct cudaExtent extent)
+{
+	return pitch_after(h, out, out ? &out->pitch : NULL, extent.width,
+			   extent.height * extent.depth);
+}
+
 /*
  * ---- async: (out, size, stream) and pool: (out, size, pool, stream) ----
  * On a capturing stream a stream-ordered allocation only adds a
@@ -640,6 +656,8 @@ static inline int lookup_after(struct gs_hook *h, void **pfn)
 #define GS_AFTER_alloc(h)			 alloc_after(h, a0, a1)
 #define GS_BEFORE_pitch(h, e, d, b)		 pitch_before(h, e, d, b, a2, a3)
 #define GS_AFTER_pitch(h)			 pitch_after(h, a0, a1, a2, a3)
+#define GS_BEFORE_pitch3d(h, e, d, b)		 pitch3d_before(h, e, d, b, a1)
+#define GS_AFTER_pitch3d(h)			 pitch3d_after(h, a0, a1)
 #define GS_BEFORE_async(h, e, d, b)		 async_before(h, e, d, b, a1, a2)
 #define GS_AFTER_async(h)			 async_after(h, a0, a1, a2)
 #define GS_BEFORE_pool(h, e, d, b)		 async_before(h, e, d, b, a1, a3)

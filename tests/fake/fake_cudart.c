@@ -404,6 +404,33 @@ cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t h
 	return err;
 }
 
+/*
+ * As documented: at least width x height x depth bytes of linear memory,
+ * each row padded to the returned pitch; xsize and ysize are the extent's
+ * width and height.  The driver sees one pitched allocation of
+ * height x depth rows.
+ */
+cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
+{
+	cudaError_t err = rt_enter();
+	CUdeviceptr p;
+	size_t pitch;
+
+	if (err)
+		return err;
+	if (!pitchedDevPtr)
+		return cudaErrorInvalidValue;
+	err = rt_error(
+		drv.mem_alloc_pitch(&p, &pitch, extent.width, extent.height * extent.depth, 4));
+	if (err)
+		return err;
+	pitchedDevPtr->ptr = to_ptr(p);
+	pitchedDevPtr->pitch = pitch;
+	pitchedDevPtr->xsize = extent.width;
+	pitchedDevPtr->ysize = extent.height;
+	return cudaSuccess;
+}
+
 /* ---- stream-ordered memory: the _ptsz forms use the per-thread lookups ---- */
 
 static cudaError_t malloc_async(typeof(cuMemAllocAsync) *fn, void **devPtr, size_t size,

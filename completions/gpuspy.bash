@@ -70,6 +70,10 @@ _gpuspy()
 			return 0
 			;;
 		-n | --top | --at | --fail-on-leak) return 0 ;;
+		--junit)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return 0
+			;;
 		-s | --sections)
 			COMPREPLY=($(compgen -W 'summary oom growth torch processes leaks pinned peak allocations sites totals next' -- "${cur##*,}"))
 			return 0
@@ -77,7 +81,7 @@ _gpuspy()
 		esac
 		if [[ $cur == -* ]]; then
 			if [[ $cmd == report ]]; then
-				COMPREPLY=($(compgen -W '--format --at --peak --top --sections --fail-on-leak --include-pools --strict --help' -- "$cur"))
+				COMPREPLY=($(compgen -W '--format --at --peak --top --sections --fail-on-leak --include-pools --junit --strict --help' -- "$cur"))
 			else
 				COMPREPLY=($(compgen -W '--format --top --strict --help' -- "$cur"))
 			fi
@@ -119,10 +123,14 @@ _gpuspy()
 			return 0
 			;;
 		--fail-on-growth | -t | --threshold | -a | --at | -n | --top) return 0 ;;
+		--budget | --junit)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return 0
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W '--format --fail-on-growth --threshold --at --top
-				--old --new --strict --help' -- "$cur"))
+			COMPREPLY=($(compgen -W '--format --fail-on-growth --budget --junit --threshold --at
+				--top --old --new --strict --help' -- "$cur"))
 			return 0
 		fi
 		;;

@@ -139,6 +139,44 @@ int cli_report_load(const char *cmd, struct cli_loaded *l);
  * status. */
 int cli_report_done(struct cli_loaded *l, int e);
 
+/* outfile.c: a file written at a path the user gave */
+
+/* DATA (LEN bytes) written to PATH whole: to a temporary of this
+ * process's own beside it (created O_EXCL | O_NOFOLLOW), then renamed
+ * over PATH, so that a reader sees the old file or the new one and a
+ * link at PATH is replaced, never written through.  0 or -errno (PATH is
+ * left as it was). */
+int cli_write_file(const char *path, const void *data, size_t len);
+
+/* junit.c: JUnit XML for the gates (--junit FILE) */
+
+/* Test suites of test cases, held until junit_write.  A failed call
+ * (out of memory) is remembered and junit_write returns it. */
+struct junit_case;
+struct junit_suite;
+struct junit {
+	struct junit_suite *suites;
+	size_t nsuites;
+	int err;
+};
+/* A new suite NAME, whose failures are of TYPE (the gate's option:
+ * "fail-on-growth"): the cases and properties added next go in it. */
+void junit_suite(struct junit *j, const char *name, const char *type);
+/* A property of the current suite (what the gate was given). */
+void junit_property(struct junit *j, const char *name, const char *value);
+/* A case of the current suite: NAME in CLASSNAME; it failed when FAILURE
+ * (the message, one line) is not NULL, with DETAIL (lines, or NULL) as
+ * the failure's text.  OUT (NULL: none) goes to its system-out. */
+void junit_case(struct junit *j, const char *classname, const char *name, const char *failure,
+		const char *detail, const char *out);
+/* A case of the current suite that was not judged, and WHY. */
+void junit_skip(struct junit *j, const char *classname, const char *name, const char *why);
+/* The document, written to PATH (cli_write_file): 0 or -errno. */
+int junit_write(const struct junit *j, const char *path);
+void junit_free(struct junit *j);
+/* The text FMT makes, malloc()ed (NULL: out of memory). */
+char *cli_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* term.c: the terminal, for top */
 
 /* What the terminal can do, from terminfo: the view is redrawn in place

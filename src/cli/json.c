@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "budget.h"
 #include "diff.h"
 #include "growth_view.h"
 #include "ledger.h"
@@ -1114,6 +1115,27 @@ int json_print_diff(const struct diff *d, const struct diff_setting_row *set, si
 				    json_pack("{sIsbsI}", "limit", (json_int_t)d->fail_limit,
 					      "failed", d->failed > 0, "sites",
 					      (json_int_t)d->failed));
+	if (d->budget) {
+		json_t *over = json_array();
+
+		for (size_t i = 0; i < d->nrows; i++) {
+			const struct diff_row *w = &d->rows[i];
+
+			if (!w->over_budget)
+				continue;
+			json_array_append_new(over,
+					      json_pack("{sosssIsIsIss}", "key", key_json(w->key),
+							"name", merge_site_name(w->site[1]), "peak",
+							(json_int_t)w->budget_peak, "budget",
+							(json_int_t)w->budget->bytes, "line",
+							(json_int_t)w->budget->line, "pattern",
+							w->budget->pattern));
+		}
+		json_object_set_new(root, "budget",
+				    json_pack("{sssbsIso}", "file", d->budget->file, "failed",
+					      d->over_budget > 0, "sites",
+					      (json_int_t)d->over_budget, "over", over));
+	}
 	if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || putc('\n', out) < 0)
 		e = -EIO;
 out:

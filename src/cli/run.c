@@ -314,53 +314,29 @@ static int spawn(char **argv, struct outcome *o)
 	return EXIT_RUN_FAILED;
 }
 
-/* DOC written to DIR/NAME through a temporary of this process's own:
- * created exclusively and without following a link (another user's
- * symbolic link in a shared directory must not redirect the write), then
- * renamed into place, so that a reader sees the old file or the new one. */
+/* DOC written to DIR/NAME whole, through a temporary of this process's
+ * own, never through a link (cli_write_file). */
 static int write_json_file(const char *dir, const char *name, const json_t *doc)
 {
-	char tmp[GS_FILE_PATH_SIZE], path[GS_FILE_PATH_SIZE];
+	char path[GS_FILE_PATH_SIZE];
 	char *text = json_dumps(doc, JSON_INDENT(2));
-	size_t len, off = 0;
-	int fd, r = 0;
+	char *nl;
+	int r;
 
 	if (!text)
 		return -ENOMEM;
-	len = strlen(text);
-	if (names_join(path, sizeof(path), dir, name) < 0 ||
-	    snprintf(tmp, sizeof(tmp), "%s/.%s.%ld.tmp", dir, name, (long)getpid()) >=
-		    (int)sizeof(tmp)) {
+	if (names_join(path, sizeof(path), dir, name) < 0) {
 		free(text);
 		return -ENAMETOOLONG;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	/* one left by an earlier gpuspy of this pid that was killed while
-	 * writing: ours to replace (unlink removes a link, not its target) */
-	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		r = -errno;
+	nl = realloc(text, strlen(text) + 2);
+	if (!nl) {
 		free(text);
-		return r;
+		return -ENOMEM;
 	}
-	while (off < len && r == 0) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno != EINTR)
-			r = -errno;
-		else if (n > 0)
-			off += (size_t)n;
-	}
-	if (r == 0 && write(fd, "\n", 1) != 1)
-		r = -EIO;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	free(text);
+	strcat(nl, "\n");
+	r = cli_write_file(path, nl, strlen(nl));
+	free(nl);
 	return r;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "diff.h"
 #include "discover.h"
 #include "rundir.h"
@@ -221,8 +222,9 @@ static void row_compute(struct diff *d, struct diff_row *w)
 		w->status = DIFF_CHANGED;
 	else
 		w->status = DIFF_SAME;
-	if (d->fail_limit >= 0 && grew > d->fail_limit)
-		d->failed++;
+	w->grew = grew;
+	w->failed = d->fail_limit >= 0 && grew > d->fail_limit;
+	d->failed += w->failed;
 }
 
 /* Sites of both sides, matched on their keys (a merged report holds each
@@ -264,6 +266,27 @@ int diff_match(struct diff *d)
 	free(a);
 	free(b);
 	return 0;
+}
+
+void diff_budget(struct diff *d, const struct budget_file *b)
+{
+	d->over_budget = 0;
+	d->budget = b;
+	for (size_t i = 0; i < d->nrows; i++) {
+		struct diff_row *w = &d->rows[i];
+		const struct rd_report_site *n = w->site[1];
+
+		w->budget = NULL;
+		w->over_budget = false;
+		if (!n)
+			continue;
+		w->budget = budget_match(b, n->name ? n->name : "");
+		/* a budget is what one process may hold: ranks are not summed */
+		w->budget_peak =
+			d->side[1].rep.nprocs > 0 ? n->spread[REPORT_PEAK].max : n->c.peak_bytes;
+		w->over_budget = w->budget && w->budget_peak > w->budget->bytes;
+		d->over_budget += w->over_budget;
+	}
 }
 
 /* ---- the PyTorch views ---- */
@@ -350,9 +373,9 @@ int diff_match_torch(struct diff *d)
 			    w->live[0] != w->live[1] || w->peak[0] != w->peak[1] ? DIFF_CHANGED :
 										   DIFF_SAME;
 		/* at the mark there is no view: it is sampled, not marked */
-		if (!d->at_label && d->fail_limit >= 0 &&
-		    diff_sub_sat(w->live[1], w->live[0]) > d->fail_limit)
-			d->failed++;
+		w->failed = !d->at_label && d->fail_limit >= 0 &&
+			    diff_sub_sat(w->live[1], w->live[0]) > d->fail_limit;
+		d->failed += w->failed;
 	}
 	if (d->ntrows > 1)
 		qsort(d->trows, d->ntrows, sizeof(*d->trows), cmp_trows);

@@ -50,6 +50,14 @@ struct diff_row {
 	enum diff_status status;
 	int64_t d_leaked, d_peak, d_allocs, d_at;
 	int64_t size; /* how much it changed, for sorting and the threshold */
+	int64_t grew; /* what --fail-on-growth judges: the larger of the two */
+	bool failed;  /* it grew by more than fail_limit */
+	/* --budget: the first rule matching NEW's name (NULL: none, or the
+	 * site is not in NEW), the peak it bounds (the most the site held in
+	 * any one process of NEW), and whether that is over it */
+	const struct budget_rule *budget;
+	int64_t budget_peak;
+	bool over_budget;
 };
 
 /* A line of the PyTorch views (torch.json) on both sides, matched on file
@@ -59,6 +67,7 @@ struct diff_trow {
 	const struct rd_report_tsite *site[2]; /* the largest of the key; NULL: absent */
 	int64_t live[2], peak[2];
 	enum diff_status status;
+	bool failed; /* its live bytes grew by more than fail_limit */
 };
 
 struct diff {
@@ -70,8 +79,10 @@ struct diff {
 	size_t nrows;
 	struct diff_trow *trows;
 	size_t ntrows;
-	bool torch;    /* either side has a PyTorch view */
-	size_t failed; /* sites or lines that grew by more than fail_limit */
+	bool torch;			  /* either side has a PyTorch view */
+	size_t failed;			  /* sites or lines that grew by more than fail_limit */
+	size_t over_budget;		  /* sites over their budget (diff_budget) */
+	const struct budget_file *budget; /* diff_budget's, borrowed; NULL: none */
 };
 
 /* One setting's value on one side: the same in every process, absent
@@ -120,6 +131,11 @@ int diff_match(struct diff *d);
 /* The same for the PyTorch views (D->trows), matched on file basenames
  * and functions without lines: lines move between two commits. */
 int diff_match_torch(struct diff *d);
+/* Each row's budget under B (rows of a site in NEW): D->over_budget
+ * counts the sites whose peak in NEW is over their rule's bytes (exactly
+ * the budget passes).  After diff_match. */
+struct budget_file;
+void diff_budget(struct diff *d, const struct budget_file *b);
 /* Free D's rows and both sides. */
 void diff_clear(struct diff *d);
 

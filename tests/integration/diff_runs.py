@@ -16,6 +16,7 @@ even with --fail-on-growth 0.
 """
 import argparse
 import json
+import xml.etree.ElementTree as ET
 import os
 import re
 import subprocess
@@ -138,6 +139,31 @@ def main():
         check(p.returncode == 1 and j.get("fail_on_growth") == {"limit": MIB - 1, "failed": True,
                                                                  "sites": 1},
               "--fail-on-growth one byte less: status 1 and the verdict in the JSON")
+
+        # the gates' JUnit XML: one failure, the new site by its one name
+        xml = os.path.join(tmp, "junit.xml")
+        name = new_sites[0]["name"] if new_sites else "?"
+        p = diff("--fail-on-growth", "512K", "--junit", xml, old, new)
+        cases = ET.parse(xml).getroot().findall("testsuite/testcase") if p.returncode == 1 else []
+        bad = [c for c in cases if c.find("failure") is not None]
+        check(len(cases) == len(d["sites"]) and [c.get("name") for c in bad] == [name] and
+              "leak_extra" in name, "--junit: a case per site, one failure: %s" % name)
+        p = diff("--fail-on-growth", "2M", "--junit", xml, old, new)
+        cases = ET.parse(xml).getroot().findall("testsuite/testcase")
+        check(p.returncode == 0 and cases and all(c.find("failure") is None for c in cases),
+              "--junit within the limit: no failure")
+        # a budget over the new site's name, the rest under the default
+        budget = os.path.join(tmp, "budget.txt")
+        with open(budget, "w") as f:
+            f.write("leak_extra (*)  512K\n*  16M\n")
+        p = diff("--budget", budget, old, new)
+        check(p.returncode == 1 and ("  %s: peak 1.0 MiB, budget 512.0 KiB (%s:1: leak_extra (*))"
+                                     % (name, budget)) in p.stdout.splitlines(),
+              "--budget: status 1, the new site named over its budget")
+        with open(budget, "w") as f:
+            f.write("leak_extra (*)  1M\n*  16M\n")
+        p = diff("--budget", budget, old, new)
+        check(p.returncode == 0 and "OK: " in p.stdout, "--budget of exactly its peak: status 0")
 
         # docs/usage.md's example is this diff, and shows its real output
         size, shown = readme_gate()

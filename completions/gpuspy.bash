@@ -21,7 +21,7 @@ _gpuspy()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W '--help --version --lib' -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W 'run report merge snapshot top diff export exporter' -- "$cur"))
+			COMPREPLY=($(compgen -W 'run report merge snapshot top diff export exporter commits' -- "$cur"))
 		fi
 		return 0
 	fi
@@ -131,6 +131,23 @@ _gpuspy()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W '--format --fail-on-growth --budget --junit --threshold --at
 				--top --old --new --strict --help' -- "$cur"))
+			return 0
+		fi
+		;;
+	commits)
+		case $prev in
+		-f | --format)
+			COMPREPLY=($(compgen -W 'text csv html' -- "$cur"))
+			return 0
+			;;
+		-o | --order)
+			COMPREPLY=($(compgen -W 'given time commit' -- "$cur"))
+			return 0
+			;;
+		-n | --top) return 0 ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '--format --order --top --strict --help' -- "$cur"))
 			return 0
 		fi
 		;;

@@ -28,6 +28,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
+int cmd_commits(int argc, char **argv);
 /* gpuspy --lib: the library 'gpuspy run' would preload, on stdout. */
 int run_print_library(void);
 
@@ -147,6 +148,15 @@ int cli_report_done(struct cli_loaded *l, int e);
  * link at PATH is replaced, never written through.  0 or -errno (PATH is
  * left as it was). */
 int cli_write_file(const char *path, const void *data, size_t len);
+
+/* git.c: git(1), asked by the command */
+
+#define CLI_GIT_TIMEOUT_MS 5000
+/* "git ARGS..." (a NULL-terminated list, at most 14) run in the working
+ * directory; the first SIZE - 1 bytes it prints into BUF, its trailing
+ * newline cut: 0 when it exited 0 and printed something, else -1 (no
+ * git, not a repository, no answer within CLI_GIT_TIMEOUT_MS). */
+int cli_git(const char *const *args, char *buf, size_t size);
 
 /* junit.c: JUnit XML for the gates (--junit FILE) */
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lineup.h"
 #include "load_history.h"
 #include "merge.h"
 #include "print.h"
@@ -203,4 +204,47 @@ int csv_print_history(const struct rd_report *r, const struct rd_history *h, FIL
 		if (h[p].present)
 			e = print_process(out, r, p, &h[p]);
 	return e ? e : ferror(out) ? -EIO : 0;
+}
+
+int csv_print_commits(const struct commits_view *v, FILE *out)
+{
+	fputs("run,commit,commit_from,run_id,path,start_time,processes,leaked_bytes,pool_bytes,"
+	      "peak_bytes",
+	      out);
+	for (size_t k = 0; k < v->ntop; k++) {
+		char *h = NULL;
+
+		putc(',', out);
+		if (asprintf(&h, "peak_bytes: %s", v->top[k].name) < 0)
+			return -ENOMEM;
+		field(out, h);
+		free(h);
+	}
+	putc('\n', out);
+	for (size_t i = 0; i < v->nruns; i++) {
+		const struct lineup_run *r = &v->runs[i];
+
+		fprintf(out, "%zu,", i + 1);
+		field(out, r->commit);
+		putc(',', out);
+		field(out, r->commit_from);
+		putc(',', out);
+		field(out, r->run_id);
+		putc(',', out);
+		field(out, r->path);
+		putc(',', out);
+		if (r->start_time >= 0)
+			fprintf(out, "%.3f", r->start_time);
+		fprintf(out, ",%zu,%" PRId64 ",%" PRId64 ",%" PRId64, r->nprocs, r->leaked,
+			r->pools, r->peak);
+		for (size_t k = 0; k < v->ntop; k++) {
+			int64_t p = lineup_site_peak(r, v->top[k].key);
+
+			putc(',', out);
+			if (p >= 0)
+				fprintf(out, "%" PRId64, p);
+		}
+		putc('\n', out);
+	}
+	return ferror(out) ? -EIO : 0;
 }

@@ -28,6 +28,8 @@ static const char usage[] =
 	"       [--threshold SIZE] [--at LABEL] [--top N] [--strict]\n"
 	"       [OLD [NEW]] | --old PATH... --new PATH...\n"
 	"                                    compare two runs call site by call site\n"
+	"  commits [--format text|csv|html] [--order given|time|commit] [--top N]\n"
+	"          [--strict] RUN...          memory per commit: runs lined up\n"
 	"  exporter [--listen ADDR] RUN_DIR  serve a run's metrics to Prometheus\n"
 	"\n"
 	"Options:\n"
@@ -44,7 +46,7 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run },	      { "report", cmd_report },	    { "merge", cmd_merge },
 	{ "snapshot", cmd_snapshot }, { "top", cmd_top },	    { "diff", cmd_diff },
-	{ "export", cmd_export },     { "exporter", cmd_exporter },
+	{ "export", cmd_export },     { "exporter", cmd_exporter }, { "commits", cmd_commits },
 };
 
 int main(int argc, char **argv)

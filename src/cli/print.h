@@ -171,4 +171,26 @@ struct json_t *json_spreads_object(const struct rd_report_spread *sp);
 /* "torch" of gpuspy-report/1; NULL when no process has the view. */
 struct json_t *json_torch_object(const struct rd_report_torch *t, size_t top);
 
+/* gpuspy commits: the runs in their order, the top sites, and the order
+ * they were put in ("given", "time", "commit"). */
+struct lineup_run;
+struct lineup_site;
+struct commits_view {
+	const struct lineup_run *runs;
+	size_t nruns;
+	const struct lineup_site *top;
+	size_t ntop;
+	const char *order;
+};
+/* A run's label: its commit's first 12 characters, else "-". */
+const char *commits_label(const struct lineup_run *r, char *buf, size_t size);
+int text_print_commits(const struct commits_view *v, FILE *out);
+/* A row per run: run, commit, commit_from, run_id, path, start_time,
+ * processes, leaked_bytes, pool_bytes, peak_bytes, then a column per top
+ * site ("peak_bytes: NAME"), empty where the run lacks it. */
+int csv_print_commits(const struct commits_view *v, FILE *out);
+/* One page that loads nothing, the charts drawn with the vendored uPlot
+ * (commits_html.c; data "gpuspy-commits/1", docs/format.md). */
+int html_print_commits(const struct commits_view *v, FILE *out);
+
 #endif

@@ -237,7 +237,45 @@ struct outcome {
 	double start_time, end_time;
 	bool waited;
 	int status;
+	/* the commit the run was built from ("" when unknown), and where it
+	 * was found: a variable of names_commit_env, or "git" */
+	char commit[GS_COMMIT_MAX + 1];
+	const char *commit_from;
 };
+
+/* The commit of the run into O: the first of names_commit_env that is set
+ * (and is a commit, names_commit_valid), else the working directory's
+ * HEAD when it is a git repository; "" when neither says. */
+static void find_commit(struct outcome *o)
+{
+	char buf[GS_COMMIT_MAX + 2];
+
+	o->commit[0] = '\0';
+	o->commit_from = NULL;
+	for (size_t i = 0; i < GS_COMMIT_ENV_COUNT; i++) {
+		const char *v = getenv(names_commit_env[i]);
+
+		if (v && *v) {
+			if (!names_commit_valid(v)) {
+				cli_error(NULL,
+					  "warning: $%s is not a commit (blanks, control "
+					  "characters, or more than %d bytes): not recorded",
+					  names_commit_env[i], GS_COMMIT_MAX);
+				continue;
+			}
+			memcpy(o->commit, v, strlen(v) + 1);
+			o->commit_from = names_commit_env[i];
+			return;
+		}
+	}
+	/* valid: at most GS_COMMIT_MAX bytes */
+	if (cli_git((const char *const[]){ "rev-parse", "--verify", "--quiet", "HEAD", NULL }, buf,
+		    sizeof(buf)) == 0 &&
+	    names_commit_valid(buf)) {
+		memcpy(o->commit, buf, strlen(buf) + 1);
+		o->commit_from = "git";
+	}
+}
 
 static double now(void)
 {
@@ -368,6 +406,10 @@ static void record_run(const char *outdir, const char *id, char **argv, const st
 		json_object_set_new(doc, "pid", json_integer(o->pid));
 		json_object_set_new(doc, "start_time", json_real(o->start_time));
 		json_object_set_new(doc, "end_time", json_real(o->end_time));
+		if (o->commit[0]) {
+			json_object_set_new(doc, "commit", json_string(o->commit));
+			json_object_set_new(doc, "commit_from", json_string(o->commit_from));
+		}
 		if (WIFSIGNALED(o->status))
 			json_object_set_new(doc, "signal", json_integer(WTERMSIG(o->status)));
 		else
@@ -672,6 +714,8 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
+	/* before the command starts: it may move HEAD */
+	find_commit(&o);
 	status = spawn(argv + optind, &o);
 	record_run(run.dir, run.id, argv + optind, &o);
 	sweep_temporaries(run.dir);

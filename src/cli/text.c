@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "diff.h"
+#include "lineup.h"
 #include "growth_view.h"
 #include "ledger.h"
 #include "merge.h"
@@ -2708,4 +2709,87 @@ void text_print_unreadable(FILE *out, const struct rd_report *r, const char *who
 		fputs(r->unreadable[i].reason, out);
 		putc('\n', out);
 	}
+}
+
+const char *commits_label(const struct lineup_run *r, char *buf, size_t size)
+{
+	snprintf(buf, size, "%.12s", r->commit ? r->commit : "-");
+	return buf;
+}
+
+int text_print_commits(const struct commits_view *v, FILE *out)
+{
+	char a[32], b[32], c[40], label[16], when[32];
+
+	fprintf(out, "gpuspy commits: %zu %s, %s\n\n", v->nruns, v->nruns == 1 ? "run" : "runs",
+		strcmp(v->order, "given") == 0 ? "in the order given" :
+		strcmp(v->order, "time") == 0  ? "by start time" :
+						 "by commit date (git)");
+	fprintf(out, "  %-3s %-12s  %-19s  %12s %12s %14s\n", "#", "COMMIT", "STARTED (UTC)",
+		"LEAKED", "PEAK", "PEAK CHANGE");
+	for (size_t i = 0; i < v->nruns; i++) {
+		const struct lineup_run *r = &v->runs[i];
+		time_t t = (time_t)r->start_time;
+		struct tm tm;
+
+		if (r->start_time < 0 || !gmtime_r(&t, &tm) ||
+		    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
+			snprintf(when, sizeof(when), "?");
+		fprintf(out, "  %-3zu ", i + 1);
+		commits_label(r, label, sizeof(label));
+		cli_put_clean(out, label);
+		fprintf(out, "%*s  %-19s  %12s %12s", (int)(12 - strlen(label)), "", when,
+			util_human_size(r->leaked, a, sizeof(a)),
+			util_human_size(r->peak, b, sizeof(b)));
+		if (i > 0)
+			fprintf(out, " %14s",
+				signed_size(diff_sub_sat(r->peak, v->runs[i - 1].peak), c,
+					    sizeof(c)));
+		putc('\n', out);
+	}
+	if (v->ntop) {
+		fprintf(out,
+			"\nTOP SITES BY PEAK (%zu; each run's peak of the site, '-' where it has "
+			"none)\n",
+			v->ntop);
+		for (size_t i = 0; i < v->nruns; i++) {
+			char n[24];
+
+			snprintf(n, sizeof(n), "#%zu", i + 1);
+			fprintf(out, " %11s", n);
+		}
+		putc('\n', out);
+		for (size_t k = 0; k < v->ntop; k++) {
+			for (size_t i = 0; i < v->nruns; i++) {
+				int64_t p = lineup_site_peak(&v->runs[i], v->top[k].key);
+
+				fprintf(out, " %11s",
+					p >= 0 ? util_human_size(p, a, sizeof(a)) : "-");
+			}
+			fputs("  ", out);
+			cli_put_clean(out, v->top[k].name);
+			putc('\n', out);
+		}
+	}
+	fputs("\nRUNS\n", out);
+	for (size_t i = 0; i < v->nruns; i++) {
+		const struct lineup_run *r = &v->runs[i];
+
+		fprintf(out, "  #%-3zu ", i + 1);
+		cli_put_clean(out, r->path);
+		fprintf(out, " (%zu %s", r->nprocs, r->nprocs == 1 ? "process" : "processes");
+		if (r->commit) {
+			fputs(", commit ", out);
+			cli_put_clean(out, r->commit);
+			fputs(" from ", out);
+			cli_put_clean(out, r->commit_from);
+		} else {
+			fputs(", no commit recorded", out);
+		}
+		if (r->pools)
+			fprintf(out, ", %s more held by the pools at exit",
+				util_human_size(r->pools, a, sizeof(a)));
+		fputs(")\n", out);
+	}
+	return ferror(out) ? -EIO : 0;
 }

@@ -21,6 +21,22 @@ const char *const names_kinds[GS_KIND_COUNT] = {
 	[GS_KIND_PINNED] = "pinned",
 };
 
+const char *const names_commit_env[GS_COMMIT_ENV_COUNT] = {
+	"GIT_COMMIT",
+	"CI_COMMIT_SHA",
+	"GITHUB_SHA",
+};
+
+bool names_commit_valid(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (s[n] <= ' ' || s[n] > '~' || n >= GS_COMMIT_MAX)
+			return false;
+	return n > 0;
+}
+
 const char *names_kind(int kind)
 {
 	return kind >= 0 && kind < GS_KIND_COUNT ? names_kinds[kind] : "?";

@@ -12,6 +12,7 @@
 #ifndef GPUSPY_COMMON_NAMES_H
 #define GPUSPY_COMMON_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -156,5 +157,21 @@ int names_parse_process_image(const char *name, pid_t *pid, size_t *host_len, un
  * *N, or -EINVAL.
  */
 int names_parse_numbered(const char *name, const char *prefix, unsigned *n);
+
+/*
+ * The commit a run was built from, as CI systems name it in the
+ * environment: GIT_COMMIT (Jenkins' git plugin, and by hand), CI_COMMIT_SHA
+ * (GitLab CI), GITHUB_SHA (GitHub Actions), the first one set wins.  The
+ * library records them among a process's "environment"; `gpuspy run`
+ * records the commit in run.json ("commit"), from these or else from `git
+ * rev-parse HEAD` in its working directory.
+ */
+#define GS_COMMIT_ENV_COUNT 3
+extern const char *const names_commit_env[GS_COMMIT_ENV_COUNT];
+/* The longest commit recorded, in bytes. */
+#define GS_COMMIT_MAX 128
+/* Whether S is a commit as recorded: 1 to GS_COMMIT_MAX bytes of
+ * printable ASCII without a blank (a hash, a tag, "v1.2-rc1"). */
+bool names_commit_valid(const char *s);
 
 #endif /* GPUSPY_COMMON_NAMES_H */

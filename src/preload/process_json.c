@@ -78,6 +78,11 @@ static void write_env(FILE *f)
 		for (size_t i = 0; i < sizeof(env_prefixes) / sizeof(env_prefixes[0]); i++)
 			if (strncmp(*e, env_prefixes[i], strlen(env_prefixes[i])) == 0)
 				keep = true;
+		/* the commit the run was built from, as CI systems say it */
+		for (size_t i = 0; i < GS_COMMIT_ENV_COUNT; i++)
+			if (strlen(names_commit_env[i]) == (size_t)(eq - *e) &&
+			    strncmp(*e, names_commit_env[i], (size_t)(eq - *e)) == 0)
+				keep = true;
 		if (!keep)
 			continue;
 		memcpy(name, *e, (size_t)(eq - *e));

@@ -59,6 +59,26 @@ static int load_run_root(const struct vctx *v, json_t *root, struct rd_run *run)
 	if ((r = validate_int(v, root, "exit_status", false, 0, 255, &run->exit_status)) < 0 ||
 	    (r = validate_int(v, root, "signal", false, 1, 64, &run->signal)) < 0)
 		return r;
+	if ((r = validate_str(v, root, "commit", false, true, &run->commit)) < 0 ||
+	    (r = validate_str(v, root, "commit_from", false, true, &run->commit_from)) < 0)
+		return r;
+	if (run->commit && !names_commit_valid(run->commit))
+		return validate_bad(
+			v, "commit",
+			"not a commit (printable ASCII without a blank, at most %d bytes)",
+			GS_COMMIT_MAX);
+	if (run->commit_from) {
+		bool known = strcmp(run->commit_from, "git") == 0;
+
+		for (size_t k = 0; k < GS_COMMIT_ENV_COUNT && !known; k++)
+			known = strcmp(run->commit_from, names_commit_env[k]) == 0;
+		if (!known || !run->commit)
+			return validate_bad(
+				v, "commit_from",
+				known ? "without a commit" :
+					"\"%.32s\" is neither git nor a commit variable",
+				run->commit_from);
+	}
 	if ((run->exit_status >= 0) == (run->signal > 0))
 		return validate_bad(v, NULL,
 				    run->signal > 0 ? "both exit_status and signal" :
@@ -131,6 +151,8 @@ void rd_run_clear(struct rd_run *run)
 		free(run->command[i]);
 	free(run->command);
 	free(run->host);
+	free(run->commit);
+	free(run->commit_from);
 	memset(run, 0, sizeof(*run));
 	run->exit_status = -1;
 }

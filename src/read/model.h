@@ -362,6 +362,10 @@ struct rd_run {
 	double start_time, end_time;
 	int64_t exit_status; /* -1: killed by SIGNAL */
 	int64_t signal;	     /* 0: it exited */
+	/* the commit it was built from (names_commit_valid), and where gpuspy
+	 * run found it: a variable of names_commit_env, or "git"; NULL when
+	 * not said */
+	char *commit, *commit_from;
 };
 
 struct rd_process {

@@ -97,7 +97,8 @@ struct served {
 	const struct rd_process *p;
 	char rank[48];
 	char *command;
-	struct prom_label labels[2];
+	struct prom_label labels[2 + PROM_PLACE_LABELS];
+	struct prom_place place; /* pod, namespace, container, MIG: prom.h */
 	struct prom_process pp;
 	struct prom_device *devices;
 	struct prom_nvml *nvml;
@@ -372,6 +373,17 @@ static void apply_history(struct served *s)
 		}
 }
 
+/* Variable NAME of the environment process ARG recorded, or NULL. */
+static const char *recorded_env(const char *name, void *arg)
+{
+	const struct rd_process *p = arg;
+
+	for (size_t i = 0; i < p->nenv; i++)
+		if (strcmp(p->env[i].name, name) == 0)
+			return p->env[i].value;
+	return NULL;
+}
+
 /* S's prom_process from its process and its report (the process's sites
  * merged by key and symbolized, as 'gpuspy report' names them). */
 static int fill(struct served *s)
@@ -392,8 +404,11 @@ static int fill(struct served *s)
 	pp->command = s->command;
 	s->labels[0] = (struct prom_label){ "host", p->host };
 	s->labels[1] = (struct prom_label){ "rank", s->rank };
+	/* where the process ran, from the environment it recorded */
+	prom_place_from_env(&s->place, recorded_env, (void *)p);
+	memcpy(s->labels + 2, s->place.labels, s->place.nlabels * sizeof(*s->labels));
 	pp->labels = s->labels;
-	pp->nlabels = 2;
+	pp->nlabels = 2 + s->place.nlabels;
 
 	for (int k = 0; k < GS_KIND_COUNT; k++) {
 		const struct rd_counters *c = &p->kinds[k];

@@ -83,6 +83,46 @@ void prom_escape(struct prom_buf *b, const char *s)
 	}
 }
 
+/* V's first entry of a comma-separated device list, when it names a MIG
+ * device, into OUT of SIZE; else "". */
+static void prom_mig(const char *v, char *out, size_t size)
+{
+	size_t n = v ? strcspn(v, ",") : 0;
+
+	out[0] = '\0';
+	if (n < 5 || strncmp(v, "MIG-", 4) != 0)
+		return;
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, v, n);
+	out[n] = '\0';
+}
+
+void prom_place_from_env(struct prom_place *pl, prom_env_fn get, void *arg)
+{
+	static const char *const names[PROM_PLACE_LABELS] = { "pod", "namespace", "container",
+							      "mig" };
+	static const char *const vars[PROM_PLACE_LABELS - 1] = { PROM_ENV_POD, PROM_ENV_NAMESPACE,
+								 PROM_ENV_CONTAINER };
+	const char *cuda = get(PROM_ENV_CUDA_VISIBLE, arg);
+
+	pl->nlabels = 0;
+	for (size_t i = 0; i < PROM_PLACE_LABELS; i++) {
+		if (i < PROM_PLACE_LABELS - 1) {
+			const char *v = get(vars[i], arg);
+
+			snprintf(pl->value[i], PROM_PLACE_MAX, "%s", v ? v : "");
+		} else {
+			/* the device the process sees: CUDA_VISIBLE_DEVICES
+			 * decides, when it is set */
+			prom_mig(cuda && *cuda ? cuda : get(PROM_ENV_NVIDIA_VISIBLE, arg),
+				 pl->value[i], PROM_PLACE_MAX);
+		}
+		if (pl->value[i][0])
+			pl->labels[pl->nlabels++] = (struct prom_label){ names[i], pl->value[i] };
+	}
+}
+
 static bool prom_label_name_ok(const char *s)
 {
 	if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))

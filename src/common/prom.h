@@ -103,6 +103,38 @@ struct prom_process {
 	uint64_t folded_sites;
 };
 
+/*
+ * Where a process runs, as labels of every series, so that dashboards can
+ * join gpuspy's per-site series with the cluster's own (kube-state-metrics,
+ * cAdvisor, DCGM's per-pod series): "pod", "namespace" and "container",
+ * from the variables contrib/k8s sets through the downward API, and "mig",
+ * the MIG device the process uses, when CUDA_VISIBLE_DEVICES (else
+ * NVIDIA_VISIBLE_DEVICES, what NVIDIA's device plugin sets) names one
+ * first ("MIG-<uuid>", or the older "MIG-GPU-<uuid>/<gi>/<ci>").  A label
+ * whose variable is unset or empty is left out; a value is cut at
+ * PROM_PLACE_MAX - 1 bytes (a pod name is at most 253), and escaped when
+ * written.  The library reads its own environment; gpuspy exporter the
+ * environment each process recorded (docs/format.md, "environment").
+ */
+#define PROM_ENV_POD		"GPUSPY_POD_NAME"	/* fieldRef metadata.name */
+#define PROM_ENV_NAMESPACE	"GPUSPY_POD_NAMESPACE"	/* fieldRef metadata.namespace */
+#define PROM_ENV_CONTAINER	"GPUSPY_CONTAINER_NAME" /* the container's name, as written */
+#define PROM_ENV_CUDA_VISIBLE	"CUDA_VISIBLE_DEVICES"
+#define PROM_ENV_NVIDIA_VISIBLE "NVIDIA_VISIBLE_DEVICES"
+#define PROM_PLACE_MAX		256
+#define PROM_PLACE_LABELS	4
+
+struct prom_place {
+	char value[PROM_PLACE_LABELS][PROM_PLACE_MAX];
+	struct prom_label labels[PROM_PLACE_LABELS]; /* the ones set, in order */
+	size_t nlabels;
+};
+
+/* The value of variable NAME in the environment ARG stands for, or NULL. */
+typedef const char *(*prom_env_fn)(const char *name, void *arg);
+/* PL's labels from the environment GET reads. */
+void prom_place_from_env(struct prom_place *pl, prom_env_fn get, void *arg);
+
 /* Appends; on failure sets B->err.  B starts zeroed; prom_buf_free() after. */
 void prom_buf_append(struct prom_buf *b, const char *s, size_t n);
 void prom_buf_free(struct prom_buf *b);

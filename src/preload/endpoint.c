@@ -69,6 +69,14 @@ static unsigned n_labels;
 
 /* What gpuspy_info says, read once at start. */
 static char host[GS_HOST_SIZE], rank[24], command[256];
+/* pod, namespace, container, MIG device: on every series (prom.h) */
+static struct prom_place place;
+
+static const char *env_get(const char *name, void *arg)
+{
+	(void)arg;
+	return getenv(name);
+}
 
 const char *endpoint_address(void)
 {
@@ -103,6 +111,7 @@ static void read_identity(void)
 	int fd;
 
 	names_host(host, sizeof(host));
+	prom_place_from_env(&place, env_get, NULL);
 	/* as the reader takes a report's rank: RANK, else LOCAL_RANK */
 	if (!r || env_uint(r, 1u << 30, &v) < 0)
 		r = getenv("LOCAL_RANK");
@@ -418,6 +427,8 @@ void endpoint_publish(void)
 	p.rank = rank;
 	p.command = command;
 	p.version = GPUSPY_VERSION;
+	p.labels = place.labels;
+	p.nlabels = place.nlabels;
 	for (int k = 0; k < GS_KIND_COUNT; k++) {
 		struct gs_count_snap c;
 

@@ -36,9 +36,23 @@ extern char **environ;
 
 /* Variables that explain a run's memory behaviour, kept in the report. */
 static const char *const env_prefixes[] = {
-	"PYTORCH_", "CUDA_",	   "XLA_",	  "TF_GPU_",	 "TF_FORCE_GPU_", "TF_XLA_",
-	"TF_CUDA_", "JAX_",	   "FLAGS_",	  "NCCL_",	 "CUPY_",	  "GPUSPY_",
-	"RANK=",    "LOCAL_RANK=", "WORLD_SIZE=", "LD_PRELOAD=",
+	"PYTORCH_",
+	"CUDA_",
+	"XLA_",
+	"TF_GPU_",
+	"TF_FORCE_GPU_",
+	"TF_XLA_",
+	"TF_CUDA_",
+	"JAX_",
+	"FLAGS_",
+	"NCCL_",
+	"CUPY_",
+	"GPUSPY_",
+	"RANK=",
+	"LOCAL_RANK=",
+	"WORLD_SIZE=",
+	"LD_PRELOAD=",
+	"NVIDIA_VISIBLE_DEVICES=",
 };
 
 /* Length of the valid UTF-8 sequence at p, or 0 (overlong forms,

@@ -321,6 +321,8 @@ def check_k8s(src, gp, lib):
         print("python3-yaml is not installed: contrib/k8s not checked")
         return False
     d = os.path.join(src, "contrib", "k8s")
+    k8s_env = dict(re.findall(r'^#define (PROM_ENV_\w+)\s+"([^"]+)"',
+                              open(os.path.join(src, "src", "common", "prom.h")).read(), re.M))
     docs = {}
     for name in sorted(os.listdir(d)):
         if name.endswith(".yaml"):
@@ -366,6 +368,15 @@ def check_k8s(src, gp, lib):
                           env["LD_PRELOAD"])
                     check(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu"),
                           f"{what}: {c['name']} asks for a GPU")
+                    # the labels pod, namespace, container: the variables
+                    # prom.h names, from the downward API and the name
+                    refs = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+                            for e in c.get("env", [])}
+                    check(refs.get(k8s_env["PROM_ENV_POD"]) == "metadata.name" and
+                          refs.get(k8s_env["PROM_ENV_NAMESPACE"]) == "metadata.namespace" and
+                          env.get(k8s_env["PROM_ENV_CONTAINER"]) == c["name"],
+                          f"{what}: {c['name']} sets the pod, namespace and container "
+                          "variables of prom.h from the downward API", (refs, env))
                     out = env.get("GPUSPY_OUTPUT_DIR") or ""
                     check(out.startswith("/"), f"{what}: GPUSPY_OUTPUT_DIR absolute", out)
                     writers.append((what, place(out, mounts(c, volumes)), volumes))

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+import urllib.request
 
 import promtest
 from promtest import Exporter, parse, series
@@ -421,6 +422,73 @@ def addresses(tmp):
     x.stop()
 
 
+def fetch(url):
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.read().decode()
+
+
+def promtool_clean(page, what):
+    if not shutil.which("promtool"):
+        print("skip promtool check metrics: no promtool")
+        return
+    p = subprocess.run(["promtool", "check", "metrics"], input=page, capture_output=True,
+                       text=True, timeout=30)
+    check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
+          what + ": promtool check metrics clean", p.stdout + p.stderr)
+
+
+def kubernetes(tmp):
+    """pod, namespace, container (the downward-API variables of contrib/k8s)
+    and the MIG device on every series, of the exporter and of the
+    endpoint in the process; values escaped; none without the variables."""
+    run_dir = os.path.join(tmp, "k8s")
+    mig = "MIG-4d9c1e58-7f3a-5b2e-9a61-0c2d3e4f5a6b"
+    place = {"GPUSPY_POD_NAME": "train-7f9c-0", "GPUSPY_POD_NAMESPACE": "ml",
+             "GPUSPY_CONTAINER_NAME": "train", "CUDA_VISIBLE_DEVICES": mig + ",1",
+             "GPUSPY_PROMETHEUS": "127.0.0.1:0"}
+    # a hostile pod name: quote, backslash, newline, and no MIG device
+    odd = {"GPUSPY_POD_NAME": 'a"b\\c\nd', "GPUSPY_POD_NAMESPACE": "ml",
+           "NVIDIA_VISIBLE_DEVICES": "GPU-0aa1"}
+    procs = []
+    try:
+        procs.append(promtest.start_leaker(lib, fake, prog, run_dir, kib=64, **place))
+        procs.append(promtest.start_leaker(lib, fake, prog, run_dir, kib=32, RANK="1", **odd))
+        procs.append(promtest.start_leaker(lib, fake, prog, run_dir, kib=16, RANK="2"))
+        x = Exporter(gpuspy, run_dir)
+        status, _, page = x.get()
+        samples = parse(page) if status == 200 else []
+        by_pid = {s[1]["pid"]: s[1]["rank"] for s in series(samples, "gpuspy_info")}
+        rank = [by_pid.get(str(p.pid)) for p in procs]
+        want = {"pod": "train-7f9c-0", "namespace": "ml", "container": "train", "mig": mig}
+        mine = [s for s in samples if s[1].get("rank") == rank[0]]
+        check(mine and all({k: s[1].get(k) for k in want} == want for s in mine),
+              "exporter: pod, namespace, container and mig on every series of the process",
+              mine[:3])
+        theirs = [s for s in samples if s[1].get("rank") == rank[1]]
+        check(theirs and all(s[1].get("pod") == 'a"b\\c\nd' and "mig" not in s[1] and
+                             "container" not in s[1] for s in theirs),
+              "exporter: a pod name of quote, backslash and newline read back as it was; no "
+              "MIG device, no container: no label", theirs[:2])
+        plain = [s for s in samples if s[1].get("rank") == rank[2]]
+        check(plain and not [s for s in plain if {"pod", "namespace", "container",
+                                                  "mig"} & set(s[1])],
+              "exporter: without the variables, no such label", plain[:2])
+        promtool_clean(page, "exporter with Kubernetes labels")
+        x.stop()
+
+        # the endpoint in the process, the same labels
+        addr_file = os.path.join(run_dir, f"{host}-{procs[0].pid}", "prometheus")
+        addr = open(addr_file).read().strip()
+        page = fetch("http://%s/metrics" % addr)
+        samples = parse(page)
+        check(samples and all({k: s[1].get(k) for k in want} == want for s in samples),
+              "endpoint: pod, namespace, container and mig on every series", samples[:3])
+        promtool_clean(page, "endpoint with Kubernetes labels")
+    finally:
+        for p in procs:
+            promtest.stop(p)
+
+
 def main():
     tmp = harness.tempdir()
     try:
@@ -429,6 +497,7 @@ def main():
         addresses(tmp)
         requests(tmp)
         not_yet(tmp)
+        kubernetes(tmp)
         main_case(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

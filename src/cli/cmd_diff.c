@@ -106,7 +106,7 @@ static int budget_verdict(const struct diff *d, const struct budget_file *b, FIL
 		for (size_t i = 0; i < d->nrows; i++) {
 			const struct diff_row *w = &d->rows[i];
 
-			if (!w->over_budget)
+			if (!w->over_budget || !w->budget)
 				continue;
 			fputs("  ", out);
 			cli_put_clean(out, row_name(w));

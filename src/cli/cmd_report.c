@@ -336,9 +336,7 @@ static int gate_verdict(struct leak_gate *g, int status)
 		fprintf(out, "%sOK: %s live at exit, not more than %s (--fail-on-leak%s)\n",
 			out == stdout ? "\n" : "", a, b, pools);
 	}
-	if (fflush(out) != 0)
-		status = EXIT_FAILURE_OTHER;
-	else if (gate_junit(g, pools[0] ? pools + 2 : NULL) != EXIT_OK)
+	if (fflush(out) != 0 || gate_junit(g, pools[0] ? pools + 2 : NULL) != EXIT_OK)
 		status = EXIT_FAILURE_OTHER;
 	free(g->sites);
 	g->sites = NULL;

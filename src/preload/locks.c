@@ -78,7 +78,7 @@ void gs_lock_wait(struct gs_mutex *l)
 			break;
 		__builtin_ia32_pause();
 	}
-	while ((c = atomic_exchange_explicit(&l->v, 2, memory_order_acquire)) != 0)
+	while (atomic_exchange_explicit(&l->v, 2, memory_order_acquire) != 0)
 		syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
 }
 

@@ -198,7 +198,9 @@ int budget_load(const char *file, struct budget_file *b, struct rd_error *err)
 		if (!buf)
 			e = -ENOMEM;
 	}
-	while (e == 0) {
+	/* buf is set whenever e is 0; said for the analyzer, which cannot
+	 * know that errno is never 0 after a failed call */
+	while (e == 0 && buf) {
 		ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
 
 		if (n < 0 && errno == EINTR)
@@ -215,7 +217,7 @@ int budget_load(const char *file, struct budget_file *b, struct rd_error *err)
 		}
 	}
 	close(fd);
-	if (e == 0) {
+	if (e == 0 && buf) {
 		buf[len] = '\0';
 		e = budget_parse(file, buf, len, b, err);
 	}

@@ -79,39 +79,9 @@ int html_print_commits(const struct commits_view *v, FILE *out)
 {
 	json_t *root = commits_data(v);
 	char *data = root ? json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int e = 0;
 
 	json_decref(root);
 	if (!data)
 		return -ENOMEM;
-	/* the whole page first: nothing on stdout unless all of it */
-	f = open_memstream(&buf, &len);
-	if (!f) {
-		free(data);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < HTML_NPARTS; i++) {
-		fputs(html_parts[i], f);
-		if (i + 1 == HTML_NPARTS)
-			break;
-		if (strcmp(html_slots[i], "data") == 0) {
-			for (const char *s = data; *s; s++)
-				if (*s == '<' || *s == '>' || *s == '&')
-					fprintf(f, "\\u%04x", (unsigned)*s);
-				else
-					putc(*s, f);
-		} else {
-			fputs(html_asset(html_slots[i]), f);
-		}
-	}
-	free(data);
-	if (fclose(f) != 0)
-		e = -ENOMEM;
-	else if (fwrite(buf, 1, len, out) != len)
-		e = -EIO;
-	free(buf);
-	return e;
+	return html_write_page(out, html_parts, html_slots, HTML_NPARTS, html_asset, data);
 }

@@ -488,6 +488,38 @@ static void html_put_data(FILE *f, const char *s)
 	}
 }
 
+int html_write_page(FILE *out, const char *const *parts, const char *const *slots, size_t nparts,
+		    const char *(*asset)(const char *name), char *data)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int e = 0;
+
+	/* the whole page first: nothing on stdout unless all of it */
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		free(data);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nparts; i++) {
+		fputs(parts[i], f);
+		if (i + 1 == nparts)
+			break;
+		if (strcmp(slots[i], "data") == 0)
+			html_put_data(f, data);
+		else
+			fputs(asset(slots[i]), f);
+	}
+	free(data);
+	if (fclose(f) != 0)
+		e = -ENOMEM;
+	else if (fwrite(buf, 1, len, out) != len)
+		e = -EIO;
+	free(buf);
+	return e;
+}
+
 static json_t *html_data(struct html *h, const struct rd_process_list *list,
 			 const struct rd_timeline *tl, const char *at, bool peak, size_t top)
 {
@@ -524,11 +556,8 @@ int html_print(const struct rd_report *r, const struct rd_process_list *list,
 	       const struct rd_timeline *tl, const char *at, bool peak, size_t top, FILE *out)
 {
 	struct html h = { .r = r };
-	char *buf = NULL, *data = NULL;
-	size_t len = 0;
+	char *data = NULL;
 	json_t *root;
-	FILE *f;
-	int e = 0;
 
 	h.ix = calloc(r->nsites + 1, sizeof(*h.ix));
 	if (!h.ix)
@@ -542,26 +571,5 @@ int html_print(const struct rd_report *r, const struct rd_process_list *list,
 	free(h.ix);
 	if (!data)
 		return -ENOMEM;
-	/* the whole page first: nothing on stdout unless all of it */
-	f = open_memstream(&buf, &len);
-	if (!f) {
-		free(data);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < HTML_NPARTS; i++) {
-		fputs(html_parts[i], f);
-		if (i + 1 == HTML_NPARTS)
-			break;
-		if (strcmp(html_slots[i], "data") == 0)
-			html_put_data(f, data);
-		else
-			fputs(html_asset(html_slots[i]), f);
-	}
-	free(data);
-	if (fclose(f) != 0)
-		e = -ENOMEM;
-	else if (fwrite(buf, 1, len, out) != len)
-		e = -EIO;
-	free(buf);
-	return e;
+	return html_write_page(out, html_parts, html_slots, HTML_NPARTS, html_asset, data);
 }

@@ -192,5 +192,11 @@ int csv_print_commits(const struct commits_view *v, FILE *out);
 /* One page that loads nothing, the charts drawn with the vendored uPlot
  * (commits_html.c; data "gpuspy-commits/1", docs/format.md). */
 int html_print_commits(const struct commits_view *v, FILE *out);
+/* A page of NPARTS PARTS (a generated assets header's html_parts) with
+ * its SLOTS filled between them: "data" by DATA (JSON, '<', '>' and '&'
+ * escaped; freed here), any other by ASSET(name); written to OUT whole or
+ * not at all: 0 or -errno.  html.c. */
+int html_write_page(FILE *out, const char *const *parts, const char *const *slots, size_t nparts,
+		    const char *(*asset)(const char *name), char *data);
 
 #endif

@@ -208,7 +208,7 @@ def main():
         harness.wait_for(lambda: os.path.exists(ready), 10, proc)
         proc.send_signal(signal.SIGINT)
         proc.send_signal(signal.SIGQUIT)
-        time.sleep(0.3)
+        time.sleep(0.3)  # not a wait: the signals must do nothing
         check(proc.poll() is None, "gpuspy survives SIGINT and SIGQUIT sent to it alone")
         open(go, "w").close()
         check(proc.wait(timeout=30) == 5, "then the command's status", repr(proc.returncode))

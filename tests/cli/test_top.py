@@ -432,7 +432,7 @@ def test_wait(gpuspy, fixtures, tmp):
     blocks = Blocks(proc)
     try:
         first = blocks.next()
-        time.sleep(0.5)  # ten intervals
+        time.sleep(0.5)  # not a wait: top redraws ten intervals
         d = os.path.join(run, "node4-301")
         os.makedirs(d)
         with open(os.path.join(fixtures, "growth", "node4-301", "snapshot.json")) as f:

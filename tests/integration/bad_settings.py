@@ -95,7 +95,7 @@ for value, how, expect in (("2", "SIGINT", -signal.SIGINT), ("15", "SIGTERM", -s
     if how is None:
         # taken: gpuspy's handler is there, the program lives on
         os.kill(p.pid, signal.SIGUSR1)
-        time.sleep(0.3)
+        time.sleep(0.3)  # not a wait: the signal must not end it
         alive = p.poll() is None
         p.kill()
         _, err = p.communicate()

@@ -253,7 +253,7 @@ for _ in range(40):
     c = socket.create_connection((host, port), timeout=30)
     c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
     held.append(c)
-time.sleep(0.5)
+time.sleep(0.5)  # not a wait: the server meets 40 clients
 still = 0
 for c in held:
     c.setblocking(False)
@@ -337,7 +337,7 @@ if flood:
         c = get(addr)[0]
         codes[c] = codes.get(c, 0) + 1
         n += 1
-        time.sleep(0.001)
+        time.sleep(0.001)  # not a wait: a request each ms
     check(set(codes) == {200}, f"a request per millisecond for 10 s: {n} requests, {codes}")
 p.kill()
 p.wait()
@@ -362,7 +362,7 @@ def run(scrape):
                 n[0 if get(a, timeout=2)[0] == 200 else 1] += 1
             except OSError:
                 n[1] += 1  # the program has ended
-            time.sleep(0.001)
+            time.sleep(0.001)  # not a wait: as fast as it answers
 
     t = threading.Thread(target=scraper)
     if scrape:

@@ -52,7 +52,7 @@ for preload, what in ((False, "a plain sleep"), (True, "gpuspy loaded, no alloca
     harness.wait_for(lambda: execed(p.pid, preload), timeout=10, proc=p)
     os.mkdir(os.path.join(out, f"{socket.gethostname()}-{p.pid}"))
     r = subprocess.run([cli, "snapshot", str(p.pid)], capture_output=True, text=True, timeout=30)
-    time.sleep(0.2)
+    time.sleep(0.2)  # not a wait: the signal must not end it
     alive = p.poll() is None
     p.kill()
     p.wait()
@@ -75,7 +75,7 @@ for value in (None, "9", "15", "SIGRTMIN+1"):
     p.stdout.readline()
     r = subprocess.run([cli, "snapshot", str(p.pid), "asked"], capture_output=True, text=True,
                        timeout=30)
-    time.sleep(0.2)
+    time.sleep(0.2)  # not a wait: the signal must not end it
     alive = p.poll() is None
     p.kill()
     p.wait()

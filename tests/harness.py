@@ -164,10 +164,13 @@ def tempdir(name=None):
 
 
 def write_json(path, doc):
-    """DOC as JSON at PATH, its directory made when missing; PATH."""
+    """DOC as JSON at PATH, its directory made when missing, as the
+    library writes: a temporary file renamed into place (a reader sees
+    the old document or the new one).  PATH."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w") as f:
+    with open(path + ".tmp", "w") as f:
         json.dump(doc, f)
+    os.rename(path + ".tmp", path)
     return path
 
 
@@ -206,13 +209,15 @@ def process_dirs(where):
 
 # --- waiting on the library ---------------------------------------------
 
-def wait_for(what, timeout=30, proc=None):
+def wait_for(what, timeout=30, proc=None, every=0.05):
     """WHAT() asked again and again until it gives something true: that.
     None after TIMEOUT seconds, or once PROC (a Popen) has ended without
-    WHAT holding.  The one place where a test waits by polling: a test
-    waits for what it needs to see, never for a length of time."""
+    WHAT holding.  Asked at once, then more and more seldom, at most
+    EVERY seconds apart (a server asked over HTTP: more).  The one place
+    where a test waits by polling: a test waits for what it needs to see,
+    never for a length of time."""
     end = time.monotonic() + timeout
-    pause = 0.002
+    pause = min(0.002, every)
     while True:
         v = what()
         if v:
@@ -222,7 +227,7 @@ def wait_for(what, timeout=30, proc=None):
         if time.monotonic() >= end:
             return None
         time.sleep(pause)
-        pause = min(pause * 2, 0.05)
+        pause = min(pause * 2, every)
 
 
 def read_json(path):
@@ -259,32 +264,33 @@ def snapshot(proc_dir):
     return read_json(os.path.join(proc_dir, "snapshot.json"))
 
 
-def wait_snapshot(where, pred=None, after=0, timeout=30, proc=None):
+def wait_snapshot(where, pred=None, after=0, timeout=30, proc=None, every=0.05):
     """The snapshot.json the library writes while it runs, waited for:
     the first of WHERE's process directories (process_dirs) whose
     snapshot has more than AFTER samples (a sample count seen before: a
     snapshot taken since) and that PRED(doc) accepts.  (its directory,
-    its document), or None after TIMEOUT, or once PROC has ended."""
+    its document), or None after TIMEOUT, or once PROC has ended (EVERY:
+    as for wait_for)."""
     def found():
         for d in process_dirs(where):
             doc = snapshot(d)
             if doc is not None and samples(doc) > after and (pred is None or pred(doc)):
                 return d, doc
         return None
-    return wait_for(found, timeout, proc)
+    return wait_for(found, timeout, proc, every)
 
 
-def wait_file(path, pred=None, timeout=30, proc=None):
+def wait_file(path, pred=None, timeout=30, proc=None, every=0.05):
     """The text of the file at PATH (a glob pattern: of the first match)
     once it is there and PRED(text) accepts it; None after TIMEOUT, or
-    once PROC has ended."""
+    once PROC has ended (EVERY: as for wait_for)."""
     def found():
         for p in sorted(glob.glob(path)):
             text = read_text(p)
             if text is not None and (pred is None or pred(text)):
                 return text
         return None
-    return wait_for(found, timeout, proc)
+    return wait_for(found, timeout, proc, every)
 
 
 def history_lines(proc_dir):
@@ -298,22 +304,3 @@ def history_lines(proc_dir):
         except ValueError:
             pass
     return out
-
-
-def history_samples(lines):
-    """How many samples the lines of a history hold: one per line of one
-    sample ("t"), N per line of N merged ("t0", "t1", "n")."""
-    return sum(1 for x in lines if "t" in x and "event" not in x) + \
-        sum(int(x.get("n", 0)) for x in lines if "t0" in x)
-
-
-def wait_samples(proc_dir, n, timeout=30, proc=None):
-    """PROC_DIR's history.jsonl once it holds N samples more than it does
-    now (the snapshot thread appends one each interval): its lines; None
-    after TIMEOUT, or once PROC has ended."""
-    want = history_samples(history_lines(proc_dir)) + n
-
-    def grown():
-        lines = history_lines(proc_dir)
-        return lines if history_samples(lines) >= want else None
-    return wait_for(grown, timeout, proc)

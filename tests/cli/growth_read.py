@@ -16,7 +16,7 @@ driver (tests/cli/leaker.c: keep_output() keeps KIB KiB per step):
  - a report of an older gpuspy, which recorded no verdict: its history
    replayed through the rule ("recorded": false).
 Usage: growth_read.py LIBGPUSPY GPUSPY FAKE_DIR LEAKER"""
-import glob, json, os, re, shutil, subprocess, sys, time
+import glob, json, os, re, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -185,9 +185,7 @@ try:
     # a snapshot after the last step (its sample is in the history: the
     # snapshot thread samples before it writes), waited for rather than
     # timed
-    end = time.monotonic() + 30
-    while time.monotonic() < end and not after_last_step(run, STEPS << 20):
-        time.sleep(0.02)
+    harness.wait_for(lambda: after_last_step(run, STEPS << 20), proc=p)
     r = gpuspy("top", "--count", "1", run)
     line = [l for l in r.stdout.splitlines() if "keep_output" in l]
     spark = "".join(c for c in (line[0] if line else "") if c in BLOCKS)

@@ -8,10 +8,13 @@ import re
 import select
 import signal
 import subprocess
+import sys
 import threading
-import time
 import urllib.error
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
 
 
 def clean_env(fake):
@@ -24,10 +27,7 @@ def clean_env(fake):
     return env
 
 
-def preload(lib):
-    """LD_PRELOAD for LIB: a sanitizer's runtime must come first
-    (scripts/sanitize)."""
-    return ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+preload = harness.preload
 
 
 def start_leaker(lib, fake, prog, out, kib=1024, steps=3, **extra):
@@ -44,13 +44,10 @@ def start_leaker(lib, fake, prog, out, kib=1024, steps=3, **extra):
     if line.strip() != "leaked":
         p.kill()
         raise RuntimeError("leaker did not start: " + line + p.stderr.read())
-    snap = os.path.join(out, f"{os.uname().nodename}-{p.pid}", "snapshot.json")
-    for _ in range(400):
-        if os.path.exists(snap) and '"samples"' in open(snap).read():
-            break
-        time.sleep(0.025)
-    # the snapshot after the last allocation: two intervals later
-    time.sleep(0.3)
+    # the snapshot after the last allocation: all it leaked is live
+    harness.wait_snapshot(os.path.join(out, f"{os.uname().nodename}-{p.pid}"),
+                          lambda doc: doc.get("leaked", {}).get("bytes") == steps * kib * 1024,
+                          proc=p)
     return p
 
 

@@ -28,24 +28,17 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import junit_check  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 gpuspy, lib, fake, leaker, src = [os.path.abspath(a) for a in sys.argv[1:6]]
-failures = []
 try:
     import yaml
 except ImportError:
-    print("SKIP: python3-yaml is not installed")
-    sys.exit(77)
+    harness.skip("python3-yaml is not installed")
 if not shutil.which("git"):
-    print("SKIP: no git")
-    sys.exit(77)
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)[:3000]))
-    if not cond:
-        failures.append(what)
-    return cond
+    harness.skip("no git")
 
 
 BIN = os.path.dirname(gpuspy)
@@ -231,8 +224,7 @@ def main():
             d = os.path.join(tmp, "case%d" % i)
             os.mkdir(d)
             fn(d, steps, fail)
-    print("%d failed" % len(failures))
-    return 1 if failures else 0
+    return harness.done()
 
 
 if __name__ == "__main__":

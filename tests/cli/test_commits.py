@@ -23,25 +23,19 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chromium  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 gpuspy, lib, fake, leaker = [os.path.abspath(a) for a in sys.argv[1:5]]
 KIB = 1024
-failures = []
 CI_VARS = ("GIT_COMMIT", "CI_COMMIT_SHA", "GITHUB_SHA")
 env = {k: v for k, v in os.environ.items()
        if not k.startswith(("GPUSPY_", "GIT_")) and k not in ("LD_PRELOAD",) + CI_VARS}
 env.update(LD_LIBRARY_PATH=fake, GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib, GPUSPY_INTERVAL="50ms")
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)))
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def run(args, cwd, extra=None, text=True):
@@ -70,10 +64,9 @@ def report_json(path):
 
 
 if not shutil.which("git"):
-    print("SKIP: no git")
-    sys.exit(77)
+    harness.skip("no git")
 
-tmp = tempfile.mkdtemp(prefix="gpuspy-test-commits-")
+tmp = harness.tempdir()
 try:
     repo = os.path.join(tmp, "repo")
     os.mkdir(repo)
@@ -250,5 +243,4 @@ try:
 finally:
     shutil.rmtree(tmp)
 
-print("%d failed" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

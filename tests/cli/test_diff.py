@@ -28,11 +28,9 @@ MIB = 1 << 20
 
 
 def write(tmp, name, doc, raw=None):
-    d = os.path.join(tmp, name, "node7-4242")
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "report.json")
-    with open(path, "w" if raw is None or isinstance(raw, str) else "wb") as f:
-        f.write(raw if raw is not None else json.dumps(doc))
+    """A run NAME under TMP of one process whose report.json is DOC (or
+    RAW, as it is)."""
+    harness.process_dir(os.path.join(tmp, name), doc if raw is None else raw, host="node7")
     return os.path.join(tmp, name)
 
 

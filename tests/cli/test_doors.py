@@ -15,7 +15,6 @@ The snapshots are made here from the fixture outside/vm-564/snapshot.json
 import copy
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -28,12 +27,9 @@ MiB = 2**20
 
 
 def report(gpuspy, doc, tmp, name, fmt="text"):
-    d = os.path.join(tmp, name, "vm-564")
-    os.makedirs(d)
-    with open(os.path.join(d, "snapshot.json"), "w") as f:
-        json.dump(doc, f)
-    return subprocess.run([gpuspy, "report", "--format", fmt, d], capture_output=True,
-                          text=True, timeout=60)
+    """gpuspy report --format FMT of a process whose snapshot is DOC."""
+    d = harness.process_dir(os.path.join(tmp, name), doc, "snapshot.json", host="vm", pid=564)
+    return harness.run([gpuspy, "report", "--format", fmt, d])
 
 
 def nvml(doc, used):

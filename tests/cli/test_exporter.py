@@ -219,9 +219,9 @@ def hostile(x, run_dir, procs, before):
     snap = os.path.join(bad, "snapshot.json")
     with open(snap, "w") as f:
         f.write('{"format": "gpuspy-process/1", "pid": 4242420, "sites": [')
-    time.sleep(1.1)
+    time.sleep(1.1)  # not a wait: the exporter reads at most once a second
     s1 = scrape(x)
-    time.sleep(1.1)
+    time.sleep(1.1)  # not a wait: the exporter reads at most once a second
     s2 = scrape(x)
     said = x.drain()
     check(s1 is not None and len(series(s1, "gpuspy_info")) == n and s2 is not None
@@ -231,7 +231,7 @@ def hostile(x, run_dir, procs, before):
           "said once over two refreshes", said)
     with open(snap, "wb") as f:
         f.write(b"\x00\x1b[31m not json")
-    time.sleep(1.1)
+    time.sleep(1.1)  # not a wait: the exporter reads at most once a second
     s3 = scrape(x)
     said = x.drain()
     check(s3 is not None and len(series(s3, "gpuspy_info")) == n,
@@ -252,7 +252,7 @@ def hostile(x, run_dir, procs, before):
     hist = os.path.join(bad, "history.jsonl")
     with open(hist, "w") as f:
         f.write('{"format": "gpuspy-history/1"}\nnot json\n')
-    time.sleep(1.1)
+    time.sleep(1.1)  # not a wait: the exporter reads at most once a second
     s5 = scrape(x)
     said = x.drain()
     check(s5 is not None and len(series(s5, "gpuspy_info")) == n,
@@ -265,7 +265,7 @@ def hostile(x, run_dir, procs, before):
     d = procs["d"]
     promtest.stop(d)
     shutil.rmtree(os.path.join(run_dir, f"{host}-{d.pid}"))
-    time.sleep(1.1)
+    time.sleep(1.1)  # not a wait: the exporter reads at most once a second
     s4 = scrape(x)
     ranks = sorted(s[1]["rank"] for s in series(s4 or [], "gpuspy_info"))
     check(ranks == ["0", "1", "1.1"], "a process directory removed: its series go", ranks)
@@ -278,7 +278,7 @@ def rate_limit(x):
     """A scrape within a second of the last reading gets that reading:
     the sample time of a process that rewrites its snapshot every 100 ms
     does not move; a second later it does."""
-    time.sleep(1.1)
+    time.sleep(1.1)  # not a wait: the exporter reads at most once a second
     t0 = time.monotonic()
     a = scrape(x)
     b = scrape(x)
@@ -289,7 +289,7 @@ def rate_limit(x):
         check(ta and ta == tb, "two scrapes within a second: one reading", (ta, tb, t1 - t0))
     else:
         print(f"skip the two-scrapes check: they took {t1 - t0:.2f} s")
-    time.sleep(1.2)
+    time.sleep(1.2)  # not a wait: past the exporter's second
     c = scrape(x)
     tc = [s[2] for s in series(c or [], "gpuspy_sample_time_seconds", rank="0")]
     check(ta and tc and tc[0] > ta[0], "a scrape a second later: a new reading", (ta, tc))
@@ -309,16 +309,16 @@ def rate_limit(x):
 def vanish(x, run_dir, tmp):
     moved = os.path.join(tmp, "moved")
     os.rename(run_dir, moved)
-    time.sleep(1.1)
+    time.sleep(1.1)  # not a wait: the exporter reads at most once a second
     s = scrape(x)
     check(s == [], "the run directory gone: 200 and an empty page", s and s[:3])
-    time.sleep(1.1)
+    time.sleep(1.1)  # not a wait: the exporter reads at most once a second
     s = scrape(x)
     said = x.drain()
     check(len(said) == 1 and run_dir in said[0] and "not there" in said[0],
           "the run directory gone: one line, said once", said)
     os.rename(moved, run_dir)
-    time.sleep(1.1)
+    time.sleep(1.1)  # not a wait: the exporter reads at most once a second
     s = scrape(x)
     check(s is not None and len(series(s, "gpuspy_info")) == 3,
           "the run directory back: served again", s and len(s))
@@ -338,7 +338,7 @@ def not_yet(tmp):
           said)
     p = promtest.start_leaker(lib, fake, prog, run_dir, kib=256)
     try:
-        time.sleep(1.1)
+        time.sleep(1.1)  # not a wait: the exporter reads at most once a second
         s = scrape(x)
         check(site_value(s or [], rank="none") == 3 * 256 * KiB,
               "a process that started there later: served", s and s[:5])

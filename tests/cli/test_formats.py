@@ -35,7 +35,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -412,20 +411,9 @@ proc = subprocess.Popen([leaker, "10", "20", "1024", "hang"],
                         env=dict(run_env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out_kill),
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 proc.stdout.readline()
-deadline = time.time() + 20
-snap = None
-while time.time() < deadline:
-    found = [os.path.join(d, "snapshot.json") for d, _, f in os.walk(out_kill)
-             if "snapshot.json" in f]
-    if found:
-        with open(found[0]) as f:
-            try:
-                if json.load(f)["leaked"]["bytes"] == 10 * MiB:
-                    snap = found[0]
-                    break
-            except (ValueError, KeyError):
-                pass
-    time.sleep(0.1)
+found = harness.wait_snapshot(out_kill, lambda doc: doc["leaked"]["bytes"] == 10 * MiB,
+                              timeout=20, proc=proc)
+snap = os.path.join(found[0], "snapshot.json") if found else None
 proc.send_signal(signal.SIGKILL)
 proc.wait()
 check(snap is not None, "the killed job left a snapshot with its 10 MiB")

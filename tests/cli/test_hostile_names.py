@@ -16,7 +16,7 @@ checked by the client that reads it:
    strict UTF-8, promtool check metrics (when there), every site named.
 
 Usage: test_hostile_names.py GPUSPY LIBGPUSPY FAKE_DIR HOSTILE_NAMES [PROMTOOL]"""
-import glob, gzip, json, os, re, select, shutil, subprocess, sys, tempfile, time
+import glob, gzip, json, os, re, select, shutil, subprocess, sys, tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -63,10 +63,26 @@ p = subprocess.Popen([cli, "run", "-o", run, "--", prog, "4", "wait"],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 ready, _, _ = select.select([p.stdout], [], [], 60)
 check(ready and p.stdout.readline() == b"ready\n", "the program ran its sites")
-time.sleep(0.4)  # a sample after the last allocation
-addr = None
-for f in glob.glob(os.path.join(run, "*", "prometheus")):
-    addr = open(f).read().strip()
+# the snapshot after the last allocation (the exporter reads it), and the
+# endpoint's page of a sample after it (made after each sample)
+harness.wait_snapshot(run, lambda doc: all(m in json.dumps(doc, ensure_ascii=False)
+                                           for m in MARKS), proc=p)
+addr = harness.wait_file(os.path.join(run, "*", "prometheus"), lambda t: t.endswith("\n"),
+                         proc=p)
+addr = addr.strip() if addr else None
+
+
+def page_has_marks(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            page = r.read().decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return all(m in page for m in MARKS)
+
+
+if addr:
+    harness.wait_for(lambda: page_has_marks(f"http://{addr}/metrics"), proc=p)
 
 
 def metrics(url, what):

@@ -23,21 +23,16 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import junit_check  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 cli, fixtures = sys.argv[1:3]
 BASE = json.load(open(os.path.join(fixtures, "process", "node7-4242", "report.json")))
 MIB = 1 << 20
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)))
-    if not cond:
-        failures.append(what)
 
 
 def write_run(tmp, name, docs):
@@ -83,7 +78,7 @@ def names_of(run_dir):
     return out
 
 
-tmp = tempfile.mkdtemp(prefix="gpuspy-test-junit-")
+tmp = harness.tempdir()
 try:
     old = write_run(tmp, "old", [BASE])
     # train_step (site 2) peaks 8 MiB in OLD, 12 MiB in NEW
@@ -293,5 +288,4 @@ try:
 finally:
     shutil.rmtree(tmp)
 
-print("%d failed" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -16,14 +16,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 gpuspy, lib, fake, prog = (os.path.abspath(a) for a in sys.argv[1:5])
-env = harness.clean_env(fake, LD_PRELOAD=None, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib)
+env = harness.clean_env(fake, LD_PRELOAD=None, GPUSPY_INTERVAL="100ms", GPUSPY_QUIET="1",
+                        GPUSPY_LIBRARY=lib)
 
 
 report = harness.Cli(gpuspy, "report", timeout=30)
@@ -50,20 +50,8 @@ def process_dir(out, proc):
     snapshot.json holds the halfway state (None when PROC ended first, or
     after 30 s): waited for as the snapshot thread writes it, not for a
     time that a loaded machine may not keep."""
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        dirs = [d for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))] \
-            if os.path.isdir(out) else []
-        try:
-            with open(os.path.join(out, dirs[0], "snapshot.json")) as f:
-                if halfway(json.load(f)):
-                    return os.path.join(out, dirs[0])
-        except (IndexError, OSError, ValueError):
-            pass
-        if proc.poll() is not None:
-            return None
-        time.sleep(0.025)
-    return None
+    found = harness.wait_snapshot(out, halfway, proc=proc)
+    return found[0] if found else None
 
 
 def start_hanging(out, under_run):

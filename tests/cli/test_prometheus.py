@@ -76,10 +76,9 @@ def start_job(run_dir):
         raise RuntimeError("the job did not start: " + line + p.stderr.read())
     # the address it bound, written into its process directory
     addr_file = os.path.join(run_dir, f"{os.uname().nodename}-{p.pid}", "prometheus")
-    for _ in range(400):
-        if os.path.exists(addr_file) and open(addr_file).read().strip():
-            return p, open(addr_file).read().strip()
-        time.sleep(0.025)
+    addr = harness.wait_file(addr_file, lambda t: t.strip(), proc=p)
+    if addr:
+        return p, addr.strip()
     p.kill()
     raise RuntimeError("no " + addr_file + ": " + p.stderr.read())
 
@@ -107,16 +106,15 @@ def start_prometheus(tmp, targets):
              f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
             stdout=log, stderr=subprocess.STDOUT, cwd=tmp)
         base = f"http://127.0.0.1:{port}"
-        for _ in range(300):
-            if prom.poll() is not None:
-                break
+
+        def ready():
             try:
                 with urllib.request.urlopen(base + "/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        return prom, base
+                    return r.status == 200
             except OSError:
-                pass
-            time.sleep(0.1)
+                return False
+        if harness.wait_for(ready, timeout=30, proc=prom, every=0.1):
+            return prom, base
         promtest.stop(prom)
     raise RuntimeError("prometheus did not start: " + open(os.path.join(tmp,
                                                                        "prometheus.log")).read())
@@ -124,26 +122,24 @@ def start_prometheus(tmp, targets):
 
 def wait_up(base, jobs, timeout=30):
     """Whether every job's target is up, and what /api/v1/targets said."""
-    end = time.monotonic() + timeout
     health = {}
-    while time.monotonic() < end:
-        health = {t["labels"]["job"]: (t["health"], t.get("lastError"))
-                  for t in api(base, "/api/v1/targets")["activeTargets"]}
-        if all(health.get(j, ("",))[0] == "up" for j in jobs):
-            return True, health
-        time.sleep(0.25)
-    return False, health
+
+    def all_up():
+        health.clear()
+        health.update({t["labels"]["job"]: (t["health"], t.get("lastError"))
+                       for t in api(base, "/api/v1/targets")["activeTargets"]})
+        return all(health.get(j, ("",))[0] == "up" for j in jobs)
+    return bool(harness.wait_for(all_up, timeout, every=0.25)), health
 
 
 def query(base, q, want_jobs, timeout=20):
     """The result of instant query Q once it holds a series of every job."""
-    end = time.monotonic() + timeout
     res = []
-    while time.monotonic() < end:
-        res = api(base, "/api/v1/query", query=q)["result"]
-        if want_jobs <= {r["metric"].get("job") for r in res}:
-            break
-        time.sleep(0.25)
+
+    def has_every_job():
+        res[:] = api(base, "/api/v1/query", query=q)["result"]
+        return want_jobs <= {r["metric"].get("job") for r in res}
+    harness.wait_for(has_every_job, timeout, every=0.25)
     return res
 
 

@@ -42,13 +42,6 @@ def run(cmd, cwd=None, **kw):
                           timeout=30)
 
 
-def wait_for(path, proc):
-    for _ in range(400):
-        if os.path.exists(path) or proc.poll() is not None:
-            return
-        time.sleep(0.025)
-
-
 def main():
     gpuspy, fake = os.path.abspath(sys.argv[1]), os.path.realpath(sys.argv[2])
     show = ["sh", "-c", 'printf "%s\\n%s\\n" "$LD_PRELOAD" "$GPUSPY_OUTPUT_DIR"']
@@ -212,10 +205,10 @@ def main():
                   'while [ ! -e %s ]; do sleep 0.05; done; exit 5' % (ready, go))
         proc = subprocess.Popen([gpuspy, "run", "--", "sh", "-c", script], cwd=tmp,
                                 env=env_with(GPUSPY_LIBRARY=fake))
-        wait_for(ready, proc)
+        harness.wait_for(lambda: os.path.exists(ready), 10, proc)
         proc.send_signal(signal.SIGINT)
         proc.send_signal(signal.SIGQUIT)
-        time.sleep(0.3)
+        time.sleep(0.3)  # not a wait: the signals must do nothing
         check(proc.poll() is None, "gpuspy survives SIGINT and SIGQUIT sent to it alone")
         open(go, "w").close()
         check(proc.wait(timeout=30) == 5, "then the command's status", repr(proc.returncode))
@@ -226,7 +219,7 @@ def main():
             os.unlink(go)
             proc = subprocess.Popen([gpuspy, "run", "--", "sh", "-c", script], cwd=tmp,
                                     env=env_with(GPUSPY_LIBRARY=fake))
-            wait_for(ready, proc)
+            harness.wait_for(lambda: os.path.exists(ready), 10, proc)
             proc.send_signal(sig)
             try:
                 code = proc.wait(timeout=20)

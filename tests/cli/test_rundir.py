@@ -13,14 +13,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
 from harness import check  # noqa: E402
 
 gpuspy, lib, fake, growth, pyalloc = (os.path.abspath(a) for a in sys.argv[1:6])
-env = harness.clean_env(fake, LD_PRELOAD=None, GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib, GPUSPY_INTERVAL="50ms")
+env = harness.clean_env(fake, LD_PRELOAD=None, GPUSPY_QUIET="1", GPUSPY_LIBRARY=lib,
+                        GPUSPY_INTERVAL="50ms")
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[A-Za-z0-9._+-]+-[1-9]\d*")
 
 
@@ -150,15 +150,7 @@ with tempfile.TemporaryDirectory(prefix="gpuspy-rundir-") as tmp:
                             stdout=subprocess.PIPE, text=True)
     try:
         hang.stdout.readline()
-        snap = None
-        for _ in range(400):
-            found = [os.path.join(pout, n) for n in runs_in(pout)
-                     if n.endswith("-%d" % hang.pid)]
-            snap = found and [os.path.join(found[0], d, "snapshot.json")
-                              for d in os.listdir(found[0])]
-            if snap and os.path.exists(snap[0]):
-                break
-            time.sleep(0.025)
+        harness.wait_snapshot(pout, lambda doc: doc.get("pid") == hang.pid, proc=hang)
         p = run([gpuspy, "top", "--count", "1", str(hang.pid)], plain)
         check(p.returncode == 0 and "leak_step" in p.stdout,
               "gpuspy top PID: the root's directory in its own run", (p.stdout, p.stderr))

@@ -52,14 +52,6 @@ def site_line(lines, function):
     return None
 
 
-def write_json(path, doc):
-    """As the library writes: a temporary file renamed into place."""
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f)
-    os.rename(tmp, path)
-
-
 def set_live(doc, function, live):
     """DOC with FUNCTION's site holding LIVE bytes in 1 MiB allocations,
     and the process's totals made to agree (the reader checks them)."""
@@ -175,7 +167,7 @@ def test_live(gpuspy, fixtures, tmp):
     shutil.copytree(os.path.join(fixtures, "growth", "node4-300"), b)
     with open(os.path.join(fixtures, "growth", "node4-301", "snapshot.json")) as f:
         snap = json.load(f)
-    write_json(os.path.join(a, "snapshot.json"), snap)
+    harness.write_json(os.path.join(a, "snapshot.json"), snap)
 
     proc = subprocess.Popen([gpuspy, "top", "--interval", "0.1", run],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -187,7 +179,7 @@ def test_live(gpuspy, fixtures, tmp):
         # leak_step grows by 4 MiB a step: node4-300 holds 30 MiB of it
         for mib in (24, 28, 32, 36):
             snap = set_live(snap, "leak_step", mib * MiB)
-            write_json(os.path.join(a, "snapshot.json"), snap)
+            harness.write_json(os.path.join(a, "snapshot.json"), snap)
             want = "%.1f MiB" % (30 + mib)
             blk = blocks.until(lambda bl: (site_line(bl, "leak_step") or ("",))[0] == want)
             check(blk is not None, "live: leak_step follows the snapshot to " + want)
@@ -198,7 +190,7 @@ def test_live(gpuspy, fixtures, tmp):
 
         # warm_pool freed: it stays, at 0 B, its sparkline falling
         snap = set_live(snap, "warm_pool", 0)
-        write_json(os.path.join(a, "snapshot.json"), snap)
+        harness.write_json(os.path.join(a, "snapshot.json"), snap)
         blk = blocks.until(lambda bl: (site_line(bl, "warm_pool") or ("",))[0] == "16.0 MiB")
         spark = site_line(blk or [], "warm_pool")
         check(spark is not None and spark[2][-1] == BLOCKS[4] and spark[2][0] == BLOCKS[7],
@@ -212,14 +204,14 @@ def test_live(gpuspy, fixtures, tmp):
         check(blk is not None and "snapshot.json" in "".join(blk) and
               (site_line(blk, "leak_step") or ("",))[0] == "66.0 MiB",
               "live: a bad file later keeps the view and says why", repr(blk))
-        write_json(os.path.join(a, "snapshot.json"), snap)
+        harness.write_json(os.path.join(a, "snapshot.json"), snap)
         blk = blocks.until(lambda bl: not any(l.startswith("not refreshed") for l in bl))
         check(blk is not None, "live: and the next good one is read again")
 
         # the process exits: its report.json, then top stops by itself
         report = dict(snap)
         del report["snapshot"]
-        write_json(os.path.join(a, "report.json"), report)
+        harness.write_json(os.path.join(a, "report.json"), report)
         last = None
         while True:
             blk = blocks.next()
@@ -440,12 +432,12 @@ def test_wait(gpuspy, fixtures, tmp):
     blocks = Blocks(proc)
     try:
         first = blocks.next()
-        time.sleep(0.5)  # ten intervals
+        time.sleep(0.5)  # not a wait: top redraws ten intervals
         d = os.path.join(run, "node4-301")
         os.makedirs(d)
         with open(os.path.join(fixtures, "growth", "node4-301", "snapshot.json")) as f:
             snap = json.load(f)
-        write_json(os.path.join(d, "snapshot.json"), snap)
+        harness.write_json(os.path.join(d, "snapshot.json"), snap)
         blk = blocks.until(lambda bl: site_line(bl, "leak_step") is not None)
         check(first is not None and any(l.startswith("waiting for ") for l in first) and
               blk is not None and not any(l.startswith("waiting for ") for l in blk),
@@ -455,7 +447,7 @@ def test_wait(gpuspy, fixtures, tmp):
               "wait: a running job's figures are 'live'", repr(blk))
         report = dict(snap)
         del report["snapshot"]
-        write_json(os.path.join(d, "report.json"), report)
+        harness.write_json(os.path.join(d, "report.json"), report)
         last = None
         while True:
             b = blocks.next()

@@ -8,7 +8,6 @@
  - GPUSPY_SIGNAL refuses SIGTERM, SIGINT and SIGSEGV: the program can still
    be stopped, and a segfault still ends it.
 Usage: bad_settings.py LIBGPUSPY FAKE_DIR SIGNAL_PROG TRUE"""
-import glob
 import os
 import shutil
 import signal
@@ -76,10 +75,7 @@ for value in ("nan", "inf", "-0", "1e20us", "0x10"):
     p = subprocess.Popen([prog, SIZE, "sleep"], env=environment(out, GPUSPY_INTERVAL=value),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     p.stdout.readline()
-    deadline = time.monotonic() + 5
-    while not glob.glob(os.path.join(out, "*", "snapshot.json")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    written = bool(glob.glob(os.path.join(out, "*", "snapshot.json")))
+    written = bool(harness.wait_snapshot(out, timeout=5, proc=p))
     p.kill()
     _, err = p.communicate()
     check(written and f"GPUSPY_INTERVAL={value} is not a duration" in err,
@@ -99,7 +95,7 @@ for value, how, expect in (("2", "SIGINT", -signal.SIGINT), ("15", "SIGTERM", -s
     if how is None:
         # taken: gpuspy's handler is there, the program lives on
         os.kill(p.pid, signal.SIGUSR1)
-        time.sleep(0.3)
+        time.sleep(0.3)  # not a wait: the signal must not end it
         alive = p.poll() is None
         p.kill()
         _, err = p.communicate()

@@ -10,7 +10,7 @@ report; that gpuspy report reads the three as processes of their own (the
 text, JSON and CSV of the history), says the first two were replaced by
 exec, and counts each one's leak once.
 Usage: exec.py LIBGPUSPY GPUSPY FAKE_DIR EXEC_IMAGE"""
-import csv, glob, io, json, os, subprocess, sys, time
+import csv, glob, io, json, os, subprocess, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -55,11 +55,8 @@ for k in range(1, N + 1):
         break
     # waits on the library's writes, not on a time: the snapshot thread
     # writes every 20 ms
-    dirs = glob.glob(os.path.join(out, f"*-{pid}"))
-    end = time.monotonic() + 60
-    while not (dirs and holds(dirs[0], k * UNIT)) and time.monotonic() < end:
-        time.sleep(0.02)
-        dirs = glob.glob(os.path.join(out, f"*-{pid}"))
+    dirs = harness.wait_for(lambda: [d for d in glob.glob(os.path.join(out, f"*-{pid}"))
+                                     if holds(d, k * UNIT)], timeout=60, proc=p)
     check(dirs and holds(dirs[0], k * UNIT),
           f"program {k}'s snapshot and history hold its {k * UNIT} bytes")
     p.stdin.write("go\n")

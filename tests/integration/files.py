@@ -7,7 +7,7 @@ a path too long is refused rather than cut, nothing is written through a
 link someone planted in the run directory, and every file is 0600, every
 directory 0700, whatever the umask.
 Usage: files.py LIBGPUSPY GPUSPY FAKE_DIR LIBENOSPC API_PROG GROWTH OOM XFSZ NOFD"""
-import glob, json, os, resource, signal, socket, stat, subprocess, sys, time
+import glob, json, os, resource, signal, socket, stat, subprocess, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -59,15 +59,15 @@ def go(p):
 
 
 def wait_handler(pid, pdir):
-    """Until PID has its process directory and catches SIGUSR2."""
-    for _ in range(500):
+    """Until PID has its process directory and catches SIGUSR2 (or has
+    gone)."""
+    def ready():
         try:
             cgt = [l for l in open("/proc/%d/status" % pid) if l.startswith("SigCgt:")]
         except OSError:
-            return
-        if os.path.isdir(pdir) and int(cgt[0].split()[1], 16) & (1 << (signal.SIGUSR2 - 1)):
-            return
-        time.sleep(0.01)
+            return True
+        return os.path.isdir(pdir) and int(cgt[0].split()[1], 16) & (1 << (signal.SIGUSR2 - 1))
+    harness.wait_for(ready, timeout=5, every=0.01)
 
 
 tmp = harness.tempdir()
@@ -268,10 +268,7 @@ wait_handler(p.pid, pdir)
 os.symlink(vfile, os.path.join(pdir, ".request"))
 os.kill(p.pid, signal.SIGUSR2)
 snap = os.path.join(pdir, "snapshot-1.json")
-for _ in range(500):
-    if os.path.exists(snap):
-        break
-    time.sleep(0.01)
+harness.wait_file(snap, timeout=5, proc=p)
 p.kill()
 p.wait()
 label = json.load(open(snap)).get("snapshot", {}).get("label") if os.path.exists(snap) else None

@@ -6,7 +6,7 @@
  - a run killed with SIGKILL leaves a readable snapshot.json;
  - thousands of intervals leave one snapshot.json of bounded size.
 Usage: growth.py LIBGPUSPY GPUSPY FAKE_DIR GROWTH_PROGRAM"""
-import glob, json, os, signal, subprocess, sys, time
+import glob, json, os, signal, subprocess, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -19,23 +19,6 @@ env = harness.clean_env(fake, GPUSPY_INTERVAL="100ms")
 
 def by_function(rep, name):
     return [s for s in rep["sites"] if any(f.get("symbol") == name for f in s["frames"])]
-
-
-def wait_snapshot(out, holds, timeout=30):
-    """The first snapshot.json under OUT that HOLDS, as the snapshot
-    thread rewrites it (None after TIMEOUT s): what the test waits on,
-    rather than a time that a loaded machine may not keep."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        for path in glob.glob(os.path.join(out, "*", "snapshot.json")):
-            try:
-                snap = json.load(open(path))
-            except (OSError, ValueError):
-                continue
-            if holds(snap):
-                return snap
-        time.sleep(0.02)
-    return None
 
 
 # 1. 30 steps of 60 ms: leak_step grows, churn_step and warm_pool do not.
@@ -62,8 +45,8 @@ p = subprocess.Popen([prog, "40", "60", "hang"], env=dict(env, LD_PRELOAD=lib, G
                      GPUSPY_QUIET="1"), stdout=subprocess.PIPE, text=True)
 p.stdout.readline()  # "halfway"
 # the snapshot thread has written the halfway state (20 steps of 1 MiB)
-seen = wait_snapshot(out, lambda s: [x["live_bytes"] for x in by_function(s, "leak_step")]
-                     == [20 << 20])
+seen = harness.wait_snapshot(
+    out, lambda s: [x["live_bytes"] for x in by_function(s, "leak_step")] == [20 << 20], proc=p)
 check(seen is not None, "the halfway state reaches snapshot.json while the job runs")
 p.send_signal(signal.SIGKILL)
 p.wait()
@@ -83,14 +66,8 @@ check(r.returncode == 0 and "leak_step" in r.stdout, "gpuspy report reads the ki
 out = harness.tempdir()
 p = subprocess.Popen([prog, "5000", "1"], env=dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out,
                      GPUSPY_INTERVAL="500us", GPUSPY_QUIET="1"), stdout=subprocess.DEVNULL)
-mid = None
-for _ in range(200):
-    time.sleep(0.05)
-    try:
-        mid = json.load(open(glob.glob(os.path.join(out, "*", "snapshot.json"))[0]))
-        break
-    except (IndexError, OSError, ValueError):
-        pass
+found = harness.wait_snapshot(out, proc=p)
+mid = found[1] if found else None
 rc = p.wait(timeout=120)
 d = glob.glob(os.path.join(out, "*"))[0]
 snap = json.load(open(os.path.join(d, "snapshot.json")))

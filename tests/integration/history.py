@@ -58,22 +58,13 @@ def halfway_sampled():
     """Whether history.jsonl has a sample of the halfway state: 20 steps
     of leak_step's 1 MiB and the warm pool's 5 MiB on device 0 (before the
     20th step there are 24 MiB, during one 33)."""
-    for path in glob.glob(os.path.join(out, "*", "history.jsonl")):
-        with open(path) as f:
-            for line in f:
-                try:
-                    if json.loads(line).get("dev", {}).get("0") == 25 * MiB:
-                        return True
-                except ValueError:
-                    pass
-    return False
+    return any(x.get("dev", {}).get("0") == 25 * MiB
+               for d in harness.process_dirs(out) for x in harness.history_lines(d))
 
 
 # killed once the snapshot thread has sampled the halfway state, not after
 # a time that a loaded machine may not keep
-end = time.monotonic() + 30
-while not halfway_sampled() and time.monotonic() < end:
-    time.sleep(0.01)
+harness.wait_for(halfway_sampled, proc=p, every=0.01)
 killed = time.time()
 p.send_signal(signal.SIGKILL)
 p.wait()

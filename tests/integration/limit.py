@@ -23,7 +23,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -141,18 +140,23 @@ p = subprocess.Popen([growth, "40", "50"], stdout=subprocess.PIPE, stderr=subpro
                               GPUSPY_QUIET="1", GPUSPY_INTERVAL="50ms",
                               GPUSPY_PROMETHEUS="127.0.0.1:0"))
 page = ""
+
+
+def served():
+    global page
+    f = glob.glob(os.path.join(out, "*", "prometheus"))
+    addr = harness.read_text(f[0]) if f else None
+    if addr and addr.endswith("\n"):
+        try:
+            with urllib.request.urlopen("http://%s/metrics" % addr.strip(), timeout=5) as resp:
+                page = resp.read().decode()
+        except OSError:
+            pass
+    return "gpuspy_limit_bytes" in page
+
+
 try:
-    end = time.time() + 20
-    while time.time() < end and "gpuspy_limit_bytes" not in page:
-        addr = glob.glob(os.path.join(out, "*", "prometheus"))
-        if addr and open(addr[0]).read().endswith("\n"):
-            try:
-                with urllib.request.urlopen("http://%s/metrics" % open(addr[0]).read().strip(),
-                                            timeout=5) as resp:
-                    page = resp.read().decode()
-            except OSError:
-                pass
-        time.sleep(0.05)
+    harness.wait_for(served, timeout=20, proc=p)
 finally:
     p.communicate(timeout=60)
 check("\n# TYPE gpuspy_limit_bytes gauge\ngpuspy_limit_bytes %d\n" % (1 << 30) in page,

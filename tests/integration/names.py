@@ -31,7 +31,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -59,8 +58,7 @@ LIB_LINE = marked(lib_source, "/* the library's growing line */")
 
 def metrics_names(addr, want_bytes):
     """The name labels of /metrics' sites once one holds WANT_BYTES."""
-    end = time.time() + 20
-    while time.time() < end:
+    def names():
         try:
             with urllib.request.urlopen(f"http://{addr}/metrics", timeout=5) as r:
                 page = r.read().decode()
@@ -68,10 +66,8 @@ def metrics_names(addr, want_bytes):
             page = ""
         got = re.findall(r'^gpuspy_site_live_bytes\{site="[0-9a-f]{16}",name="((?:[^"\\]|\\.)*)",'
                          r'kind="device"\} (\d+)$', page, re.M)
-        if any(int(v) >= want_bytes for _, v in got):
-            return [n for n, _ in got]
-        time.sleep(0.05)
-    return None
+        return [n for n, _ in got] if any(int(v) >= want_bytes for _, v in got) else None
+    return harness.wait_for(names, timeout=20)
 
 
 def run(tag, argv, extra, prometheus=False):

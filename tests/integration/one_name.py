@@ -26,7 +26,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 import zlib
 
@@ -90,20 +89,21 @@ def sample_time(page):
 # the endpoint's page is made at each sample: two samples after the last
 # epoch, what it shows is the end of the run (at most 10 s)
 apath = os.path.join(pdir, "prometheus")
-for _ in range(400):
-    if os.path.exists(apath) and open(apath).read().strip():
-        break
-    time.sleep(0.025)
-addr = open(apath).read().split()[0] if os.path.exists(apath) else ""
+addr = (harness.wait_file(apath, lambda t: t.strip(), timeout=10) or "").split()
+addr = addr[0] if addr else ""
 page, seen = "", []
-for _ in range(400):
+
+
+def sampled_thrice():
+    global page
     page = scrape(addr)
     t = sample_time(page) if page else None
     if t is not None and t not in seen:
         seen.append(t)
-    if len(seen) >= 3:
-        break
-    time.sleep(0.025)
+    return len(seen) >= 3
+
+
+harness.wait_for(sampled_thrice, timeout=10, every=0.025)
 check(len(seen) >= 3, "the endpoint answers, sampled twice after the last epoch", seen)
 samples = promtest.parse(page) if page else []
 names = {s[1].get("name") for s in samples if s[0] == "gpuspy_site_live_bytes"}
@@ -115,7 +115,6 @@ check(flagged == [WANT], "/metrics: only the staircase is flagged growing", flag
 ex = promtest.Exporter(cli, out)
 try:
     st, _, xpage = ex.get() if ex.url else (0, None, "")
-    time.sleep(0)  # the exporter reads the snapshots at its first scrape
     xs = promtest.parse(xpage) if st == 200 else []
     surfaces["exporter"] = (xpage, {s[1].get("name") for s in xs
                                     if s[0] == "gpuspy_site_live_bytes"})

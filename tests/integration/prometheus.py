@@ -49,15 +49,9 @@ def start(argv, **env):
 
 def address(out, timeout=10):
     """The address in the process directory's prometheus file."""
-    end = time.time() + timeout
-    while time.time() < end:
-        f = glob.glob(os.path.join(out, "*", "prometheus"))
-        if f:
-            a = open(f[0]).read()
-            if a.endswith("\n"):
-                return a.strip()
-        time.sleep(0.02)
-    return None
+    a = harness.wait_file(os.path.join(out, "*", "prometheus"), lambda t: t.endswith("\n"),
+                          timeout)
+    return a.strip() if a else None
 
 
 def split(addr):
@@ -161,8 +155,23 @@ check(p.stdout.readline().startswith("growth: halfway"), "the program ran halfwa
 addr = address(out)
 check(addr is not None and addr.startswith("127.0.0.1:") and split(addr)[1] > 0,
       f"port 0: the address bound is in the process directory ({addr})")
-time.sleep(0.5)  # a few samples after the halt
-st, hdr, text = get(addr)
+# the snapshot of the halt, and a page of a sample after it
+harness.wait_snapshot(out, lambda doc: doc["leaked"]["bytes"] == 20 * MiB, proc=p)
+
+
+def page_when(pred):
+    """The first answer of the endpoint whose page PRED accepts (within
+    10 s; else the last)."""
+    got = [None]
+
+    def answered():
+        got[0] = get(addr)
+        return got[0][0] == 200 and pred(got[0][2])
+    harness.wait_for(answered, timeout=10, proc=p)
+    return got[0]
+
+
+st, hdr, text = page_when(lambda t: [v for _, v in site_value(t, "leak_step")] == [20 * MiB])
 check(st == 200 and hdr.get("Content-Type", "").startswith("text/plain; version=0.0.4"),
       f"GET /metrics: 200 and the exposition format ({st}, {hdr.get('Content-Type')})")
 leak = site_value(text, "leak_step")
@@ -181,13 +190,12 @@ stopped = [s for s in snap["sites"] if s.get("growth", {}).get("stopped")]
 check(grows == 1.0 or (grows == 0.0 and len(stopped) == 1),
       f"one site growing, or it grew, then stopped: {grows}, {len(stopped)} stopped")
 # ... and once it has: the page counts it no more, as the snapshot says
-end = time.time() + 20
-while not stopped and time.time() < end:
-    time.sleep(0.1)
-    snap = json.load(open(glob.glob(os.path.join(out, "*", "snapshot.json"))[0]))
-    stopped = [s for s in snap["sites"] if s.get("growth", {}).get("stopped")]
-time.sleep(0.25)  # the page of the sample that wrote it, and of the next
-st, _, text3 = get(addr)
+found = harness.wait_snapshot(
+    out, lambda doc: any(s.get("growth", {}).get("stopped") for s in doc["sites"]), timeout=20,
+    proc=p)
+stopped = [s for s in found[1]["sites"] if s.get("growth", {}).get("stopped")] if found else []
+# the page of the sample that wrote it, or of the next
+st, _, text3 = page_when(lambda t: series(t, "gpuspy_growing_sites").get(frozenset()) == 0.0)
 sg = [v for k, v in series(text3, "gpuspy_site_growing").items()
       if "leak_step" in dict(k).get("name", "")]
 check(len(stopped) == 1 and series(text3, "gpuspy_growing_sites").get(frozenset()) == 0.0
@@ -245,7 +253,7 @@ for _ in range(40):
     c = socket.create_connection((host, port), timeout=30)
     c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
     held.append(c)
-time.sleep(0.5)
+time.sleep(0.5)  # not a wait: the server meets 40 clients
 still = 0
 for c in held:
     c.setblocking(False)
@@ -275,14 +283,15 @@ t0 = time.time()
 st = get_from("127.0.0.2")
 check(st == 200 and time.time() - t0 < 2,
       f"... a client of another address is served meanwhile ({st}, {time.time() - t0:.1f} s)")
-t0, st = time.time(), "closed"
-while st != 200 and time.time() - t0 < 12:
+def served_from_first():
     try:
-        st = get_from("127.0.0.1")
+        return get_from("127.0.0.1") == 200
     except OSError:
-        st = "closed"
-    if st != 200:
-        time.sleep(0.2)
+        return False
+
+
+t0 = time.time()
+st = 200 if harness.wait_for(served_from_first, timeout=12, every=0.2) else "closed"
 waited = time.time() - t0
 check(st == 200 and waited < 12, f"... and one more of the first once the timeout let them go "
       f"({st} after {waited:.1f} s)")
@@ -328,7 +337,7 @@ if flood:
         c = get(addr)[0]
         codes[c] = codes.get(c, 0) + 1
         n += 1
-        time.sleep(0.001)
+        time.sleep(0.001)  # not a wait: a request each ms
     check(set(codes) == {200}, f"a request per millisecond for 10 s: {n} requests, {codes}")
 p.kill()
 p.wait()
@@ -353,7 +362,7 @@ def run(scrape):
                 n[0 if get(a, timeout=2)[0] == 200 else 1] += 1
             except OSError:
                 n[1] += 1  # the program has ended
-            time.sleep(0.001)
+            time.sleep(0.001)  # not a wait: as fast as it answers
 
     t = threading.Thread(target=scraper)
     if scrape:

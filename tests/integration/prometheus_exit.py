@@ -34,13 +34,9 @@ def run(clients=0, partial=False, **env):
     t0 = time.monotonic()
     p = subprocess.Popen([growth, "10", "100"], env=dict(base, GPUSPY_OUTPUT_DIR=out, **env),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    addr = None
-    while addr is None and p.poll() is None and time.monotonic() - t0 < 10:
-        f = glob.glob(os.path.join(out, "*", "prometheus"))
-        if f:
-            a = open(f[0]).read()
-            addr = a.strip() if a.endswith("\n") else None
-        time.sleep(0.005)
+    addr = harness.wait_file(os.path.join(out, "*", "prometheus"), lambda t: t.endswith("\n"),
+                             timeout=10, proc=p, every=0.005)
+    addr = addr.strip() if addr else None
     held = []
     if addr:
         host, port = addr.rsplit(":", 1)

@@ -5,7 +5,7 @@ metrics (GPUSPY_PROMETHEUS, tests/integration/growth.c halted halfway):
 Prometheus' HTTP API finds the target up, and the leaking site's series
 with its live bytes (20 steps of 1 MiB).
 Usage: prometheus_server.py LIBGPUSPY FAKE_DIR GROWTH PROMETHEUS"""
-import glob, json, os, shutil, signal, socket, subprocess, sys, time
+import json, os, shutil, signal, socket, subprocess, sys
 import urllib.parse, urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -45,13 +45,9 @@ prog = subprocess.Popen([growth, "40", "30", "hang"], stdout=subprocess.PIPE, te
 server = None
 try:
     check(prog.stdout.readline().startswith("growth: halfway"), "the program ran halfway")
-    addr = None
-    for _ in range(100):
-        f = glob.glob(os.path.join(out, "*", "prometheus"))
-        if f and open(f[0]).read().endswith("\n"):
-            addr = open(f[0]).read().strip()
-            break
-        time.sleep(0.05)
+    addr = harness.wait_file(os.path.join(out, "*", "prometheus"), lambda t: t.endswith("\n"),
+                             timeout=5, proc=prog)
+    addr = addr.strip() if addr else None
     check(addr is not None, f"the endpoint's address ({addr})")
     port = free_port()
     cfg = os.path.join(work, "prometheus.yml")
@@ -66,12 +62,14 @@ try:
                               env={k: v for k, v in os.environ.items()
                                    if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")},
                               stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "log"), "w"))
-    leak, up = None, None
-    end = time.time() + 60
-    while time.time() < end and not (leak and up):
-        up = query(port, 'up{job="gpuspy"} == 1')
-        leak = query(port, 'gpuspy_site_live_bytes{name=~"leak_step.*"}')
-        time.sleep(0.5)
+    got = {}
+
+    def scraped():
+        got["up"] = query(port, 'up{job="gpuspy"} == 1')
+        got["leak"] = query(port, 'gpuspy_site_live_bytes{name=~"leak_step.*"}')
+        return got["up"] and got["leak"]
+    harness.wait_for(scraped, timeout=60, every=0.5)
+    up, leak = got["up"], got["leak"]
     check(bool(up), f"Prometheus scraped the target: up == 1 ({up})")
     check(leak is not None and len(leak) == 1 and float(leak[0]["value"][1]) == 20 << 20,
           f"the leaking site's series: 20 MiB ({leak})")

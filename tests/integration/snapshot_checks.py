@@ -33,15 +33,26 @@ def environment(out, preload, **settings):
     return env
 
 
+def execed(pid, preload):
+    """Whether PID runs sleep now (not the test's fork of itself), with
+    libgpuspy.so mapped when PRELOAD."""
+    try:
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+        maps = open(f"/proc/{pid}/maps").read()
+    except OSError:
+        return False
+    return exe == "sleep" and (not preload or "libgpuspy" in maps)
+
+
 # 1. No gpuspy in the process, or gpuspy not started: a stale directory
 # of its pid is there, yet nothing is sent.
 for preload, what in ((False, "a plain sleep"), (True, "gpuspy loaded, no allocation yet")):
     out = harness.tempdir()
     p = subprocess.Popen(["sleep", "30"], env=environment(out, preload))
-    time.sleep(0.2)
+    harness.wait_for(lambda: execed(p.pid, preload), timeout=10, proc=p)
     os.mkdir(os.path.join(out, f"{socket.gethostname()}-{p.pid}"))
     r = subprocess.run([cli, "snapshot", str(p.pid)], capture_output=True, text=True, timeout=30)
-    time.sleep(0.2)
+    time.sleep(0.2)  # not a wait: the signal must not end it
     alive = p.poll() is None
     p.kill()
     p.wait()
@@ -64,7 +75,7 @@ for value in (None, "9", "15", "SIGRTMIN+1"):
     p.stdout.readline()
     r = subprocess.run([cli, "snapshot", str(p.pid), "asked"], capture_output=True, text=True,
                        timeout=30)
-    time.sleep(0.2)
+    time.sleep(0.2)  # not a wait: the signal must not end it
     alive = p.poll() is None
     p.kill()
     p.wait()

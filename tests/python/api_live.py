@@ -25,10 +25,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 lib, stub, pyalloc, fake_dir, cli, layout, pydir, c10 = sys.argv[1:9]
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 here = os.path.dirname(os.path.abspath(__file__))
 child = os.path.join(here, "api_child.py")
 line_of = {}
@@ -36,21 +39,11 @@ for i, text in enumerate(open(child).read().splitlines()):
     if "# LINE " in text:
         line_of[text.split("# LINE ")[1].strip()] = i + 1
 MIB = 1 << 20
-failures = 0
-
-
-def check(cond, what, detail=""):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures += 1
-        if detail:
-            print("     " + str(detail).replace("\n", "\n     "))
 
 
 def run(mode, preload=lib, **extra):
-    out = tempfile.mkdtemp(prefix="gpuspy-api-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSPY_")}
+    out = harness.tempdir()
+    env = harness.clean_env()
     env.pop("LD_PRELOAD", None)
     env.update(GPUSPY_OUTPUT_DIR=out, LD_LIBRARY_PATH=fake_dir, GPUSPY_QUIET="1",
                PYTHONPATH=pydir)
@@ -85,7 +78,7 @@ for cname, py in (("gpuspy_totals", _lib._Totals), ("gpuspy_scope_totals", _lib.
           f"ctypes {sorted(mine.items())}\nC      {sorted(theirs.items())}")
 
 # without the library, and with the stub in its place
-stub = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), stub)))
+stub = harness.preload(stub)
 for what, pre in (("not preloaded", None), ("the stub preloaded", stub)):
     res, _, p = run("basic", preload=pre)
     check(res.get("found") is False and "not preloaded" in (res.get("why") or "")
@@ -205,5 +198,4 @@ pools = [s for s in res.get("top", []) if s["pool"] == "PyTorch"]
 check(len(pools) == 1 and pools[0]["live_bytes"] == reserved,
       "frameworks: the pool's segments told apart as PyTorch's", res.get("top"))
 
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

@@ -34,7 +34,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -305,29 +304,34 @@ def scrape_pools(names, want, **extra):
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     ready = p.stdout.readline()
-    pools, end = {}, time.monotonic() + 20
-    while ready == "ready\n" and pools != want and time.monotonic() < end:
-        time.sleep(0.05)
-        addr = glob.glob(os.path.join(out, "*", "prometheus"))
+    got = {}
+
+    def served(url_of, timeout):
+        """Whether the page at URL_OF() has the pools WANT (GOT: what it has)."""
+        url = url_of()
         try:
-            a = open(addr[0]).read().strip() if addr else ""
-            if not a:
-                continue
-            page = urllib.request.urlopen(f"http://{a}/metrics", timeout=5).read().decode()
+            page = urllib.request.urlopen(url, timeout=timeout).read().decode() if url else ""
         except OSError:
-            continue
-        pools = pools_of(page)
+            return False
+        got.clear()
+        got.update(pools_of(page))
+        return got == want
+
+    def endpoint():
+        addr = glob.glob(os.path.join(out, "*", "prometheus"))
+        a = (harness.read_text(addr[0]) or "").strip() if addr else ""
+        return f"http://{a}/metrics" if a else None
+    if ready == "ready\n":
+        harness.wait_for(lambda: served(endpoint, 5), timeout=20, proc=p)
+    pools = dict(got)
     # gpuspy exporter serves running processes: while it still runs
-    xpools, end = {}, time.monotonic() + 20
     x = subprocess.Popen([cli, "exporter", "--listen", "127.0.0.1:0", out],
                          stderr=subprocess.PIPE, text=True)
     m = re.search(r" on (http://\S+/metrics)", x.stderr.readline())
-    while m and xpools != want and time.monotonic() < end:
-        time.sleep(0.2)
-        try:
-            xpools = pools_of(urllib.request.urlopen(m.group(1), timeout=20).read().decode())
-        except OSError:
-            continue
+    got.clear()
+    if m:
+        harness.wait_for(lambda: served(lambda: m.group(1), 20), timeout=20, proc=x, every=0.2)
+    xpools = dict(got)
     x.terminate()
     x.wait(timeout=20)
     p.stdin.write("\n")

@@ -28,7 +28,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
 
 missing = []
 for mod, pkg in (("nbclient", "python3-nbclient"), ("nbformat", "python3-nbclient"),
@@ -38,28 +41,18 @@ for mod, pkg in (("nbclient", "python3-nbclient"), ("nbformat", "python3-nbclien
     except ImportError:
         missing.append(pkg)
 if missing:
-    print("SKIP: %s not installed for %s (scripts/setup installs %s)"
-          % (" and ".join(sorted(set(missing))), sys.executable, " ".join(sorted(set(missing)))))
-    sys.exit(77)
+    harness.skip("%s not installed for %s (scripts/setup installs %s)"
+                 % (" and ".join(sorted(set(missing))), sys.executable,
+                    " ".join(sorted(set(missing)))))
 import nbclient  # noqa: E402
 import nbformat  # noqa: E402
 
 lib, fake_dir, cli, pydir, src = (os.path.abspath(a) for a in sys.argv[1:6])
-lib = ":".join(filter(None, (os.environ.get("SANITIZER_PRELOAD"), lib)))
+lib = harness.preload(lib)
 sys.path.insert(0, os.path.join(src, "tests", "cli"))
 import chromium  # noqa: E402
 
-failures = 0
 works = []
-
-
-def check(cond, what, detail=""):
-    global failures
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures += 1
-        if detail:
-            print("     " + str(detail).replace("\n", "\n     "))
 
 
 SETUP = """%load_ext gpuspy
@@ -88,7 +81,7 @@ CELLS = [
 
 def run(cells, env):
     """The notebook of CELLS executed on a kernel of ENV; its cells."""
-    work = tempfile.mkdtemp(prefix="gpuspy-nb-")
+    work = harness.tempdir()
     works.append(work)
     kernels = os.path.join(work, "jupyter", "kernels", "python3-gpuspy")
     os.makedirs(kernels)
@@ -127,7 +120,7 @@ def gpuspy_lines(cell):
     return [l for l in texts(cell).splitlines() if l.startswith("gpuspy")]
 
 
-out = tempfile.mkdtemp(prefix="gpuspy-nb-out-")
+out = harness.tempdir()
 env = {"LD_PRELOAD": lib, "LD_LIBRARY_PATH": fake_dir, "GPUSPY_OUTPUT_DIR": out,
        "GPUSPY_QUIET": "1", "PYTHONPATH": pydir}
 cells, work = run(CELLS, env)
@@ -237,5 +230,4 @@ check(said[0].count("\n") == 1 and "without libgpuspy.so" in said[0]
 
 for d in works + [out]:
     shutil.rmtree(d, ignore_errors=True)
-print(f"{failures} failures")
-sys.exit(1 if failures else 0)
+sys.exit(harness.done())

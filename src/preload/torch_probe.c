@@ -421,8 +421,11 @@ static int adds_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* Loads so far at the last arming of gs_torch_wake: snapshot thread only */
+/* Loads so far at the last arming of gs_torch_wake, and the spare armings
+ * left since (below): snapshot thread only */
 static unsigned long long wake_adds;
+static unsigned wake_spares;
+#define WAKE_SPARES 4
 
 /*
  * Arm gs_torch_wake, so that the next allocation brings the snapshot
@@ -431,7 +434,12 @@ static unsigned long long wake_adds;
  * or while the frameworks' counters wait and an object was loaded since
  * the last arming (a framework's library comes before its first
  * allocation).  At most one wake for each time it is armed, and it is
- * armed here only: never more often than the snapshot thread comes.
+ * armed here only: never more often than the snapshot thread comes.  A
+ * wake that came with no object loaded since its arming was taken by an
+ * allocation ahead of the framework's library (a runtime call's own
+ * driver call, the program's allocations before its import): armed
+ * again, up to WAKE_SPARES times for each new load, so that a program
+ * that never imports a framework is not woken for each allocation.
  */
 static void wake_arm(void)
 {
@@ -446,6 +454,10 @@ static void wake_arm(void)
 	dl_iterate_phdr(adds_one, &adds);
 	if (adds != wake_adds) {
 		wake_adds = adds;
+		wake_spares = WAKE_SPARES;
+		atomic_store(&gs_torch_wake, true);
+	} else if (wake_spares > 0 && !atomic_load(&gs_torch_wake)) {
+		wake_spares--;
 		atomic_store(&gs_torch_wake, true);
 	}
 }

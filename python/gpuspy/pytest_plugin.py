@@ -294,6 +294,8 @@ class Watch:
                                path, lineno)
 
     def pytest_terminal_summary(self, terminalreporter):
+        if not self.results:  # no test ran here (pytest-xdist's controller)
+            return
         try:
             lines = self.summary()
         except Exception as e:  # noqa: BLE001

@@ -13,12 +13,13 @@ contrib/jupyter):
         s.read().peak_bytes         # the peak inside it
         s.grown()                   # the sites that kept memory, by their names
 
-In IPython or Jupyter: %load_ext gpuspy (gpuspy.notebook).
+In IPython or Jupyter: %load_ext gpuspy (gpuspy.notebook).  In pytest:
+pytest --gpuspy (gpuspy.pytest_plugin).
 """
-from ._lib import Library, Scope, human, library, why
+from ._lib import Library, Scope, absent, human, library, parse_size, why
 
-__all__ = ["Library", "Scope", "human", "library", "why", "load_ipython_extension",
-           "unload_ipython_extension"]
+__all__ = ["Library", "Scope", "absent", "human", "library", "parse_size", "why",
+           "load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython):

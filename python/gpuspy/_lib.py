@@ -173,8 +173,10 @@ HOW = ("start it with libgpuspy.so preloaded: LD_PRELOAD=libgpuspy.so, or gpuspy
 
 class Library:
     """The preloaded library's API; Library.find() returns one, or None
-    with the reason in Library.why."""
+    with the reason in Library.why (and Library.preloaded False when the
+    library is simply not in the process)."""
     why = None
+    preloaded = True
 
     def __init__(self, funcs):
         self._f = funcs
@@ -196,6 +198,7 @@ class Library:
             funcs[name] = f
         if "gpuspy_mark" not in funcs:
             cls.why = "gpuspy: libgpuspy.so is not preloaded into this process; " + HOW
+            cls.preloaded = False
             return None
         if len(funcs) < len(_CALLS):
             cls.why = ("gpuspy: the libgpuspy.so preloaded here is older than this gpuspy "
@@ -209,6 +212,7 @@ class Library:
                            "of a process it tracked writes and keeps nothing)")
             else:
                 cls.why = "gpuspy: libgpuspy.so is not preloaded into this process; " + HOW
+                cls.preloaded = False
             return None
         return lib
 
@@ -322,6 +326,68 @@ def why():
     """Why library() is None: one line."""
     library()
     return Library.why
+
+
+def absent(not_preloaded):
+    """Why library() is None, as a front end says it: its own line
+    NOT_PRELOADED (how to start it with the library) when the library is
+    not in the process at all, else the reason (a library older than the
+    package, a forked child)."""
+    if library() is not None:
+        return None
+    return not_preloaded if not Library.preloaded else Library.why
+
+
+_UNITS = "KMGT"
+
+
+def parse_size(text):
+    """A size in bytes from TEXT, as GPUSPY_LIMIT takes one (src/common/
+    env.c, env_size): decimal digits, an optional fraction, an optional
+    unit K, M, G or T (powers of 1024, either case, "i" and "B" allowed
+    after it), and here one space allowed before the unit: "512 MiB",
+    "8G", "1.5GiB", "4096".  An int is bytes as it is.  Raises ValueError
+    for anything else, and for 2^62 bytes or more."""
+    if isinstance(text, bool) or not isinstance(text, (int, str)):
+        raise ValueError("not a size: %r" % (text,))
+    if isinstance(text, int):
+        if not 0 <= text < 1 << 62:
+            raise ValueError("not a size: %r" % (text,))
+        return text
+    s = text
+    i = 0
+    while i < len(s) and "0" <= s[i] <= "9":
+        i += 1
+    whole = s[:i]
+    frac = ""
+    if i < len(s) and s[i] == ".":
+        j = i + 1
+        while j < len(s) and "0" <= s[j] <= "9":
+            j += 1
+        frac = s[i + 1:j]
+        if not frac:
+            raise ValueError("not a size: %r" % text)
+        i = j
+    if not whole and not frac:
+        raise ValueError("not a size: %r (a number and a unit: \"512 MiB\")" % text)
+    rest = s[i:]
+    if rest.startswith(" ") and rest[1:2] and rest[1:2].upper() in _UNITS + "B":
+        rest = rest[1:]
+    unit = 1
+    if rest and rest[0].upper() in _UNITS:
+        unit = 1024 ** (_UNITS.index(rest[0].upper()) + 1)
+        rest = rest[1:]
+        if rest.startswith("i"):
+            rest = rest[1:]
+    if rest in ("B", "b"):
+        rest = ""
+    if rest:
+        raise ValueError("not a size: %r (a number and a unit: \"512 MiB\")" % text)
+    frac = frac[:9]  # finer than a byte of any unit here, as env_size
+    n = int(whole or "0") * unit + (int(frac) * unit // 10 ** len(frac) if frac else 0)
+    if n >= 1 << 62:
+        raise ValueError("too large a size: %r" % text)
+    return n
 
 
 def human(b, sign=False):

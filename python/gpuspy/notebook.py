@@ -282,8 +282,7 @@ def _magic(line=""):
     arg = (line or "").strip()
     w = _watch[0] if _watch else None
     if w is None:
-        why = _lib.why() or ""
-        print(NOT_PRELOADED if "not preloaded" in why else why)
+        print(_lib.absent(NOT_PRELOADED))
         return
     try:
         if arg in ("", "table"):
@@ -304,8 +303,7 @@ def load(ip):
         return
     lib = _lib.library()
     if lib is None:
-        why = _lib.why() or ""
-        print(NOT_PRELOADED if "not preloaded" in why else why)
+        print(_lib.absent(NOT_PRELOADED))
         return
     w = Watch(ip, lib)
     _watch.append(w)

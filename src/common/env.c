@@ -126,7 +126,8 @@ int env_size(const char *v, unsigned long long *bytes)
 	}
 	if (!digits)
 		return -EINVAL;
-	if (*p && (u = strchr(units, *p & ~0x20)) != NULL) {
+	/* a blank folds to NUL, which strchr finds at the end of UNITS */
+	if (*p && *p != ' ' && (u = strchr(units, *p & ~0x20)) != NULL) {
 		for (const char *k = units; k <= u; k++)
 			unit *= 1024;
 		p++;

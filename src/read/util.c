@@ -220,7 +220,8 @@ int util_parse_size(const char *s, int64_t *out)
 				fscale *= 10;
 			}
 	}
-	if (*s && (u = strchr(units, *s & ~0x20)) != NULL) {
+	/* a blank folds to NUL, which strchr finds at the end of UNITS */
+	if (*s && *s != ' ' && (u = strchr(units, *s & ~0x20)) != NULL) {
 		for (const char *x = units; x <= u; x++)
 			scale *= 1024;
 		s++;

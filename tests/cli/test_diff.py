@@ -146,6 +146,8 @@ try:
                        (["--fail-on-growth", "-1", base, base], "a negative size"),
                        (["--fail-on-growth", "99999999999T", base, base], "a size beyond 64 bits"),
                        (["--fail-on-growth", "", base, base], "an empty size"),
+                       (["--fail-on-growth", "1 ", base, base], "a size and a blank"),
+                       (["--fail-on-growth", "1 iB", base, base], "a blank before iB"),
                        (["--threshold", "1.K", base, base], "a bad threshold"),
                        (["--format", "xml", base, base], "a bad format"),
                        (["--top", "x", base, base], "a bad --top"),

@@ -17,7 +17,9 @@ What README.md marks, on the line before a fenced block:
                         the last one must exit N)
     <!-- output -->     what the last command of the block before prints,
                         standard output then standard error, compared after
-                        the normalization below
+                        the normalization below (<!-- output: lines -->:
+                        each line shown is one of them, in their order; a
+                        few lines of a longer output)
 
 With BUILD_DIR, the build is installed with `meson install --destdir`
 into a temporary directory, and the blocks run with its bin/ first on
@@ -41,6 +43,11 @@ PATH. What stands in for what, and why:
   - notebook.ipynb, a notebook: NOTEBOOK below, whose first cell loads the
     extension and whose second keeps 8 MiB of device memory, through the
     CUDA runtime with ctypes;
+  - test_model.py, a project's tests: TEST_MODEL_PY below, a test within
+    its gpu_limit_memory and one that leaves 4 MiB under gpu_no_leak;
+    `pytest` is Debian's (python3-pytest), which finds the plugin by the
+    package's entry point in PYTHONPATH, as in the dist-packages of an
+    install;
   - where Jupyter and Debian's python3 look under /usr/local for the
     kernel and the package: JUPYTER_PATH and PYTHONPATH name the staged
     share/jupyter and lib/python3.X/dist-packages; Jupyter's and
@@ -92,6 +99,39 @@ kept = []
 for _ in range(3):
     step(kept)
 print("train.py: 3 steps")
+'''
+
+
+TEST_MODEL_PY = '''\
+# Stands in for a project's tests (tests/cli/test_readme.py): a forward
+# pass within its limit, a training step that keeps 4 MiB of device
+# memory, through the CUDA runtime.
+import ctypes
+
+import pytest
+
+cudart = ctypes.CDLL("libcudart.so.13")
+cudart.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+cudart.cudaFree.argtypes = [ctypes.c_void_p]
+history = []
+
+
+def step(n):
+    p = ctypes.c_void_p()
+    assert cudart.cudaMalloc(ctypes.byref(p), n) == 0
+    return p
+
+
+@pytest.mark.gpu_limit_memory("512 MiB")
+def test_forward():
+    p = ctypes.c_void_p()
+    assert cudart.cudaMalloc(ctypes.byref(p), 64 << 20) == 0
+    cudart.cudaFree(p)
+
+
+@pytest.mark.gpu_no_leak
+def test_step():
+    history.append(step(4 << 20))
 '''
 
 
@@ -174,6 +214,8 @@ def run_blocks(readme, env, stage):
             f.write(TRAIN_PY)
         with open(os.path.join(work, "notebook.ipynb"), "w") as f:
             f.write(NOTEBOOK)
+        with open(os.path.join(work, "test_model.py"), "w") as f:
+            f.write(TEST_MODEL_PY)
         env = dict(env, IPYTHONDIR=os.path.join(work, ".ipython"),
                    JUPYTER_DATA_DIR=os.path.join(work, ".jupyter-data"),
                    JUPYTER_RUNTIME_DIR=os.path.join(work, ".jupyter-runtime"),
@@ -211,7 +253,14 @@ def run_blocks(readme, env, stage):
             if n + 1 < len(bs) and bs[n + 1][0] == "output" and p is not None:
                 expected = normalize(bs[n + 1][2], None, work)
                 actual = normalize(p.stdout + p.stderr, stage, work)
-                check(actual == expected, f"README.md:{bs[n + 1][3]}: the output shown",
+                if bs[n + 1][1] == "lines":
+                    have = iter(actual.split("\n"))
+                    same = all(line in have for line in expected.split("\n"))
+                else:
+                    check(bs[n + 1][1] is None, f"README.md:{bs[n + 1][3]}: output mark",
+                          bs[n + 1][1])
+                    same = actual == expected
+                check(same, f"README.md:{bs[n + 1][3]}: the output shown",
                       f"--- README\n{expected}\n--- actual\n{actual}")
 
 
@@ -265,8 +314,14 @@ def staged_install(build, meson, stage, src_man):
     pyver = subprocess.run(["/usr/bin/python3", "-c", "import sys; print('%d.%d' % "
                             "sys.version_info[:2])"], capture_output=True, text=True).stdout.strip()
     site = "dist-packages" if prefix == "/usr/local" else "site-packages"
-    for f in ("__init__.py", "_lib.py", "notebook.py"):
+    for f in ("__init__.py", "_lib.py", "notebook.py", "pytest_plugin.py"):
         want.append(f"{prefix}/lib/python{pyver}/{site}/gpuspy/{f}")
+    # its metadata, where pytest finds the plugin's entry point
+    info = subprocess.run([meson, "introspect", "--projectinfo", build], capture_output=True,
+                          text=True)
+    version = json.loads(info.stdout)["version"] if info.returncode == 0 else "?"
+    for f in ("METADATA", "entry_points.txt"):
+        want.append(f"{prefix}/lib/python{pyver}/{site}/gpuspy-{version}.dist-info/{f}")
     for w in want:
         check(w[1:] in found, f"installed: {w}", "\n".join(sorted(found)))
     return prefix, libdir

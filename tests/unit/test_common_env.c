@@ -386,6 +386,9 @@ static const struct {
 	{ "8 G", -EINVAL, 0 },
 	{ " 8G", -EINVAL, 0 },
 	{ "8G ", -EINVAL, 0 },
+	{ "8 ", -EINVAL, 0 }, /* a blank is no unit (it folds to NUL) */
+	{ "8 B", -EINVAL, 0 },
+	{ "8 iB", -EINVAL, 0 },
 	{ "-8G", -EINVAL, 0 },
 	{ "+8G", -EINVAL, 0 },
 	{ "G", -EINVAL, 0 },

@@ -65,7 +65,7 @@ check(f is not None and re.match(r"gpuspy: test_over_limit's peak, 1\.0 GiB of G
       "1 GiB over a 512 MiB limit: fails, naming its peak", f)
 check(cases.get("test_within_limit") is None, "1 GiB within 2 GiB: passes",
       cases.get("test_within_limit"))
-check(re.search(r"^the frameworks' pools held .* test_kept_in_pool", text, re.M) is not None,
+check(re.search(r"^the frameworks' pools held .*::test_kept_in_pool ", text, re.M) is not None,
       "the summary: the PyTorch pool's segment apart", text[-1500:])
 status, text, cases = pytest("include-pools", "--gpuspy-include-pools", "-k", "kept")
 f = cases.get("test_kept_in_pool")

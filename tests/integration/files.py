@@ -159,9 +159,11 @@ lines = open(hist[0]).read().split("\n") if hist else [""]
 check(lines[-1] == "", "history: no line cut short: %r" % lines[-1][:80])
 times = [json.loads(l)["t"] for l in lines[:-1] if l.startswith('{"t"')]
 gaps = [b - a for a, b in zip(times, times[1:])]
-# 30 failed writes are 30 intervals or more (300 ms): without the rewrite
-# from memory the file would lack them
-check(len(times) > 40 and max(gaps) < 0.15,
+# 30 failed writes are 30 intervals or more: without the rewrite from
+# memory the file would lack them, a gap of 31 intervals (310 ms) at
+# least; with it, the widest gap is the snapshot thread's own lateness,
+# which a loaded machine stretches (150 ms seen), never to 280 ms
+check(len(times) > 40 and max(gaps) < 0.28,
       "history: the outage's samples written back, no gap (%d samples, the widest gap %.3f s)"
       % (len(times), max(gaps) if gaps else -1))
 # under a file size limit the message names it, not a full disk

@@ -6,93 +6,14 @@
 #include <sys/types.h>
 
 #include "classify.h"
-#include "pools.h"
+#include "merge_site.h"
 #include "model.h"
 #include "oom_verdict.h"
+#include "pools.h"
 #include "symbolize.h"
 #include "torch_merge.h"
 
-/* What a merged site, or a process, is measured by when processes are
- * put side by side (docs/format.md, "spread"). */
-enum rd_report_metric {
-	REPORT_LEAKED,	    /* bytes live at exit (at the moment of the file read) */
-	REPORT_PEAK,	    /* peak bytes */
-	REPORT_ALLOCATIONS, /* allocations made */
-	REPORT_METRICS,
-};
-
-/* The spread of one metric over every process of a report: a process
- * without the site counts as 0. */
 struct rd_growth_view;
-
-struct rd_report_spread {
-	int64_t min, median, max;
-	ssize_t outlier; /* index into report.procs; -1: none */
-};
-
-/* One source line of a merged site: the calls made at its headline's
- * FILE:LINE (docs/format.md, "lines"), with their own counters. */
-struct rd_report_line {
-	char *file; /* NULL when unknown */
-	int64_t line;
-	struct rd_counters c;
-	int64_t at_peak_bytes;
-	bool growing; /* a call of this line is growing in some process */
-};
-
-struct rd_report_site {
-	char *key; /* the key text; merge_key_digest() is what reports print */
-	/* its one name (sitename_names() over the report's sites): what
-	 * every printer calls it by */
-	char *name;
-	enum gs_kind kind;
-	char *api;
-	const char *library; /* static label, NULL for user code */
-	const char *pool;    /* static label, NULL when not a pool segment */
-	bool growing;	     /* growing in any process */
-	bool flagged;	     /* found growing once in some process */
-	bool stopped;	     /* grew, then stopped: flagged, growing in none */
-	int64_t processes;
-	struct rd_counters c;
-	/* live at each process's peak (its "at_peak" copy), summed; 0 when none */
-	int64_t at_peak_bytes;
-	struct rd_report_frame *frames;
-	size_t nframes;
-	/* Of a site merged from calls at more than one line of its headline's
-	 * function: each line, in order of file and line; none otherwise. */
-	struct rd_report_line *lines;
-	size_t nlines;
-	size_t number;	     /* of report.sites: 1 + its index there; else 0 */
-	size_t last_process; /* merge bookkeeping: 1 + index of the last process counted */
-	/* Of a site of report.sites only (NULL elsewhere): what each process
-	 * contributed, per_proc[METRIC][process index], 0 for a process
-	 * without the site; and the spread of each metric over them. */
-	int64_t *per_proc[REPORT_METRICS];
-	struct rd_report_spread spread[REPORT_METRICS];
-};
-
-/* How many of the sites live at an out-of-memory event a report shows. */
-#define REPORT_OOM_TOP 5
-
-/* An out-of-memory event, with what the reports say of its moment. */
-struct rd_report_oom {
-	const struct rd_process *proc; /* the process whose report holds it */
-	size_t proc_index;	       /* in report.procs */
-	const struct rd_oom *ev;
-	int64_t untracked_bytes; /* total - free - live, >= 0; -1: unknown */
-	/* The site that made the request, symbolized (key, kind, api, frames,
-	 * library, pool; its counters are those of the report it comes from);
-	 * NULL when the report is not at hand. */
-	struct rd_report_site *requested;
-	/* The sites (merged by key) with most live bytes of the event's kind
-	 * of memory (pinned host memory for a pinned request, else device,
-	 * managed and VMM) in the event's oom-N.json, most first; none when
-	 * that file was not read. */
-	struct rd_report_site **top;
-	size_t ntop;
-	/* why it failed (oom_verdict.h), decided once the sites are named */
-	struct rd_oom_verdict verdict;
-};
 
 struct rd_report {
 	struct rd_process **procs; /* borrowed from the process list */
@@ -157,29 +78,6 @@ struct rd_report {
 int merge_build(struct rd_report *r, const struct rd_process_list *list, struct symbolizer *s,
 		struct rd_error *err);
 void merge_clear(struct rd_report *r);
-
-/* The key of a site: api, then per frame that is not noise
- * "module!function" or "module+0xOFFSET" (native), "file-basename!function"
- * (Python).  Exposed for the tests. */
-char *merge_site_key(const char *api, const struct rd_report_frame *frames, size_t nframes);
-
-/* The short key reports print: 16 lower-case hex digits of the 64-bit
- * FNV-1a hash of KEY (the key text above); BUF of MERGE_DIGEST_SIZE. */
-#define MERGE_DIGEST_SIZE 17
-const char *merge_key_digest(const char *key, char *buf, size_t size);
-
-/* The index of the frame a person should look at first (docs/format.md,
- * "headline"; sitename_headline), or -1 when the site has no frames. */
-ssize_t merge_site_headline(const struct rd_report_site *s);
-
-/* S's one name (docs/format.md, "name"): the report's name for it, set by
- * merge_build() for every site it makes, "(no stack)" for none. */
-const char *merge_site_name(const struct rd_report_site *s);
-
-/* FRAMES[0..N-1] as the naming rule takes them, into OUT[0..N-1]: they
- * point into FRAMES. */
-struct sitename_frame;
-void merge_frames_view(const struct rd_report_frame *frames, size_t n, struct sitename_frame *out);
 
 /* The spread of VALUES[0..N-1], one per process, of METRIC: min, median
  * (of an even count, the mean of the two middle values, rounded down), max,

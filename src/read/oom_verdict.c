@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge.h"
+#include "merge_site.h"
 #include "model.h"
 #include "oom_verdict.h"
 #include "sitename.h"

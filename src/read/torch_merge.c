@@ -17,8 +17,9 @@
 #include <string.h>
 
 #include "classify.h"
-#include "merge.h"
+#include "merge_site.h"
 #include "sitename.h"
+#include "torch_merge.h"
 #include "trend.h"
 #include "util.h"
 

@@ -6,7 +6,8 @@ corpus/history, corpus/dir) from tests/cli/fixtures: every report under
 history_bad.py's valid one; process directories joined as fuzz_dir.c
 reads them.  And, made here: corpus/allocations, allocations.json files
 of fuzz.c's report of pid 66 (a trace, none, VMM memory, an overlap, an
-event that fits nothing); corpus/elf, small ELF files of the
+event that fits nothing); corpus/budget, budget files (globs, units,
+comments, the default, bad lines); corpus/elf, small ELF files of the
 shapes elfsym.c reads (symbol tables, a build-id note in a section or
 only in the program headers).
 
@@ -124,7 +125,7 @@ def allocations(trace=True, **extra):
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
-kinds = sys.argv[1:] or ["process", "torch", "history", "dir", "allocations", "elf"]
+kinds = sys.argv[1:] or ["process", "torch", "history", "dir", "allocations", "budget", "elf"]
 for kind in kinds:
     shutil.rmtree(os.path.join(here, "corpus", kind), ignore_errors=True)
     os.makedirs(os.path.join(here, "corpus", kind))
@@ -143,7 +144,12 @@ if "allocations" in kinds:
     put("allocations", "overlap-misfit", json.dumps(over, separators=(",", ":")).encode())
     put("allocations", "left-out",
         allocations(allocations_left_out={"allocations": 3, "bytes": 12288}))
-if kinds and all(k in ("elf", "allocations") for k in kinds):
+if "budget" in kinds:
+    put("budget", "globs", b"# per site\nstep*  1MiB\nforward (*)  2 GB\n*  0\n")
+    put("budget", "units", b"step 1.5 GiB\n\n   # indented comment\nforward 512k\n* 1T\n")
+    put("budget", "bad-line", b"step\n* 1MiB\n")
+    put("budget", "bad-size", b"step 12 parsecs\n")
+if kinds and all(k in ("elf", "allocations", "budget") for k in kinds):
     sys.exit(0)
 
 reports = sorted(glob.glob(os.path.join(fixtures, "*", "*", "*.json")))

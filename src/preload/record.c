@@ -315,7 +315,8 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	a->graph = false;
 	a->stream = stream;
 	a->device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
-	a->seq = atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
+	/* its number: a new site's first_seq is the one taken just before */
+	atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
 	a->site = site_intern(api, kind, door, pcs, depth, py, pydepth);
 	if (!a->site) {
 		record_put(a);
@@ -364,7 +365,8 @@ void record_resident(struct gs_site *site, enum gs_door door, uint64_t addr, uin
 	a->graph = true;
 	a->stream = 0;
 	a->device = device;
-	a->seq = atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
+	/* its number: a new site's first_seq is the one taken just before */
+	atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
 	a->site = site;
 	graph_resident(size);
 	record_insert(a, door);

@@ -10,7 +10,6 @@ struct gs_alloc {
 	uint32_t space;
 	int32_t device;
 	uint64_t size;
-	uint64_t seq;
 	uint64_t stream; /* a stream-ordered allocation's stream; else 0 */
 	struct gs_site *site;
 	struct gs_alloc *next; /* the table's bucket chain (table.c) */

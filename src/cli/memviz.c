@@ -501,7 +501,8 @@ static void memviz_say(const char *file, const struct rd_process *p, const struc
 	printf(": %zu segment%s (%s) on %zu device%s", c->segments, c->segments == 1 ? "" : "s",
 	       util_human_size(c->bytes, a, sizeof(a)), c->devices, c->devices == 1 ? "" : "s");
 	if (l->traced)
-		printf(", a trace of %zu event%s\n", c->events_kept, c->events_kept == 1 ? "" : "s");
+		printf(", a trace of %zu event%s\n", c->events_kept,
+		       c->events_kept == 1 ? "" : "s");
 	else
 		puts(", no trace: the process ran without GPUSPY_TRACE (GPUSPY_TRACE=N keeps its "
 		     "last N allocations and frees, for the viewer's timeline)");
@@ -511,12 +512,14 @@ static void memviz_say(const char *file, const struct rd_process *p, const struc
 	util_add_sat(&listed, c->overlapping_bytes);
 	util_add_sat(&listed, l->left_out_bytes);
 	if (listed != p->leaked_bytes)
-		printf("  its allocations sum to %" PRId64 " bytes, the report's live bytes to %" PRId64
+		printf("  its allocations sum to %" PRId64
+		       " bytes, the report's live bytes to %" PRId64
 		       ": the two are read a moment apart, while threads still allocated or freed\n",
 		       listed, p->leaked_bytes);
 	if (c->unmapped)
 		printf("  left out: %zu VMM allocation%s mapped nowhere (%s)\n", c->unmapped,
-		       c->unmapped == 1 ? "" : "s", util_human_size(c->unmapped_bytes, a, sizeof(a)));
+		       c->unmapped == 1 ? "" : "s",
+		       util_human_size(c->unmapped_bytes, a, sizeof(a)));
 	if (c->unknown_device)
 		printf("  left out: %zu allocation%s on no known device (%s)\n", c->unknown_device,
 		       c->unknown_device == 1 ? "" : "s",

@@ -217,8 +217,9 @@ void graph_launched(const void *exec)
 		}
 		for (unsigned i = 0; i < e->n; i++)
 			if (!e->nodes[i].site)
-				record_free_end(record_free_begin(GS_SPACE_DEVPTR, e->nodes[i].dptr),
-						e->nodes[i].dptr, true);
+				record_free_end(
+					record_free_begin(GS_SPACE_DEVPTR, e->nodes[i].dptr),
+					e->nodes[i].dptr, true);
 	}
 	gs_unlock(&gs_graph_lock);
 }

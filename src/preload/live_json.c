@@ -34,17 +34,17 @@ static void write_live(FILE *f, const struct gs_view *v)
 		if (a->addr)
 			fprintf(f, "\"%s\": %llu, ", ak[SA_ADDRESS], (unsigned long long)a->addr);
 		fprintf(f, "\"%s\": %llu, \"%s\": \"%s\", \"%s\": %d, \"%s\": %u", ak[SA_SIZE],
-			(unsigned long long)a->size, ak[SA_KIND], names_kinds[a->kind], ak[SA_DEVICE],
-			(int)a->device, ak[SA_SITE], (unsigned)a->site);
+			(unsigned long long)a->size, ak[SA_KIND], names_kinds[a->kind],
+			ak[SA_DEVICE], (int)a->device, ak[SA_SITE], (unsigned)a->site);
 		if (a->stream)
 			fprintf(f, ", \"%s\": %llu", ak[SA_STREAM], (unsigned long long)a->stream);
 		fputc('}', f);
 	}
 	fputc(']', f);
 	if (v->live_left_out)
-		fprintf(f, ",\n  \"%s\": {\"%s\": %llu, \"%s\": %llu}", schema_exit_key[SR_LEFT_OUT],
-			schema_exit_key[SR_ALLOCATIONS], v->live_left_out, schema_exit_key[SR_BYTES],
-			v->live_left_out_bytes);
+		fprintf(f, ",\n  \"%s\": {\"%s\": %llu, \"%s\": %llu}",
+			schema_exit_key[SR_LEFT_OUT], schema_exit_key[SR_ALLOCATIONS],
+			v->live_left_out, schema_exit_key[SR_BYTES], v->live_left_out_bytes);
 	if (!v->trace_capacity)
 		return;
 	fprintf(f, ",\n  \"%s\": {\"%s\": %u, \"%s\": %llu, \"%s\": %llu, \"%s\": [",
@@ -53,9 +53,9 @@ static void write_live(FILE *f, const struct gs_view *v)
 		(unsigned long long)(v->trace_recorded - v->n_trace), tk[ST_EVENTS]);
 	for (size_t i = 0; i < v->n_trace; i++) {
 		const struct trace_event *e = &v->trace[i];
-		static const enum schema_action action[] = { [TRACE_ALLOC] = SX_ALLOC,
-							     [TRACE_FREE] = SX_FREE,
-							     [TRACE_OOM] = SX_OOM };
+		static const enum schema_action action[] = {
+			[TRACE_ALLOC] = SX_ALLOC, [TRACE_FREE] = SX_FREE, [TRACE_OOM] = SX_OOM
+		};
 
 		fprintf(f, "%s{\"%s\": \"%s\", \"%s\": %llu.%06llu", i ? ",\n    " : "\n    ",
 			ek[SE_ACTION], schema_action_name[action[e->action]], ek[SE_TIME],
@@ -66,8 +66,8 @@ static void write_live(FILE *f, const struct gs_view *v)
 		else if (e->space == GS_SPACE_DEVPTR || e->space == GS_SPACE_HOSTPTR)
 			fprintf(f, ", \"%s\": %llu", ek[SE_ADDRESS], (unsigned long long)e->addr);
 		fprintf(f, ", \"%s\": %llu, \"%s\": \"%s\", \"%s\": %d, \"%s\": %u", ek[SE_SIZE],
-			(unsigned long long)e->size, ek[SE_KIND], names_kinds[e->kind], ek[SE_DEVICE],
-			(int)e->device, ek[SE_SITE], (unsigned)e->site);
+			(unsigned long long)e->size, ek[SE_KIND], names_kinds[e->kind],
+			ek[SE_DEVICE], (int)e->device, ek[SE_SITE], (unsigned)e->site);
 		if (e->stream)
 			fprintf(f, ", \"%s\": %llu", ek[SE_STREAM], (unsigned long long)e->stream);
 		fputc('}', f);
@@ -77,7 +77,8 @@ static void write_live(FILE *f, const struct gs_view *v)
 
 int live_json_write(FILE *f, const struct gs_view *v)
 {
-	fprintf(f, "{\n  \"format\": \"" GS_FORMAT_ALLOCATIONS "\",\n  \"gpuspy_version\": \"%s\",\n",
+	fprintf(f,
+		"{\n  \"format\": \"" GS_FORMAT_ALLOCATIONS "\",\n  \"gpuspy_version\": \"%s\",\n",
 		GPUSPY_VERSION);
 	fputs("  \"host\": ", f);
 	json_str(f, v->host);

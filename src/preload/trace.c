@@ -75,7 +75,8 @@ static struct slot *slot_begin(unsigned long long *np)
 	 * event sees the slot claimed */
 	atomic_thread_fence(memory_order_release);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	PUT(time_ns, (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+	PUT(time_ns,
+	    (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
 	*np = n;
 	return s;
 }

@@ -22,7 +22,7 @@ enum trace_action { TRACE_ALLOC, TRACE_FREE, TRACE_OOM };
 
 /* One event, as trace_read copies it out. */
 struct trace_event {
-	uint64_t number; /* 0, 1, ... over the process's events */
+	uint64_t number;  /* 0, 1, ... over the process's events */
 	uint64_t time_ns; /* CLOCK_REALTIME */
 	/* TRACE_OOM: addr is the driver's free bytes on the device (-1:
 	 * unknown), size the request */

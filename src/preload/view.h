@@ -143,7 +143,7 @@ struct gs_view {
 	size_t n_trace;
 	uint64_t trace_recorded;
 	unsigned trace_capacity; /* 0: no trace (GPUSPY_TRACE off) */
-	bool exit_taken; /* live and trace taken: the report says them */
+	bool exit_taken;	 /* live and trace taken: the report says them */
 };
 
 /* The exit report's allocations listed at most; a process holding more

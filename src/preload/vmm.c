@@ -208,8 +208,7 @@ void vmm_each_mapping(void (*fn)(uint64_t va, uint64_t size, enum gs_space space
 	struct mapping *m, *tmp;
 
 	gs_lock(&gs_vmm_lock);
-	HASH_ITER(hh, maps_by_va, m, tmp)
-	{
+	HASH_ITER(hh, maps_by_va, m, tmp) {
 		const struct phys *p = m->phys;
 
 		fn(m->va, m->size, p->released ? GS_SPACE_ORPHAN : GS_SPACE_HANDLE,

@@ -75,7 +75,8 @@ static int live_kind(const struct vctx *v, json_t *obj, const char *key, bool pi
 		return r;
 	k = schema_parse(names_kinds, GS_KIND_COUNT, name);
 	if (k < 0 || (k == GS_KIND_PINNED && !pinned))
-		r = validate_bad(v, key, "%s kind \"%.64s\"", k < 0 ? "unknown" : "not a GPU", name);
+		r = validate_bad(v, key, "%s kind \"%.64s\"", k < 0 ? "unknown" : "not a GPU",
+				 name);
 	free(name);
 	*out = (enum gs_kind)(k < 0 ? 0 : k);
 	return r;
@@ -87,7 +88,8 @@ static int live_range(const struct vctx *v, uint64_t addr, int64_t size)
 {
 	if (addr > (uint64_t)(INT64_MAX - size))
 		return validate_bad(v, schema_allocation_key[SA_SIZE],
-				    "%" PRId64 " from address %" PRIu64 " ends past 2^63", size, addr);
+				    "%" PRId64 " from address %" PRIu64 " ends past 2^63", size,
+				    addr);
 	return 0;
 }
 
@@ -121,7 +123,8 @@ static int load_allocations(const struct vctx *v, json_t *root, const struct sit
 		    (r = validate_int(&sub, j, k[SA_ADDRESS], a->kind != GS_KIND_VMM, 1, INT64_MAX,
 				      &addr)) < 0 ||
 		    (r = validate_int(&sub, j, k[SA_SIZE], true, 1, INT64_MAX, &a->size)) < 0 ||
-		    (r = validate_int(&sub, j, k[SA_DEVICE], true, -1, INT32_MAX, &a->device)) < 0 ||
+		    (r = validate_int(&sub, j, k[SA_DEVICE], true, -1, INT32_MAX, &a->device)) <
+			    0 ||
 		    (r = validate_int(&sub, j, k[SA_SITE], true, 0, INT64_MAX, &a->site)) < 0 ||
 		    (r = validate_int(&sub, j, k[SA_STREAM], false, 0, INT64_MAX, &stream)) < 0 ||
 		    (r = live_range(&sub, (uint64_t)addr, a->size)) < 0 ||
@@ -195,7 +198,9 @@ static int load_trace(const struct vctx *v, json_t *root, const struct sites_by_
 		free(action);
 		if (r < 0)
 			return r;
-		e->action = a == SX_ALLOC ? RD_TRACE_ALLOC : a == SX_FREE ? RD_TRACE_FREE : RD_TRACE_OOM;
+		e->action = a == SX_ALLOC ? RD_TRACE_ALLOC :
+			    a == SX_FREE  ? RD_TRACE_FREE :
+					    RD_TRACE_OOM;
 		e->free_bytes = -1;
 		if ((r = validate_time(&el, j, k[SE_TIME], true, &e->time)) < 0 ||
 		    (r = live_kind(&el, j, k[SE_KIND], true, &e->kind)) < 0 ||
@@ -211,7 +216,8 @@ static int load_trace(const struct vctx *v, json_t *root, const struct sites_by_
 					      &e->free_bytes)) < 0)
 				return r;
 			if (json_object_get(j, k[SE_ADDRESS]))
-				return validate_bad(&el, k[SE_ADDRESS], "an out-of-memory event has none");
+				return validate_bad(&el, k[SE_ADDRESS],
+						    "an out-of-memory event has none");
 		} else if ((r = validate_int(&el, j, k[SE_ADDRESS], e->kind != GS_KIND_VMM, 1,
 					     INT64_MAX, &addr)) < 0 ||
 			   (r = live_range(&el, (uint64_t)addr, e->size)) < 0) {
@@ -247,7 +253,8 @@ static int check_process(const struct vctx *v, json_t *root, const struct rd_pro
 		return validate_bad(v, "pid", "%" PRId64 " is not the report's (%" PRId64 ")", pid,
 				    p->pid);
 	/* both written "%.3f" from the one start: the same text */
-	if (p->start_time >= 0 && (start - p->start_time > 0.0005 || p->start_time - start > 0.0005))
+	if (p->start_time >= 0 &&
+	    (start - p->start_time > 0.0005 || p->start_time - start > 0.0005))
 		return validate_bad(v, "start_time", "%.3f is not the report's (%.3f)", start,
 				    p->start_time);
 	return 0;
@@ -286,7 +293,8 @@ int load_live_file(const char *file, const struct rd_process *p, struct rd_live 
 	qsort(ix.v, ix.n, sizeof(*ix.v), cmp_site_id);
 	if ((r = validate_format(&v, root, "allocations file", GS_FORMAT_ALLOCATIONS)) < 0 ||
 	    (r = validate_member(&v, root, "gpuspy_version", false, JSON_STRING, &j)) < 0 ||
-	    (r = check_process(&v, root, p)) < 0 || (r = load_allocations(&v, root, &ix, out)) < 0 ||
+	    (r = check_process(&v, root, p)) < 0 ||
+	    (r = load_allocations(&v, root, &ix, out)) < 0 ||
 	    (r = load_trace(&v, root, &ix, out)) < 0)
 		goto out;
 	out->present = true;

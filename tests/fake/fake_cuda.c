@@ -266,7 +266,7 @@ static struct block *block_add(enum block_kind kind, size_t size, int dev)
 		return NULL;
 	b->kind = kind;
 	b->addr = cfg.device_va && (kind == BLK_DEVICE || kind == BLK_MANAGED) ? device_va(size) :
-										   (uintptr_t)b;
+										 (uintptr_t)b;
 	b->size = size;
 	b->dev = dev;
 	b->next = blocks;

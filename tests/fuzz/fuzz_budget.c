@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fuzz_write("budget.txt", data, size);
 	fuzz_run((const char *const[]){ "diff", "--budget", budget, old, new, NULL });
-	fuzz_run((const char *const[]){ "diff", "--budget", budget, "--junit", junit,
-					"--format", "json", old, new, NULL });
+	fuzz_run((const char *const[]){ "diff", "--budget", budget, "--junit", junit, "--format",
+					"json", old, new, NULL });
 	return 0;
 }

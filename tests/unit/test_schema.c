@@ -271,34 +271,63 @@ static void build(struct fixture *x)
 
 	/* a device pointer, a managed one of a stream on device 1, VMM memory
 	 * mapped nowhere at a site the file folded (no such id listed) */
-	x->live[0] = (struct gs_live){ .addr = 0x7f0000100000ull, .size = 3 * MiB, .site = 7,
-				       .kind = GS_KIND_DEVICE, .space = GS_SPACE_DEVPTR };
-	x->live[1] = (struct gs_live){ .addr = 0x7f0000400000ull, .size = 4096, .site = 13,
-				       .stream = 0x5555deadbe00ull, .device = 1,
-				       .kind = GS_KIND_MANAGED, .space = GS_SPACE_DEVPTR };
-	x->live[2] = (struct gs_live){ .addr = 0, .size = 2 * MiB, .site = 99,
-				       .kind = GS_KIND_VMM, .space = GS_SPACE_HANDLE };
+	x->live[0] = (struct gs_live){ .addr = 0x7f0000100000ull,
+				       .size = 3 * MiB,
+				       .site = 7,
+				       .kind = GS_KIND_DEVICE,
+				       .space = GS_SPACE_DEVPTR };
+	x->live[1] = (struct gs_live){ .addr = 0x7f0000400000ull,
+				       .size = 4096,
+				       .site = 13,
+				       .stream = 0x5555deadbe00ull,
+				       .device = 1,
+				       .kind = GS_KIND_MANAGED,
+				       .space = GS_SPACE_DEVPTR };
+	x->live[2] = (struct gs_live){ .addr = 0,
+				       .size = 2 * MiB,
+				       .site = 99,
+				       .kind = GS_KIND_VMM,
+				       .space = GS_SPACE_HANDLE };
 	x->view.live = x->live;
 	x->view.n_live = 3;
 	x->view.live_left_out = 2;
 	x->view.live_left_out_bytes = 8192;
 	/* the last 4 of 10 events: an allocation, a free, an out-of-memory
 	 * request, a VMM handle's allocation (no address) */
-	x->trace[0] = (struct trace_event){ .number = 6, .time_ns = 1764510012250117000ull,
-					    .addr = 0x7f0000100000ull, .size = 3 * MiB, .site = 7,
-					    .action = TRACE_ALLOC, .kind = GS_KIND_DEVICE,
+	x->trace[0] = (struct trace_event){ .number = 6,
+					    .time_ns = 1764510012250117000ull,
+					    .addr = 0x7f0000100000ull,
+					    .size = 3 * MiB,
+					    .site = 7,
+					    .action = TRACE_ALLOC,
+					    .kind = GS_KIND_DEVICE,
 					    .space = GS_SPACE_DEVPTR };
-	x->trace[1] = (struct trace_event){ .number = 7, .time_ns = 1764510012250341000ull,
-					    .addr = 0x7f0000500000ull, .size = MiB, .site = 12,
-					    .stream = 42, .device = 0, .action = TRACE_FREE,
-					    .kind = GS_KIND_DEVICE, .space = GS_SPACE_DEVPTR };
-	x->trace[2] = (struct trace_event){ .number = 8, .time_ns = 1764510012300000000ull,
-					    .addr = (uint64_t)MiB, .size = 8 * MiB, .site = 7,
-					    .action = TRACE_OOM, .kind = GS_KIND_DEVICE,
+	x->trace[1] = (struct trace_event){ .number = 7,
+					    .time_ns = 1764510012250341000ull,
+					    .addr = 0x7f0000500000ull,
+					    .size = MiB,
+					    .site = 12,
+					    .stream = 42,
+					    .device = 0,
+					    .action = TRACE_FREE,
+					    .kind = GS_KIND_DEVICE,
 					    .space = GS_SPACE_DEVPTR };
-	x->trace[3] = (struct trace_event){ .number = 9, .time_ns = 1764510012400000000ull,
-					    .addr = 77, .size = 2 * MiB, .site = 14, .device = -1,
-					    .action = TRACE_ALLOC, .kind = GS_KIND_VMM,
+	x->trace[2] = (struct trace_event){ .number = 8,
+					    .time_ns = 1764510012300000000ull,
+					    .addr = (uint64_t)MiB,
+					    .size = 8 * MiB,
+					    .site = 7,
+					    .action = TRACE_OOM,
+					    .kind = GS_KIND_DEVICE,
+					    .space = GS_SPACE_DEVPTR };
+	x->trace[3] = (struct trace_event){ .number = 9,
+					    .time_ns = 1764510012400000000ull,
+					    .addr = 77,
+					    .size = 2 * MiB,
+					    .site = 14,
+					    .device = -1,
+					    .action = TRACE_ALLOC,
+					    .kind = GS_KIND_VMM,
 					    .space = GS_SPACE_HANDLE };
 	x->view.trace = x->trace;
 	x->view.n_trace = 4;

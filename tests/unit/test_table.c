@@ -277,8 +277,8 @@ static void test_peak_snapshot_within_one_percent(void **state)
 			uint64_t size = 4096 + ((seed >> 8) % 64) * 65536;
 
 			record_alloc(GS_API_cuMemAlloc_v2, GS_DOOR_DRIVER, GS_KIND_DEVICE,
-				     GS_SPACE_DEVPTR, addr + (uint64_t)top * 0x10000000ull, size,
-				     1, 0);
+				     GS_SPACE_DEVPTR, addr + (uint64_t)top * 0x10000000ull, size, 1,
+				     0);
 			top++;
 			live += (long long)size;
 		} else {

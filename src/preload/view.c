@@ -461,5 +461,5 @@ oom:
 	free(v->live);
 	v->live = NULL;
 	v->n_live = 0;
-	gs_warn("out of memory listing the live allocations at exit: the report lists none");
+	gs_warn("out of memory listing the live allocations at exit: no " GS_FILE_ALLOCATIONS);
 }

@@ -539,7 +539,7 @@ static void memviz_say(const char *file, const struct rd_process *p, const struc
 		       l->nevents, l->recorded, l->capacity, l->capacity);
 	if (c->events_misfit)
 		printf("  left out: %zu event%s of the trace that do not fit the allocations at "
-		       "exit (made while it exited)\n",
+		       "exit (made while the process exited, or next to an event the ring lost)\n",
 		       c->events_misfit, c->events_misfit == 1 ? "" : "s");
 }
 

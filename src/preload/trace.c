@@ -10,7 +10,9 @@
  * event.  A slot is a cache line: two threads writing neighbouring
  * events do not share one.  The fields are relaxed atomics, so that a
  * reader racing a writer (a thread still allocating at exit) reads a
- * torn event it then drops, never undefined behaviour.
+ * torn event it then drops, never undefined behaviour; so does a slot
+ * two writers shared (the first preempted for a whole ring's events):
+ * its number is the late one's, not the event the reader looks for.
  */
 #include <stdlib.h>
 #include <time.h>

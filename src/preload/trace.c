@@ -10,9 +10,13 @@
  * event.  A slot is a cache line: two threads writing neighbouring
  * events do not share one.  The fields are relaxed atomics, so that a
  * reader racing a writer (a thread still allocating at exit) reads a
- * torn event it then drops, never undefined behaviour; so does a slot
- * two writers shared (the first preempted for a whole ring's events):
- * its number is the late one's, not the event the reader looks for.
+ * torn event it then drops, never undefined behaviour.  A slot two
+ * writers share (the first preempted for a whole ring's events) mostly
+ * ends with the late one's number, not the one the reader looks for,
+ * and is dropped too; should the late one's fields land between the
+ * other's, the event is torn all the same, and the export's replay
+ * leaves out what does not fit (a lock per slot would cost every event
+ * for a case this rare).
  */
 #include <stdlib.h>
 #include <time.h>

@@ -157,6 +157,10 @@ _gpuspy()
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return 0
 			;;
+		--memory-viz)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return 0
+			;;
 		--step)
 			COMPREPLY=($(compgen -W 'time mark' -- "$cur"))
 			return 0
@@ -164,7 +168,7 @@ _gpuspy()
 		-n | --top) return 0 ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W '--tensorboard --step --top --strict --help' -- "$cur"))
+			COMPREPLY=($(compgen -W '--tensorboard --memory-viz --step --top --strict --help' -- "$cur"))
 			return 0
 		fi
 		;;

@@ -14,6 +14,7 @@
 #include "format.h"
 #include "growth_view.h"
 #include "load_history.h"
+#include "load_live.h"
 #include "names.h"
 #include "print.h"
 #include "util.h"
@@ -141,6 +142,11 @@ static int print_tensorboard(const struct format_input *in)
 				  l->by_mark ? TB_STEP_MARK : TB_STEP_TIME, l->top);
 }
 
+static int print_memviz(const struct format_input *in)
+{
+	return memviz_export(&in->l->rep, in->live, in->dest);
+}
+
 static int diff_json(const struct diff *d, const struct diff_setting_row *set, size_t nset,
 		     const struct diff_total *tot, size_t ntot, size_t top, FILE *out)
 {
@@ -216,6 +222,16 @@ static const struct format formats[] = {
 		.needs = FORMAT_HISTORY,
 		.print = print_tensorboard,
 	},
+	{
+		.name = "memory-viz",
+		.arg = "FILE",
+		.help = "PyTorch's memory viewer (pytorch.org/memory_viz,\n"
+			"torch.cuda._memory_viz): one process's live\n"
+			"allocations at exit as segments, with the trace of its\n"
+			"last allocations and frees under GPUSPY_TRACE=N\n",
+		.needs = FORMAT_LIVE,
+		.print = print_memviz,
+	},
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -286,6 +302,7 @@ int format_print(struct cli_loaded *l, const char *dest)
 	const struct format *f = l->format;
 	struct rd_error err = { .msg = "" };
 	struct rd_history *h = NULL;
+	struct rd_live *live = NULL;
 	struct rd_timeline tl = { 0 };
 	struct rd_growth_view growth = { 0 };
 	struct rd_stacks st = { 0 };
@@ -300,6 +317,13 @@ int format_print(struct cli_loaded *l, const char *dest)
 		for (size_t i = 0; i < l->rep.nprocs && e == 0; i++)
 			e = load_history(l->rep.procs[i], &h[i], &err);
 		in.history = h;
+	}
+	if (e == 0 && (f->needs & FORMAT_LIVE)) {
+		live = calloc(l->rep.nprocs + 1, sizeof(*live));
+		e = live ? 0 : -ENOMEM;
+		for (size_t i = 0; i < l->rep.nprocs && e == 0; i++)
+			e = load_live(l->rep.procs[i], &live[i], &err);
+		in.live = live;
 	}
 	if (e == 0 && (f->needs & FORMAT_TIMELINE)) {
 		e = timeline_load(&l->rep, &tl, &err);
@@ -329,6 +353,9 @@ int format_print(struct cli_loaded *l, const char *dest)
 	for (size_t i = 0; h && i < l->rep.nprocs; i++)
 		rd_history_clear(&h[i]);
 	free(h);
+	for (size_t i = 0; live && i < l->rep.nprocs; i++)
+		rd_live_clear(&live[i]);
+	free(live);
 	return e;
 }
 

@@ -22,6 +22,7 @@ struct diff;
 struct diff_setting_row;
 struct diff_total;
 struct rd_history;
+struct rd_live;
 struct rd_report;
 struct rd_report_site;
 struct rd_stacks;
@@ -40,6 +41,9 @@ enum format_need {
 	FORMAT_GROWTH = 1u << 3,
 	/* every process's history.jsonl, as read (load_history.h) */
 	FORMAT_HISTORY = 1u << 4,
+	/* every process's allocations.json, as read (load_live.h): its
+	 * allocations at exit and its trace */
+	FORMAT_LIVE = 1u << 5,
 };
 
 /* The moments a format can show; none: it draws the whole run, and
@@ -59,6 +63,8 @@ struct format_input {
 	const struct rd_timeline *timeline; /* FORMAT_TIMELINE, else NULL */
 	/* FORMAT_HISTORY: one per process of L's report; else NULL */
 	const struct rd_history *history;
+	/* FORMAT_LIVE: one per process of L's report; else NULL */
+	const struct rd_live *live;
 	/* gpuspy export: the argument of the format's option (a directory,
 	 * a file); else NULL, and the output goes to OUT */
 	const char *dest;

@@ -111,6 +111,14 @@ void tensorboard_file_name(const struct rd_process *p, const struct rd_history *
  * "rank-R-HOST-PID", for two processes of one rank. */
 void tensorboard_run_name(const struct rd_process *p, bool with_host, char *buf, size_t size);
 
+/* gpuspy export --memory-viz FILE (memviz.c): R's one process at exit,
+ * its allocations and trace LIVE (allocations.json), as a snapshot of
+ * PyTorch's memory viewer, a pickle written to FILE whole; what it holds
+ * and what was left out said on stdout.  0, or an exit status with the
+ * reason said, or -ENOMEM. */
+struct rd_live;
+int memviz_export(const struct rd_report *r, const struct rd_live *live, const char *file);
+
 /* gpuspy merge: R's sites in ORDER (merge_by_spread); TOP as above. */
 int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,
 		     size_t top);

@@ -24,6 +24,8 @@
 #define GS_FILE_REQUEST	    ".request"	    /* the label `gpuspy snapshot` leaves */
 #define GS_FILE_HISTORY	    "history.jsonl" /* live bytes over time, appended */
 #define GS_FILE_PROMETHEUS  "prometheus"    /* the metrics endpoint's address */
+/* at exit, gpuspy-allocations/1: every live allocation, and the trace */
+#define GS_FILE_ALLOCATIONS "allocations.json"
 /* In the run directory itself: how the command of `gpuspy run` ended. */
 #define GS_FILE_RUN "run.json" /* gpuspy-run/1 */
 /* Numbered files: "snapshot-N.json" (on demand), "oom-N.json" (post-mortems).
@@ -35,13 +37,14 @@
 #define GS_FILE_NUMBERED_SUFFIX	  ".json"
 
 /* Format ids: the "format" member of each document. */
-#define GS_FORMAT_PROCESS "gpuspy-process/1" /* report.json, snapshots, oom-N.json */
-#define GS_FORMAT_TORCH	  "gpuspy-torch/1"   /* torch.json */
-#define GS_FORMAT_HISTORY "gpuspy-history/1" /* history.jsonl */
-#define GS_FORMAT_RUN	  "gpuspy-run/1"     /* run.json */
-#define GS_FORMAT_REPORT  "gpuspy-report/1"  /* gpuspy report --format json */
-#define GS_FORMAT_MERGE	  "gpuspy-merge/1"   /* gpuspy merge --format json */
-#define GS_FORMAT_DIFF	  "gpuspy-diff/1"    /* gpuspy diff --format json */
+#define GS_FORMAT_PROCESS     "gpuspy-process/1"     /* report.json, snapshots, oom-N.json */
+#define GS_FORMAT_TORCH	      "gpuspy-torch/1"	     /* torch.json */
+#define GS_FORMAT_HISTORY     "gpuspy-history/1"     /* history.jsonl */
+#define GS_FORMAT_ALLOCATIONS "gpuspy-allocations/1" /* allocations.json */
+#define GS_FORMAT_RUN	      "gpuspy-run/1"	     /* run.json */
+#define GS_FORMAT_REPORT      "gpuspy-report/1"	     /* gpuspy report --format json */
+#define GS_FORMAT_MERGE	      "gpuspy-merge/1"	     /* gpuspy merge --format json */
+#define GS_FORMAT_DIFF	      "gpuspy-diff/1"	     /* gpuspy diff --format json */
 
 /* What an allocation occupies, GPU-resident kinds first; the names are
  * the keys of "kinds" and the values of a site's "kind", in this order. */

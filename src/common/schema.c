@@ -14,6 +14,11 @@ const char *const schema_growth_key[SG_COUNT] = { SCHEMA_GROWTH(SCHEMA_NAME) };
 const char *const schema_by_name[SB_COUNT] = { SCHEMA_BY(SCHEMA_NAME) };
 const char *const schema_frameworks_key[SW_COUNT] = { SCHEMA_FRAMEWORKS(SCHEMA_NAME) };
 const char *const schema_lines_key[SL_COUNT] = { SCHEMA_LINES(SCHEMA_NAME) };
+const char *const schema_exit_key[SR_COUNT] = { SCHEMA_EXIT(SCHEMA_NAME) };
+const char *const schema_allocation_key[SA_COUNT] = { SCHEMA_ALLOCATION(SCHEMA_NAME) };
+const char *const schema_trace_key[ST_COUNT] = { SCHEMA_TRACE(SCHEMA_NAME) };
+const char *const schema_event_key[SE_COUNT] = { SCHEMA_EVENT(SCHEMA_NAME) };
+const char *const schema_action_name[SX_COUNT] = { SCHEMA_ACTION(SCHEMA_NAME) };
 #undef SCHEMA_NAME
 
 int schema_counters_json(char *buf, size_t size, const long long v[SC_COUNT])

@@ -8,7 +8,8 @@
  *
  * The objects: a site's and a kind's counters; a site; a native and a
  * Python frame; a "growth" verdict; "frameworks"; an out-of-memory event's
- * PyTorch lines ("lines" and "holders").  The frameworks' and their
+ * PyTorch lines ("lines" and "holders"); the exit report's live
+ * allocations and its trace.  The frameworks' and their
  * counters' names are names.h's.  libc only: the library links it.
  */
 #ifndef GPUSPY_COMMON_SCHEMA_H
@@ -93,6 +94,52 @@
 	X(SL_BLOCKS, "blocks")                                                                     \
 	X(SL_ROLE, "role")
 
+/* What only the exit report says: "allocations" (an array of
+ * SCHEMA_ALLOCATION), "allocations_left_out" ({"allocations": N,
+ * "bytes": N}: those beyond the listed), "trace" (SCHEMA_TRACE). */
+#define SCHEMA_EXIT(X)                                                                             \
+	X(SR_ALLOCATIONS, "allocations")                                                           \
+	X(SR_LEFT_OUT, "allocations_left_out")                                                     \
+	X(SR_TRACE, "trace")                                                                       \
+	X(SR_BYTES, "bytes")
+
+/* A live allocation of GPU memory at exit: "address" absent for VMM
+ * memory that is not mapped, "stream" only for a stream-ordered one. */
+#define SCHEMA_ALLOCATION(X)                                                                       \
+	X(SA_ADDRESS, "address")                                                                   \
+	X(SA_SIZE, "size")                                                                         \
+	X(SA_KIND, "kind")                                                                         \
+	X(SA_DEVICE, "device")                                                                     \
+	X(SA_SITE, "site")                                                                         \
+	X(SA_STREAM, "stream")
+
+/* "trace" (GPUSPY_TRACE): its capacity, the events recorded since the
+ * start, those not listed, and "events", oldest first. */
+#define SCHEMA_TRACE(X)                                                                            \
+	X(ST_CAPACITY, "capacity")                                                                 \
+	X(ST_RECORDED, "recorded")                                                                 \
+	X(ST_DROPPED, "dropped")                                                                   \
+	X(ST_EVENTS, "events")
+
+/* An event of the trace: "address" for an allocation or a free of a
+ * pointer (not of a VMM handle), "free_bytes" for an out-of-memory one. */
+#define SCHEMA_EVENT(X)                                                                            \
+	X(SE_ACTION, "action")                                                                     \
+	X(SE_TIME, "time")                                                                         \
+	X(SE_ADDRESS, "address")                                                                   \
+	X(SE_SIZE, "size")                                                                         \
+	X(SE_KIND, "kind")                                                                         \
+	X(SE_DEVICE, "device")                                                                     \
+	X(SE_SITE, "site")                                                                         \
+	X(SE_STREAM, "stream")                                                                     \
+	X(SE_FREE_BYTES, "free_bytes")
+
+/* The values of an event's "action". */
+#define SCHEMA_ACTION(X)                                                                           \
+	X(SX_ALLOC, "alloc")                                                                       \
+	X(SX_FREE, "free")                                                                         \
+	X(SX_OOM, "oom")
+
 #define SCHEMA_ENUM(id, key) id,
 enum schema_counter { SCHEMA_COUNTERS(SCHEMA_ENUM) SC_COUNT };
 enum schema_site { SCHEMA_SITE(SCHEMA_ENUM) SS_COUNT };
@@ -102,6 +149,11 @@ enum schema_growth { SCHEMA_GROWTH(SCHEMA_ENUM) SG_COUNT };
 enum schema_by { SCHEMA_BY(SCHEMA_ENUM) SB_COUNT };
 enum schema_frameworks { SCHEMA_FRAMEWORKS(SCHEMA_ENUM) SW_COUNT };
 enum schema_lines { SCHEMA_LINES(SCHEMA_ENUM) SL_COUNT };
+enum schema_exit { SCHEMA_EXIT(SCHEMA_ENUM) SR_COUNT };
+enum schema_allocation { SCHEMA_ALLOCATION(SCHEMA_ENUM) SA_COUNT };
+enum schema_trace { SCHEMA_TRACE(SCHEMA_ENUM) ST_COUNT };
+enum schema_event { SCHEMA_EVENT(SCHEMA_ENUM) SE_COUNT };
+enum schema_action { SCHEMA_ACTION(SCHEMA_ENUM) SX_COUNT };
 #undef SCHEMA_ENUM
 
 extern const char *const schema_counter_key[SC_COUNT];
@@ -112,6 +164,11 @@ extern const char *const schema_growth_key[SG_COUNT];
 extern const char *const schema_by_name[SB_COUNT];
 extern const char *const schema_frameworks_key[SW_COUNT];
 extern const char *const schema_lines_key[SL_COUNT];
+extern const char *const schema_exit_key[SR_COUNT];
+extern const char *const schema_allocation_key[SA_COUNT];
+extern const char *const schema_trace_key[ST_COUNT];
+extern const char *const schema_event_key[SE_COUNT];
+extern const char *const schema_action_name[SX_COUNT];
 
 /* The counters V (indexed by enum schema_counter) as JSON members,
  * without braces, into BUF of SIZE: "live_bytes": 1, ..., "frees": 0.

@@ -36,6 +36,7 @@ struct gs_config {
 	bool symbols;	   /* GPUSPY_SYMBOLS: the modules' symbol tables read in the process */
 	const char *libdw; /* GPUSPY_LIBDW: where to dlopen it from, for source lines */
 	unsigned long long limit; /* GPUSPY_LIMIT: bytes per device, 0 = none (limit.h) */
+	unsigned trace;		  /* GPUSPY_TRACE: the events the trace keeps, 0 = off (trace.h) */
 	bool quiet;		  /* no summary on stderr */
 	bool disabled;		  /* GPUSPY_DISABLE: pass every call straight through */
 };

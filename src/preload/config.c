@@ -23,6 +23,7 @@
 #include "prom.h"
 #include "pystack.h"
 #include "rundir.h"
+#include "trace.h"
 
 /* Spelled once; a macro, since C initializes a global only with constants. */
 #define CONFIG_DEFAULTS                                                                            \
@@ -293,6 +294,7 @@ void config_load(void)
 	load_bool("GPUSPY_FRAMEWORKS", &gs_config.frameworks);
 	load_bool("GPUSPY_QUIET", &gs_config.quiet);
 	load_limit();
+	load_uint("GPUSPY_TRACE", GS_TRACE_MAX, &gs_config.trace);
 	load_bool("GPUSPY_DISABLE", &gs_config.disabled);
 	/* A set-user-ID or set-group-ID program (or one given capabilities)
 	 * runs as another user than the one who started it, whose files and

@@ -22,6 +22,7 @@
 #include "events.h"
 #include "files.h"
 #include "history.h"
+#include "live_json.h"
 #include "locks.h"
 #include "log.h"
 #include "names.h"
@@ -103,6 +104,7 @@ void events_exit(void)
 		gs_unlock(&gs_events_lock);
 		return;
 	}
+	view_take_exit(&v);
 	for (int i = 0; i < EXIT_TRIES; i++) {
 		struct timespec pause = { 0, EXIT_PAUSE_MS * 1000L * 1000L };
 
@@ -125,6 +127,14 @@ void events_exit(void)
 			   strerror(-err));
 	else
 		summary_exit(&v);
+	/* after the report, which never waits on it; once: it is no report */
+	if (!err && v.exit_taken) {
+		err = files_write(v.dir, GS_FILE_ALLOCATIONS, live_json_write, &v);
+		if (err)
+			gs_warn("cannot write %s/%s: %s; gpuspy export --memory-viz has nothing to "
+				"draw",
+				v.dir, GS_FILE_ALLOCATIONS, strerror(-err));
+	}
 	view_drop(&v);
 	gs_unlock(&gs_events_lock);
 }

@@ -210,15 +210,16 @@ void graph_launched(const void *exec)
 
 			if (!n->site)
 				continue;
-			a = table_remove(GS_SPACE_DEVPTR, n->dptr);
+			a = record_free_begin(GS_SPACE_DEVPTR, n->dptr);
 			if (a)
 				record_free_end(a, n->dptr, true);
 			record_resident(n->site, n->door, n->dptr, n->size, n->device);
 		}
 		for (unsigned i = 0; i < e->n; i++)
 			if (!e->nodes[i].site)
-				record_free_end(table_remove(GS_SPACE_DEVPTR, e->nodes[i].dptr),
-						e->nodes[i].dptr, true);
+				record_free_end(
+					record_free_begin(GS_SPACE_DEVPTR, e->nodes[i].dptr),
+					e->nodes[i].dptr, true);
 	}
 	gs_unlock(&gs_graph_lock);
 }

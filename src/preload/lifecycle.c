@@ -37,6 +37,7 @@
 #include "rundir.h"
 #include "state.h"
 #include "torch_probe.h"
+#include "trace.h"
 #include "unwind.h"
 #include "writer.h"
 
@@ -322,6 +323,8 @@ static bool activate(void)
 	warm_locked();
 	pystack_init();
 	driver_describe();
+	/* before active: a thread that sees active sees the ring */
+	trace_init(gs_config.trace);
 	atomic_store_explicit(&gs_state.active, true, memory_order_release);
 	gs_unlock(&gs_activate_lock);
 	writer_start();

@@ -290,7 +290,7 @@ static void account_free(struct gs_alloc *a)
 static void record_insert(struct gs_alloc *a, enum gs_door door);
 
 void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs_space space,
-		  uint64_t addr, uint64_t size, int device)
+		  uint64_t addr, uint64_t size, int device, uint64_t stream)
 {
 	uintptr_t pcs[GS_MAX_DEPTH];
 	struct gs_pyraw py[GS_MAX_PY_DEPTH];
@@ -313,8 +313,10 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	a->size = size;
 	a->kind = (uint8_t)kind;
 	a->graph = false;
+	a->stream = stream;
 	a->device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
-	a->seq = atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
+	/* its number: a new site's first_seq is the one taken just before */
+	atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
 	a->site = site_intern(api, kind, door, pcs, depth, py, pydepth);
 	if (!a->site) {
 		record_put(a);
@@ -361,8 +363,10 @@ void record_resident(struct gs_site *site, enum gs_door door, uint64_t addr, uin
 	a->size = size;
 	a->kind = GS_KIND_DEVICE;
 	a->graph = true;
+	a->stream = 0;
 	a->device = device;
-	a->seq = atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
+	/* its number: a new site's first_seq is the one taken just before */
+	atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
 	a->site = site;
 	graph_resident(size);
 	record_insert(a, door);
@@ -383,9 +387,13 @@ static void record_insert(struct gs_alloc *a, enum gs_door door)
 		/* The same address came back while we still held it: its free
 		 * went through a door gpuspy does not see. */
 		atomic_fetch_add(&gs_totals.replaced, 1);
+		trace_free(old);
 		account_free(old);
 		record_put(old);
 	}
+	/* in the table first: a free that follows finds it there, and its
+	 * trace comes after this one */
+	trace_alloc(a);
 	if (err) {
 		account_free(a);
 		record_put(a);
@@ -427,6 +435,7 @@ void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t 
 		symbols_catch_up();
 	e.capped = limit_on() && limit_refused_here();
 	oom_facts_sites(&e);
+	trace_put_oom(size, e.device, e.free_bytes, e.site);
 	events_oom(&e);
 }
 
@@ -449,8 +458,10 @@ void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok)
 		return;
 	}
 	/* The free failed, so the memory is still live: put it back.  No one
-	 * else can have been given this address in between. */
+	 * else can have been given this address in between.  Its free was
+	 * traced as it left the table: the trace has it allocated again. */
 	table_insert(a, &err);
+	trace_alloc(a);
 	if (err) {
 		account_free(a);
 		record_put(a);

@@ -6,6 +6,7 @@
 #include "core.h"
 #include "state.h"
 #include "table.h"
+#include "trace.h"
 
 extern GS_TLS unsigned gs_hook_depth;
 
@@ -30,14 +31,20 @@ struct gs_alloc;
 void record_init(void);
 /* device: CUDA ordinal, or -1 unknown, or GS_DEVICE_CURRENT to ask the driver */
 #define GS_DEVICE_CURRENT (-2)
+/* stream: a stream-ordered allocation's, else 0 */
 void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs_space space,
-		  uint64_t addr, uint64_t size, int device);
+		  uint64_t addr, uint64_t size, int device, uint64_t stream);
 /* Take the allocation out of the table before the real free runs, so the
- * address cannot be handed out again and recorded while we still hold it.
- * Inline: the free hooks call the table directly. */
+ * address cannot be handed out again and recorded while we still hold it,
+ * and trace its free now, for the same reason (trace.h).  Inline: the
+ * free hooks call the table directly. */
 static inline struct gs_alloc *record_free_begin(enum gs_space space, uint64_t addr)
 {
-	return table_remove(space, addr);
+	struct gs_alloc *a = table_remove(space, addr);
+
+	if (a)
+		trace_free(a);
+	return a;
 }
 /* After the real free: account it (ok) or put it back (the free failed). */
 void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok);

@@ -228,8 +228,9 @@ static inline bool alloc_before(struct gs_hook *h, const struct gs_entry *e, enu
 	return true;
 }
 
-/* Pinned memory is host memory, on no device. */
-static inline void alloc_record(struct gs_hook *h, const void *out, size_t size)
+/* Pinned memory is host memory, on no device.  STREAM: a stream-ordered
+ * allocation's (the trace says it), else 0. */
+static inline void alloc_record(struct gs_hook *h, const void *out, size_t size, uint64_t stream)
 {
 	enum gs_kind kind = h->e->kind;
 	bool host = kind == GS_KIND_PINNED;
@@ -238,7 +239,7 @@ static inline void alloc_record(struct gs_hook *h, const void *out, size_t size)
 
 	if (h->outer && h->r == GS_OK && out && (addr = out_word(out)) != 0)
 		record_alloc(h->e->api, h->door, kind, host ? GS_SPACE_HOSTPTR : GS_SPACE_DEVPTR,
-			     addr, size, device);
+			     addr, size, device, stream);
 	else if (h->outer && h->r == GS_OOM)
 		record_oom(h->e->api, h->door, kind, size, device);
 	hook_leave();
@@ -248,7 +249,7 @@ static inline int alloc_after(struct gs_hook *h, const void *out, size_t size)
 {
 	if (!h->bound)
 		return h->r;
-	alloc_record(h, out, size);
+	alloc_record(h, out, size, 0);
 	limit_after(h);
 	return h->r;
 }
@@ -324,7 +325,7 @@ static inline int async_after(struct gs_hook *h, const void *out, size_t size, c
 				 h->door);
 		hook_leave();
 	} else {
-		alloc_record(h, out, size);
+		alloc_record(h, out, size, (uint64_t)(uintptr_t)stream);
 	}
 	limit_after(h);
 	return h->r;
@@ -432,7 +433,7 @@ static inline int vmm_create_after(struct gs_hook *h, const CUmemGenericAllocati
 	if (!h->bound)
 		return h->r;
 	if (h->outer && h->r == GS_OK && handle)
-		record_alloc(h->e->api, h->door, kind, GS_SPACE_HANDLE, *handle, size, device);
+		record_alloc(h->e->api, h->door, kind, GS_SPACE_HANDLE, *handle, size, device, 0);
 	else if (h->outer && h->r == GS_OOM)
 		record_oom(h->e->api, h->door, kind, size, device);
 	limit_after(h);

@@ -19,6 +19,7 @@
 
 #include "core.h"
 #include "locks.h"
+#include "sites.h"
 #include "table.h"
 
 #define TABLE_SHARDS  GS_TABLE_SHARDS
@@ -177,4 +178,48 @@ int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64
 	/* Orphan keys are unique. */
 	(void)old;
 	return err;
+}
+
+int table_copy(struct gs_live **out, size_t *n)
+{
+	struct gs_live *v = NULL;
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (unsigned i = 0; i < TABLE_SHARDS; i++) {
+		struct shard *s = &shards[i];
+		size_t want;
+
+		/* room first, without the lock: a shard that grew meanwhile
+		 * is copied as far as the room goes, its other entries missed
+		 * like those inserted a moment later */
+		gs_lock(&gs_table_locks[i]);
+		want = *n + s->n;
+		gs_unlock(&gs_table_locks[i]);
+		if (want > cap) {
+			size_t ncap = want + want / 8 + 16;
+			struct gs_live *nv = realloc(v, ncap * sizeof(*v));
+
+			if (!nv) {
+				*out = v;
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		gs_lock(&gs_table_locks[i]);
+		for (uint32_t b = 0; s->b && b <= s->mask; b++)
+			for (const struct gs_alloc *a = s->b[b]; a && *n < cap; a = a->next)
+				v[(*n)++] = (struct gs_live){ .addr = a->addr,
+							      .size = a->size,
+							      .stream = a->stream,
+							      .site = a->site ? a->site->id : 0,
+							      .device = a->device,
+							      .space = (uint8_t)a->space,
+							      .kind = a->kind };
+		gs_unlock(&gs_table_locks[i]);
+	}
+	*out = v;
+	return 0;
 }

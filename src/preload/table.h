@@ -10,7 +10,7 @@ struct gs_alloc {
 	uint32_t space;
 	int32_t device;
 	uint64_t size;
-	uint64_t seq;
+	uint64_t stream; /* a stream-ordered allocation's stream; else 0 */
 	struct gs_site *site;
 	struct gs_alloc *next; /* the table's bucket chain (table.c) */
 	uint8_t kind;
@@ -26,5 +26,21 @@ struct gs_alloc *table_remove(enum gs_space space, uint64_t addr);
 struct gs_site *table_site(enum gs_space space, uint64_t addr);
 /* Change the key of a live entry (VMM release-while-mapped). */
 int table_rekey(enum gs_space space, uint64_t addr, enum gs_space nspace, uint64_t naddr);
+
+/* A copy of a live entry (table_copy). */
+struct gs_live {
+	uint64_t addr; /* the key: a pointer, or a VMM handle or orphan key */
+	uint64_t size, stream;
+	uint32_t site;
+	int32_t device;
+	uint8_t space, kind;
+};
+/* Every live entry, copied into *OUT (malloc()ed, the caller's to free,
+ * NULL when there are none) shard by shard, each under its lock, so
+ * that no allocation waits longer than one shard's copy: *N of them.
+ * Entries inserted meanwhile into a shard already copied are missed, as
+ * those removed from one not yet copied are: a moment per shard.  0, or
+ * -ENOMEM (*OUT holds those copied so far). */
+int table_copy(struct gs_live **out, size_t *n);
 
 #endif /* GPUSPY_TABLE_H */

@@ -30,6 +30,7 @@
 #include "site_walk.h"
 #include "sites.h"
 #include "view.h"
+#include "vmm.h"
 
 /* At each mark: the largest GPUSPY_MAX_SITES / MARK_SHARE. */
 #define MARK_SHARE 16
@@ -375,4 +376,90 @@ void view_drop(struct gs_view *v)
 {
 	free(v->sites);
 	v->sites = NULL;
+	free(v->live);
+	v->live = NULL;
+	free(v->trace);
+	v->trace = NULL;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct gs_live *x = a, *y = b;
+
+	if (x->space != y->space)
+		return x->space < y->space ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The VMM entries of a view, sorted by key, to be given their address. */
+struct vmm_keys {
+	struct gs_live *v;
+	size_t n;
+	uint64_t *va; /* by entry; the lowest mapping's address */
+};
+
+static void mapped_at(uint64_t va, uint64_t size, enum gs_space space, uint64_t key, void *arg)
+{
+	struct vmm_keys *k = arg;
+	struct gs_live want = { .addr = key, .space = (uint8_t)space };
+	struct gs_live *e = bsearch(&want, k->v, k->n, sizeof(*k->v), cmp_key);
+
+	(void)size;
+	if (e && (k->va[e - k->v] == 0 || va < k->va[e - k->v]))
+		k->va[e - k->v] = va;
+}
+
+void view_take_exit(struct gs_view *v)
+{
+	struct gs_live *all = NULL;
+	size_t n = 0, keep = 0, nvmm = 0;
+	struct vmm_keys k = { 0 };
+
+	if (table_copy(&all, &n) < 0)
+		goto oom;
+	/* GPU memory only: pinned host memory occupies no device */
+	for (size_t i = 0; i < n; i++)
+		if (all[i].kind != GS_KIND_PINNED)
+			all[keep++] = all[i];
+	n = keep;
+	/* a VMM handle is no address: its mapping's is (vmm.c) */
+	qsort(all, n, sizeof(*all), cmp_key);
+	for (size_t i = 0; i < n; i++)
+		if (all[i].space == GS_SPACE_HANDLE || all[i].space == GS_SPACE_ORPHAN) {
+			if (!nvmm)
+				k.v = &all[i];
+			nvmm++;
+		}
+	if (nvmm) {
+		k.n = nvmm;
+		k.va = calloc(nvmm, sizeof(*k.va));
+		if (!k.va)
+			goto oom;
+		vmm_each_mapping(mapped_at, &k);
+		for (size_t i = 0; i < nvmm; i++)
+			k.v[i].addr = k.va[i];
+		free(k.va);
+	}
+	for (size_t i = GS_LIVE_LISTED; i < n; i++) {
+		v->live_left_out++;
+		v->live_left_out_bytes += all[i].size;
+	}
+	v->live = all;
+	v->n_live = n < GS_LIVE_LISTED ? n : GS_LIVE_LISTED;
+	all = NULL;
+	if (trace_capacity()) {
+		v->trace = malloc(trace_capacity() * sizeof(*v->trace));
+		if (!v->trace)
+			goto oom;
+		v->n_trace = trace_read(v->trace, &v->trace_recorded);
+		v->trace_capacity = trace_capacity();
+	}
+	v->exit_taken = true;
+	return;
+oom:
+	free(all);
+	free(v->live);
+	v->live = NULL;
+	v->n_live = 0;
+	gs_warn("out of memory listing the live allocations at exit: no " GS_FILE_ALLOCATIONS);
 }

@@ -13,6 +13,8 @@
 #include "names.h"
 #include "peak.h"
 #include "sites.h"
+#include "table.h"
+#include "trace.h"
 
 /* The first GS_OOM_FILES out-of-memory events get a post-mortem file. */
 #define GS_OOM_FILES 16
@@ -130,12 +132,33 @@ struct gs_view {
 	unsigned n_ooms, oom_dropped;
 	struct gs_mark *marks; /* a ring of GS_MARKS; n_marks ever made */
 	unsigned n_marks;
+	/* At exit only (view_take_exit, for allocations.json): every live
+	 * allocation of GPU memory, a VMM one by its mapping's address (0:
+	 * not mapped), at most GS_LIVE_LISTED, the rest counted; and the
+	 * trace's events (trace.h).  NULL: none, or not taken. */
+	struct gs_live *live;
+	size_t n_live;
+	unsigned long long live_left_out, live_left_out_bytes;
+	struct trace_event *trace;
+	size_t n_trace;
+	uint64_t trace_recorded;
+	unsigned trace_capacity; /* 0: no trace (GPUSPY_TRACE off) */
+	bool exit_taken;	 /* live and trace taken: allocations.json says them */
 };
+
+/* allocations.json's allocations listed at most (about 26 MB, written by
+ * the exit): a process holding more lists the first found and counts
+ * the others. */
+#define GS_LIVE_LISTED (1u << 18)
 
 /* The moment, under gs_events_lock: V's event, ooms and marks set by the
  * caller (events.c), the rest here.  0, or -errno with a line printed.
  * view_drop() after a success. */
 int view_take(struct gs_view *v);
 void view_drop(struct gs_view *v);
+/* What only the exit says, into V (taken), for allocations.json: the
+ * live allocations and the trace; without memory for them, a warning,
+ * and no file (exit_taken false).  view_drop() frees them. */
+void view_take_exit(struct gs_view *v);
 
 #endif /* GPUSPY_VIEW_H */

@@ -102,7 +102,7 @@ static void unmap_one(struct mapping *m)
 	HASH_DELETE(hh, maps_by_va, m);
 	if (p->maps > 0 && --p->maps == 0 && p->released) {
 		/* Released earlier and no longer in phys_by_handle. */
-		struct gs_alloc *a = table_remove(GS_SPACE_ORPHAN, p->orphan_key);
+		struct gs_alloc *a = record_free_begin(GS_SPACE_ORPHAN, p->orphan_key);
 
 		free(p);
 		record_free_end(a, 0, true);
@@ -197,6 +197,22 @@ void vmm_release_end(uint64_t handle, struct gs_alloc *a, bool deferred, uint64_
 		gs_hash_oom = 0;
 		HASH_ADD(hh, phys_by_handle, handle, sizeof(p->handle), p);
 		gs_hash_oom = 0;
+	}
+	gs_unlock(&gs_vmm_lock);
+}
+
+void vmm_each_mapping(void (*fn)(uint64_t va, uint64_t size, enum gs_space space, uint64_t key,
+				 void *arg),
+		      void *arg)
+{
+	struct mapping *m, *tmp;
+
+	gs_lock(&gs_vmm_lock);
+	HASH_ITER(hh, maps_by_va, m, tmp) {
+		const struct phys *p = m->phys;
+
+		fn(m->va, m->size, p->released ? GS_SPACE_ORPHAN : GS_SPACE_HANDLE,
+		   p->released ? p->orphan_key : p->handle, arg);
 	}
 	gs_unlock(&gs_vmm_lock);
 }

@@ -328,6 +328,50 @@ struct rd_torch {
 	size_t nsites;
 };
 
+/* A live allocation of GPU memory at exit (allocations.json's
+ * "allocations", docs/format.md). */
+struct rd_live_alloc {
+	uint64_t address; /* 0: VMM memory that was not mapped */
+	int64_t size;
+	enum gs_kind kind; /* device, managed or vmm */
+	int64_t device;	   /* -1: unknown */
+	int64_t site;	   /* a sites[].id */
+	/* that site's index in the process's sites; -1: a site the report
+	 * folded (GPUSPY_MAX_SITES), named by none of its sites */
+	ssize_t site_index;
+	uint64_t stream; /* a stream-ordered allocation's; 0: none */
+};
+
+/* An event of the trace (GPUSPY_TRACE; "trace", docs/format.md). */
+enum rd_trace_action { RD_TRACE_ALLOC, RD_TRACE_FREE, RD_TRACE_OOM };
+struct rd_trace_event {
+	enum rd_trace_action action;
+	double time; /* seconds since the epoch */
+	/* 0: none (an out-of-memory event, a VMM handle's allocation) */
+	uint64_t address;
+	int64_t size; /* the request, for an out-of-memory event */
+	enum gs_kind kind;
+	int64_t device; /* -1: unknown */
+	int64_t site;
+	ssize_t site_index; /* as rd_live_alloc's */
+	uint64_t stream;
+	int64_t free_bytes; /* RD_TRACE_OOM: the driver's free bytes, -1 unknown */
+};
+
+/* allocations.json beside an exit report (gpuspy-allocations/1): its
+ * live allocations, and the trace (load_live.h). */
+struct rd_live {
+	bool present; /* the file was there */
+	struct rd_live_alloc *allocs;
+	size_t nallocs;
+	/* "allocations_left_out": those beyond the listed; 0 when none */
+	int64_t left_out, left_out_bytes;
+	bool traced; /* "trace": GPUSPY_TRACE was on */
+	int64_t capacity, recorded, dropped;
+	struct rd_trace_event *events; /* oldest first */
+	size_t nevents;
+};
+
 /* How a process read from its directory came to its last file
  * (docs/format.md, gpuspy-report/1 "state"). */
 enum rd_state {

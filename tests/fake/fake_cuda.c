@@ -27,6 +27,12 @@
  *                             graph-memory attributes are refused with
  *                             CUDA_ERROR_DEINITIALIZED, as a driver that the
  *                             runtime's exit handler shut down
+ *   GPUSPY_FAKE_DEVICE_VA=1   device and managed pointers span their size:
+ *                             the lowest free range of a device address
+ *                             space of their own (first fit, 256-byte
+ *                             aligned, reused after a free), so that live
+ *                             allocations never overlap, as a real driver's
+ *                             (a heap block's address spans a few bytes)
  * A failed allocation leaves its out-pointer untouched, as the driver does.
  *
  * CUDA graphs, as far as their memory goes: a memory-alloc node gets its
@@ -97,6 +103,7 @@ static struct {
 	size_t oom_size;	    /* 0: off */
 	unsigned long long oom_nth; /* 0: off */
 	bool exit_teardown;
+	bool device_va;
 } cfg;
 
 /* Everything below is protected by `lock`. */
@@ -171,6 +178,7 @@ static void config_read(void)
 	cfg.oom_size = env_number("GPUSPY_FAKE_OOM_SIZE", 0);
 	cfg.oom_nth = env_number("GPUSPY_FAKE_OOM_NTH", 0);
 	cfg.exit_teardown = env_number("GPUSPY_FAKE_EXIT_TEARDOWN", 0) != 0;
+	cfg.device_va = env_number("GPUSPY_FAKE_DEVICE_VA", 0) != 0;
 	for (int i = 0; i < FAKE_MAX_DEVICES; i++) {
 		ctxs[i].dev = i;
 		pools[i].dev = i;
@@ -225,6 +233,30 @@ unsigned long long gpuspy_fake_alloc_calls(void)
 	return n;
 }
 
+/* GPUSPY_FAKE_DEVICE_VA: where device and managed pointers lie, apart from
+ * the reserved ranges' bump allocator. */
+#define FAKE_DEVICE_VA_BASE 0x700000000000ull
+
+/* Lock held.  The lowest 256-byte aligned address from which SIZE bytes
+ * overlap no live device or managed block: first fit, by moving past each
+ * block in the way until none is (quadratic, for tests' few blocks). */
+static uintptr_t device_va(size_t size)
+{
+	uintptr_t at = FAKE_DEVICE_VA_BASE;
+	bool moved = true;
+
+	while (moved) {
+		moved = false;
+		for (const struct block *b = blocks; b; b = b->next)
+			if ((b->kind == BLK_DEVICE || b->kind == BLK_MANAGED) &&
+			    b->addr < at + size && at < b->addr + b->size) {
+				at = (b->addr + b->size + 255) & ~(uintptr_t)255;
+				moved = true;
+			}
+	}
+	return at;
+}
+
 /* Lock held. */
 static struct block *block_add(enum block_kind kind, size_t size, int dev)
 {
@@ -233,7 +265,8 @@ static struct block *block_add(enum block_kind kind, size_t size, int dev)
 	if (!b)
 		return NULL;
 	b->kind = kind;
-	b->addr = (uintptr_t)b;
+	b->addr = cfg.device_va && (kind == BLK_DEVICE || kind == BLK_MANAGED) ? device_va(size) :
+										 (uintptr_t)b;
 	b->size = size;
 	b->dev = dev;
 	b->next = blocks;

@@ -115,6 +115,8 @@ int fuzz_run(const char *const *args)
 		status = cmd_merge(argc, argv);
 	else if (strcmp(argv[0], "diff") == 0)
 		status = cmd_diff(argc, argv);
+	else if (strcmp(argv[0], "export") == 0)
+		status = cmd_export(argc, argv);
 	else
 		abort();
 	/* what a command may end with: anything else is a bug */

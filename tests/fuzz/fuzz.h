@@ -23,7 +23,8 @@ const char *fuzz_path(const char *name);
 void fuzz_write(const char *name, const uint8_t *data, size_t size);
 
 /* gpuspy ARGS[0] ARGS[1] ... (NULL-terminated, at most 15), through
- * cmd_report, cmd_merge or cmd_diff; its status, which must be 0, 1 or 2. */
+ * cmd_report, cmd_merge, cmd_diff or cmd_export; its status, which must be
+ * 0, 1 or 2. */
 int fuzz_run(const char *const *args);
 
 #endif

@@ -4,9 +4,12 @@
 corpus/history, corpus/dir) from tests/cli/fixtures: every report under
 16 KB, compacted; the PyTorch views; histories of the shape of
 history_bad.py's valid one; process directories joined as fuzz_dir.c
-reads them.  And corpus/elf: small ELF files made here, of the shapes
-elfsym.c reads (symbol tables, a build-id note in a section or only in
-the program headers).
+reads them.  And, made here: corpus/allocations, allocations.json files
+of fuzz.c's report of pid 66 (a trace, none, VMM memory, an overlap, an
+event that fits nothing); corpus/budget, budget files (globs, units,
+comments, the default, bad lines); corpus/elf, small ELF files of the
+shapes elfsym.c reads (symbol tables, a build-id note in a section or
+only in the program headers).
 
     make_corpus.py [KIND...]      (default: all of them)
 """
@@ -94,7 +97,35 @@ def put(kind, name, data):
         f.write(data)
 
 
-kinds = sys.argv[1:] or ["process", "torch", "history", "dir", "elf"]
+def allocations(trace=True, **extra):
+    """An allocations.json of fuzz.c's report (host node6, pid 66, sites 1
+    and 2): two device segments and a stream's, a VMM one mapped nowhere,
+    and a trace that leads to them."""
+    a, b, c = 0x7f0000000000, 0x7f0000200000, 0x7f0000400000
+    doc = {"format": "gpuspy-allocations/1", "gpuspy_version": "0.1.0", "host": "node6",
+           "pid": 66, "start_time": 1764510000.5, "allocations": [
+               {"address": a, "size": 2 << 20, "kind": "device", "device": 0, "site": 1},
+               {"address": b, "size": 1 << 20, "kind": "managed", "device": 0, "site": 2},
+               {"address": c, "size": 4096, "kind": "device", "device": 1, "site": 2,
+                "stream": 94811030413312},
+               {"size": 2 << 20, "kind": "vmm", "device": 0, "site": 1}]}
+    ev = lambda action, addr, size, site, **k: dict(  # noqa: E731
+        {"action": action, "time": 1764510001.25, "size": size, "kind": "device",
+         "device": 0, "site": site}, **({"address": addr} if addr else {}), **k)
+    if trace:
+        doc["trace"] = {"capacity": 16, "recorded": 9, "dropped": 2, "events": [
+            ev("free", 0x7f0000600000, 8192, 2),
+            ev("alloc", a, 2 << 20, 1),
+            ev("alloc", 0x7f0000600000, 8192, 2),
+            ev("free", 0x7f0000600000, 8192, 2),
+            ev("oom", None, 1 << 40, 1, free_bytes=1 << 30),
+            ev("alloc", b, 1 << 20, 2, kind="managed"),
+            ev("alloc", None, 2 << 20, 1, kind="vmm")]}
+    doc.update(extra)
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+kinds = sys.argv[1:] or ["process", "torch", "history", "dir", "allocations", "budget", "elf"]
 for kind in kinds:
     shutil.rmtree(os.path.join(here, "corpus", kind), ignore_errors=True)
     os.makedirs(os.path.join(here, "corpus", kind))
@@ -103,7 +134,22 @@ if "elf" in kinds:
     put("elf", "symtab", elf())
     put("elf", "dynsym", elf(dynsym=True))
     put("elf", "no-sections", elf(with_sections=False))
-if kinds == ["elf"]:
+if "allocations" in kinds:
+    put("allocations", "trace", allocations())
+    put("allocations", "no-trace", allocations(trace=False))
+    over = json.loads(allocations())
+    over["allocations"].append(dict(over["allocations"][0], address=0x7f0000100000))
+    over["trace"]["events"].append(dict(over["trace"]["events"][1], address=0x7f0000900000))
+    over["trace"]["recorded"] += 1
+    put("allocations", "overlap-misfit", json.dumps(over, separators=(",", ":")).encode())
+    put("allocations", "left-out",
+        allocations(allocations_left_out={"allocations": 3, "bytes": 12288}))
+if "budget" in kinds:
+    put("budget", "globs", b"# per site\nstep*  1MiB\nforward (*)  2 GB\n*  0\n")
+    put("budget", "units", b"step 1.5 GiB\n\n   # indented comment\nforward 512k\n* 1T\n")
+    put("budget", "bad-line", b"step\n* 1MiB\n")
+    put("budget", "bad-size", b"step 12 parsecs\n")
+if kinds and all(k in ("elf", "allocations", "budget") for k in kinds):
     sys.exit(0)
 
 reports = sorted(glob.glob(os.path.join(fixtures, "*", "*", "*.json")))

@@ -71,12 +71,19 @@ mid = found[1] if found else None
 rc = p.wait(timeout=120)
 d = glob.glob(os.path.join(out, "*"))[0]
 snap = json.load(open(os.path.join(d, "snapshot.json")))
-size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f != "history.jsonl")
+size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d)
+           if f not in ("history.jsonl", "allocations.json"))
 check(rc == 0 and mid is not None and snap["snapshot"]["samples"] > mid["snapshot"]["samples"],
       f"the intervals go on: {mid and mid['snapshot']['samples']} then "
       f"{snap['snapshot']['samples']}")
-check(sorted(os.listdir(d)) == ["history.jsonl", "report.json", "report.txt", "snapshot.json"]
+check(sorted(os.listdir(d)) == ["allocations.json", "history.jsonl", "report.json", "report.txt",
+                                "snapshot.json"]
       and size < 64 << 10, f"files stay a report's size: {size} bytes")
+# allocations.json lists what is live at exit, a line each, whatever the
+# intervals: about a hundred bytes an allocation
+live = json.load(open(os.path.join(d, "report.json")))["leaked"]["allocations"]
+asize = os.path.getsize(os.path.join(d, "allocations.json"))
+check(asize < 128 * live + 1024, f"allocations.json: {asize} bytes for {live} allocations")
 # the history is bounded apart (libgpuspy(7)): at most 2 MiB with few sites
 hsize = os.path.getsize(os.path.join(d, "history.jsonl"))
 check(hsize <= 2 << 20, f"history.jsonl stays bounded: {hsize} bytes")

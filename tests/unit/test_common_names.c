@@ -62,6 +62,7 @@ static void test_files(void **state)
 	assert_string_equal(GS_FILE_TORCH, "torch.json");
 	assert_string_equal(GS_FILE_REQUEST, ".request");
 	assert_string_equal(GS_FILE_HISTORY, "history.jsonl");
+	assert_string_equal(GS_FILE_ALLOCATIONS, "allocations.json");
 	snprintf(name, sizeof(name), GS_FILE_SNAPSHOT_N, 3u);
 	assert_string_equal(name, "snapshot-3.json");
 	assert_int_equal(
@@ -73,6 +74,7 @@ static void test_files(void **state)
 	assert_string_equal(GS_FORMAT_PROCESS, "gpuspy-process/1");
 	assert_string_equal(GS_FORMAT_TORCH, "gpuspy-torch/1");
 	assert_string_equal(GS_FORMAT_HISTORY, "gpuspy-history/1");
+	assert_string_equal(GS_FORMAT_ALLOCATIONS, "gpuspy-allocations/1");
 	assert_string_equal(GS_FORMAT_REPORT, "gpuspy-report/1");
 	assert_string_equal(GS_FORMAT_MERGE, "gpuspy-merge/1");
 	assert_string_equal(GS_FORMAT_DIFF, "gpuspy-diff/1");

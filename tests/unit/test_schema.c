@@ -6,8 +6,9 @@
  * frameworks' counters fed through fw_counters_put() on a clock of the
  * test's own (gs_now, wrapped), and an out-of-memory event with PyTorch's
  * lines, written by the real writer (process_json_write) into a file and
- * read back by the real reader (load_process_file).  Every figure the
- * reader keeps must be what was written; every member the writer put in a
+ * read back by the real reader (load_process_file); and the exit's live
+ * allocations and trace the same way (live_json_write, load_live_file).
+ * Every figure the reader keeps must be what was written; every member the writer put in a
  * site, a frame, a growth or "frameworks" must be a key of src/common's
  * tables (schema.h), so that a key spelled anew on one side fails here.
  */
@@ -26,7 +27,9 @@
 #include <jansson.h>
 
 #include "fw_counters.h"
+#include "live_json.h"
 #include "load.h"
+#include "load_live.h"
 #include "names.h"
 #include "process_json.h"
 #include "schema.h"
@@ -61,6 +64,9 @@ struct fixture {
 	struct gs_oom event;
 	struct gs_oom_torch torch;
 	struct gs_view view;
+	/* what only an exit report says: the live allocations, the trace */
+	struct gs_live live[3];
+	struct trace_event trace[4];
 	struct fw_growth fw; /* what the rule said, as the writer took it */
 	int module;	     /* the test program's module */
 };
@@ -262,9 +268,131 @@ static void build(struct fixture *x)
 	x->view.n_folded = 3;
 	snprintf(x->view.host, sizeof(x->view.host), "schema-host");
 	x->view.event = &x->event;
+
+	/* a device pointer, a managed one of a stream on device 1, VMM memory
+	 * mapped nowhere at a site the file folded (no such id listed) */
+	x->live[0] = (struct gs_live){ .addr = 0x7f0000100000ull,
+				       .size = 3 * MiB,
+				       .site = 7,
+				       .kind = GS_KIND_DEVICE,
+				       .space = GS_SPACE_DEVPTR };
+	x->live[1] = (struct gs_live){ .addr = 0x7f0000400000ull,
+				       .size = 4096,
+				       .site = 13,
+				       .stream = 0x5555deadbe00ull,
+				       .device = 1,
+				       .kind = GS_KIND_MANAGED,
+				       .space = GS_SPACE_DEVPTR };
+	x->live[2] = (struct gs_live){ .addr = 0,
+				       .size = 2 * MiB,
+				       .site = 99,
+				       .kind = GS_KIND_VMM,
+				       .space = GS_SPACE_HANDLE };
+	x->view.live = x->live;
+	x->view.n_live = 3;
+	x->view.live_left_out = 2;
+	x->view.live_left_out_bytes = 8192;
+	/* the last 4 of 10 events: an allocation, a free, an out-of-memory
+	 * request, a VMM handle's allocation (no address) */
+	x->trace[0] = (struct trace_event){ .number = 6,
+					    .time_ns = 1764510012250117000ull,
+					    .addr = 0x7f0000100000ull,
+					    .size = 3 * MiB,
+					    .site = 7,
+					    .action = TRACE_ALLOC,
+					    .kind = GS_KIND_DEVICE,
+					    .space = GS_SPACE_DEVPTR };
+	x->trace[1] = (struct trace_event){ .number = 7,
+					    .time_ns = 1764510012250341000ull,
+					    .addr = 0x7f0000500000ull,
+					    .size = MiB,
+					    .site = 12,
+					    .stream = 42,
+					    .device = 0,
+					    .action = TRACE_FREE,
+					    .kind = GS_KIND_DEVICE,
+					    .space = GS_SPACE_DEVPTR };
+	x->trace[2] = (struct trace_event){ .number = 8,
+					    .time_ns = 1764510012300000000ull,
+					    .addr = (uint64_t)MiB,
+					    .size = 8 * MiB,
+					    .site = 7,
+					    .action = TRACE_OOM,
+					    .kind = GS_KIND_DEVICE,
+					    .space = GS_SPACE_DEVPTR };
+	x->trace[3] = (struct trace_event){ .number = 9,
+					    .time_ns = 1764510012400000000ull,
+					    .addr = 77,
+					    .size = 2 * MiB,
+					    .site = 14,
+					    .device = -1,
+					    .action = TRACE_ALLOC,
+					    .kind = GS_KIND_VMM,
+					    .space = GS_SPACE_HANDLE };
+	x->view.trace = x->trace;
+	x->view.n_trace = 4;
+	x->view.trace_recorded = 10;
+	x->view.trace_capacity = 8;
+	x->view.exit_taken = true;
 }
 
-static char *write_doc(struct fixture *x)
+/* The live allocations and the trace, as written (build). */
+static void check_live(const struct fixture *x, const struct rd_process *p, const struct rd_live *l)
+{
+	static const enum rd_trace_action actions[] = { [TRACE_ALLOC] = RD_TRACE_ALLOC,
+							[TRACE_FREE] = RD_TRACE_FREE,
+							[TRACE_OOM] = RD_TRACE_OOM };
+
+	assert_true(l->present);
+	assert_int_equal(l->nallocs, x->view.n_live);
+	for (size_t i = 0; i < l->nallocs; i++) {
+		const struct rd_live_alloc *a = &l->allocs[i];
+		const struct gs_live *w = &x->live[i];
+
+		assert_int_equal(a->address, w->addr);
+		assert_int_equal(a->size, w->size);
+		assert_int_equal(a->kind, w->kind);
+		assert_int_equal(a->device, w->device);
+		assert_int_equal(a->site, w->site);
+		assert_int_equal(a->stream, w->stream);
+		/* site 99 is none of the listed: the file folds sites */
+		if (w->site == 99)
+			assert_int_equal(a->site_index, -1);
+		else
+			assert_int_equal(p->sites[a->site_index].id, w->site);
+	}
+	assert_int_equal(l->left_out, x->view.live_left_out);
+	assert_int_equal(l->left_out_bytes, x->view.live_left_out_bytes);
+	assert_true(l->traced);
+	assert_int_equal(l->capacity, x->view.trace_capacity);
+	assert_int_equal(l->recorded, x->view.trace_recorded);
+	assert_int_equal(l->dropped, x->view.trace_recorded - x->view.n_trace);
+	assert_int_equal(l->nevents, x->view.n_trace);
+	for (size_t i = 0; i < l->nevents; i++) {
+		const struct rd_trace_event *e = &l->events[i];
+		const struct trace_event *w = &x->trace[i];
+
+		assert_int_equal(e->action, actions[w->action]);
+		/* microseconds: what the file keeps */
+		assert_int_equal((int64_t)(e->time * 1e6 + 0.5), (int64_t)(w->time_ns / 1000));
+		assert_int_equal(e->size, w->size);
+		assert_int_equal(e->kind, w->kind);
+		assert_int_equal(e->device, w->device);
+		assert_int_equal(e->site, w->site);
+		assert_int_equal(e->stream, w->stream);
+		if (w->action == TRACE_OOM) {
+			assert_int_equal(e->free_bytes, (int64_t)w->addr);
+			assert_int_equal(e->address, 0);
+		} else {
+			/* a VMM handle is no address */
+			assert_int_equal(e->address, w->space == GS_SPACE_HANDLE ? 0 : w->addr);
+		}
+	}
+}
+
+/* The document WRITE makes of X's view, in NAME under GPUSPY_OUTPUT_DIR. */
+static char *write_doc(struct fixture *x, const char *name,
+		       int (*write)(FILE *, const struct gs_view *))
 {
 	const char *base = getenv("GPUSPY_OUTPUT_DIR");
 	char *path = NULL;
@@ -272,10 +400,10 @@ static char *write_doc(struct fixture *x)
 
 	assert_non_null(base);
 	mkdir(base, 0777);
-	assert_true(asprintf(&path, "%s/schema-roundtrip.json", base) > 0);
+	assert_true(asprintf(&path, "%s/%s", base, name) > 0);
 	f = fopen(path, "w");
 	assert_non_null(f);
-	assert_int_equal(process_json_write(f, &x->view), 0);
+	assert_int_equal(write(f, &x->view), 0);
 	assert_int_equal(fclose(f), 0);
 	return path;
 }
@@ -517,13 +645,15 @@ static void test_roundtrip(void **state)
 	struct fixture *x = calloc(1, sizeof(*x));
 	struct rd_process *p = NULL;
 	struct rd_error err = { 0 };
-	char *path;
+	struct rd_live live;
+	char *path, *live_path;
 	int r;
 
 	(void)state;
 	assert_non_null(x);
 	build(x);
-	path = write_doc(x);
+	path = write_doc(x, "schema-roundtrip.json", process_json_write);
+	live_path = write_doc(x, "schema-allocations.json", live_json_write);
 	r = load_process_file(path, NULL, &p, &err);
 	if (r != 0)
 		fail_msg("%s: the reader refused what the writer wrote: %s", path, err.msg);
@@ -544,6 +674,12 @@ static void test_roundtrip(void **state)
 	}
 	check_frameworks(x, p);
 	check_event(x, p);
+	r = load_live_file(live_path, p, &live, &err);
+	if (r != 0)
+		fail_msg("%s: the reader refused what the writer wrote: %s", live_path, err.msg);
+	check_live(x, p, &live);
+	rd_live_clear(&live);
+	free(live_path);
 	check_keys(x, path);
 	rd_process_free(p);
 	free(path);

@@ -233,7 +233,7 @@ static void test_record_alloc_free(void **state)
 	struct gs_alloc *a;
 
 	record_alloc(GS_API_cudaMallocManaged, GS_DOOR_RUNTIME, GS_KIND_MANAGED, GS_SPACE_DEVPTR,
-		     0xabc000, 4096, GS_DEVICE_CURRENT);
+		     0xabc000, 4096, GS_DEVICE_CURRENT, 0);
 	assert_int_equal(counters_live_bytes(k), 4096);
 	assert_int_equal(total_allocs(k), base_allocs + 1);
 
@@ -277,8 +277,8 @@ static void test_peak_snapshot_within_one_percent(void **state)
 			uint64_t size = 4096 + ((seed >> 8) % 64) * 65536;
 
 			record_alloc(GS_API_cuMemAlloc_v2, GS_DOOR_DRIVER, GS_KIND_DEVICE,
-				     GS_SPACE_DEVPTR, addr + (uint64_t)top * 0x10000000ull, size,
-				     1);
+				     GS_SPACE_DEVPTR, addr + (uint64_t)top * 0x10000000ull, size, 1,
+				     0);
 			top++;
 			live += (long long)size;
 		} else {
@@ -320,7 +320,7 @@ static void *worker(void *arg)
 		uint64_t addr = base + (i % 64) * 4096;
 
 		record_alloc(GS_API_cuMemAlloc_v2, GS_DOOR_DRIVER, GS_KIND_DEVICE, GS_SPACE_DEVPTR,
-			     addr, 512, 0);
+			     addr, 512, 0, 0);
 		record_free_end(record_free_begin(GS_SPACE_DEVPTR, addr), addr, true);
 	}
 	return NULL;

@@ -33,7 +33,7 @@ static long long vmm_frees(void)
 static void create(uint64_t handle, uint64_t size)
 {
 	record_alloc(GS_API_cuMemCreate, GS_DOOR_DRIVER, GS_KIND_VMM, GS_SPACE_HANDLE, handle, size,
-		     0);
+		     0, 0);
 }
 
 /* cuMemRelease's bracket, as its hook has it (shapes.h); returns deferred. */

@@ -26,14 +26,16 @@ MAY = {"common": set(), "preload": {"common"}, "read": {"common"}, "cli": {"read
 KNOWN = {
     "include": {
         "preload": [{"peak", "counters", "sites"},
-                    {"limit", "writer", "endpoint", "process_json", "events", "torch_probe",
-                     "graph", "summary", "oom_facts", "record"}],
+                    {"endpoint", "events", "graph", "limit", "live_json", "nvml", "oom_facts",
+                     "process_json", "record", "summary", "torch_probe", "view", "vmm",
+                     "writer"}],
     },
     "call": {
         "preload": [{"config", "endpoint", "events", "files", "fw_counters", "graph", "history",
-                     "history_sample", "lifecycle", "limit", "log", "nvml", "oom_facts", "peak",
-                     "process_json", "record", "site_names", "site_walk", "sites", "summary",
-                     "symbols", "torch_probe", "unwind", "view", "writer"}],
+                     "history_sample", "lifecycle", "limit", "live_json", "log", "nvml",
+                     "oom_facts", "peak", "process_json", "record", "site_names", "site_walk",
+                     "sites", "summary", "symbols", "torch_probe", "trace", "unwind", "view",
+                     "vmm", "writer"}],
     },
 }
 

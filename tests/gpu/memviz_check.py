@@ -93,8 +93,9 @@ def viewer(name, proc):
         "trace": lambda: mv.trace(snap),
         "memory": lambda: mv.memory(snap, format_flamegraph=same),
         "segments": lambda: mv.segments(snap, format_flamegraph=same),
-        "compare": lambda: mv.compare(snap["segments"], snap["segments"],
-                                      format_flamegraph=same),
+        # against no segments before: every segment is new (the same
+        # snapshot on both sides compares to nothing, an empty text)
+        "compare": lambda: mv.compare([], snap["segments"], format_flamegraph=same),
         "segment_plot": lambda: mv.segment_plot(snap),
         "trace_plot": lambda: mv.trace_plot(snap),
         "trace_plot segments": lambda: mv.trace_plot(snap, plot_segments=True),

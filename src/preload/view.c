@@ -422,8 +422,10 @@ void view_take_exit(struct gs_view *v)
 		if (all[i].kind != GS_KIND_PINNED)
 			all[keep++] = all[i];
 	n = keep;
-	/* a VMM handle is no address: its mapping's is (vmm.c) */
-	qsort(all, n, sizeof(*all), cmp_key);
+	/* a VMM handle is no address: its mapping's is (vmm.c); an empty
+	 * table is no array at all */
+	if (n > 1)
+		qsort(all, n, sizeof(*all), cmp_key);
 	for (size_t i = 0; i < n; i++)
 		if (all[i].space == GS_SPACE_HANDLE || all[i].space == GS_SPACE_ORPHAN) {
 			if (!nvmm)

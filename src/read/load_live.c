@@ -19,6 +19,8 @@
 #include "util.h"
 #include "validate.h"
 
+#define LIVE_TIME_MAX 1e12 /* seconds */
+
 /* P's sites by id, sorted: the allocations and events name them. */
 struct site_id {
 	int64_t id;
@@ -211,6 +213,10 @@ static int load_trace(const struct vctx *v, json_t *root, const struct sites_by_
 		    (r = validate_int(&el, j, k[SE_STREAM], false, 0, INT64_MAX, &stream)) < 0 ||
 		    (r = live_site(&el, ix, k[SE_SITE], e->site, &e->site_index)) < 0)
 			return r;
+		/* a time the export can write in microseconds: within about
+		 * 30,000 years of the clock's start (1e12 s; 2^63 us is 9.2e12 s) */
+		if (!(e->time >= -LIVE_TIME_MAX && e->time <= LIVE_TIME_MAX))
+			return validate_bad(&el, k[SE_TIME], "%g is no time of an event", e->time);
 		if (e->action == RD_TRACE_OOM) {
 			if ((r = validate_int(&el, j, k[SE_FREE_BYTES], true, -1, INT64_MAX,
 					      &e->free_bytes)) < 0)

@@ -54,20 +54,25 @@ void merge_frames_view(const struct rd_report_frame *frames, size_t n, struct si
  * GPUSPY_PYTHON_DEPTH by default) */
 #define VIEW_FRAMES 64
 
-ssize_t merge_site_headline(const struct rd_report_site *s)
+ssize_t merge_frames_headline(const struct rd_report_frame *frames, size_t n)
 {
 	struct sitename_frame small[VIEW_FRAMES], *v = small;
 	ssize_t h;
 
-	if (s->nframes > VIEW_FRAMES && !(v = malloc(s->nframes * sizeof(*v)))) {
+	if (n > VIEW_FRAMES && !(v = malloc(n * sizeof(*v)))) {
 		/* out of memory: the first frame, never none */
-		return s->nframes ? 0 : -1;
+		return n ? 0 : -1;
 	}
-	merge_frames_view(s->frames, s->nframes, v);
-	h = sitename_headline(v, s->nframes);
+	merge_frames_view(frames, n, v);
+	h = sitename_headline(v, n);
 	if (v != small)
 		free(v);
 	return h;
+}
+
+ssize_t merge_site_headline(const struct rd_report_site *s)
+{
+	return merge_frames_headline(s->frames, s->nframes);
 }
 
 const char *merge_site_name(const struct rd_report_site *s)

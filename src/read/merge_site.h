@@ -87,6 +87,8 @@ const char *merge_key_digest(const char *key, char *buf, size_t size);
 /* The index of the frame a person should look at first (docs/format.md,
  * "headline"; sitename_headline), or -1 when the site has no frames. */
 ssize_t merge_site_headline(const struct rd_report_site *s);
+/* The same of any frames (a PyTorch view's line, torch_merge.h). */
+ssize_t merge_frames_headline(const struct rd_report_frame *frames, size_t n);
 
 /* S's one name (docs/format.md, "name"): the report's name for it, set by
  * merge_build() for every site it makes, "(no stack)" for none. */

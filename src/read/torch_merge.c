@@ -227,14 +227,5 @@ int torch_merge_build(struct rd_report_torch *t, struct rd_process *const *procs
 
 ssize_t torch_merge_headline(const struct rd_report_tsite *s)
 {
-	struct sitename_frame small[64], *v = small;
-	ssize_t h;
-
-	if (s->nframes > 64 && !(v = malloc(s->nframes * sizeof(*v))))
-		return s->nframes ? 0 : -1;
-	merge_frames_view(s->frames, s->nframes, v);
-	h = sitename_headline(v, s->nframes);
-	if (v != small)
-		free(v);
-	return h;
+	return merge_frames_headline(s->frames, s->nframes);
 }

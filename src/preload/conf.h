@@ -44,7 +44,8 @@ extern struct gs_config gs_config;
 /* Reads every GPUSPY_*, from gs_init: before the first allocation is
  * recorded, whichever constructor (or .preinit_array) makes it. */
 void config_load(void);
-/* Prints what config_load() refused, once: at activation. */
-void config_warnings(void);
+/* What config_load() refused, each line given to SAY once (at activation:
+ * the log is above the configuration, which it reads). */
+void config_warnings(void (*say)(const char *line));
 
 #endif /* GPUSPY_CONF_H */

@@ -18,7 +18,6 @@
 #include "conf.h"
 #include "core.h"
 #include "env.h"
-#include "log.h"
 #include "oom_rule.h"
 #include "prom.h"
 #include "pystack.h"
@@ -54,18 +53,20 @@ static __attribute__((format(printf, 1, 2))) void config_warn(const char *fmt, .
 	va_end(ap);
 }
 
-void config_warnings(void)
+void config_warnings(void (*say)(const char *line))
 {
 	for (unsigned i = 0; i < n_warnings; i++)
-		gs_warn("%s", warnings[i]);
+		say(warnings[i]);
 	n_warnings = 0;
 	/* the one setting that changes what the program sees: said once */
 	if (gs_config.limit && !gs_config.quiet) {
-		char b[32];
+		char b[32], line[128];
 
-		gs_warn("GPUSPY_LIMIT: each device capped at %s: allocations past it fail as on "
-			"a full device",
-			oom_size((long long)gs_config.limit, b, sizeof(b)));
+		snprintf(line, sizeof(line),
+			 "GPUSPY_LIMIT: each device capped at %s: allocations past it fail as on "
+			 "a full device",
+			 oom_size((long long)gs_config.limit, b, sizeof(b)));
+		say(line);
 	}
 }
 

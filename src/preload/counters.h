@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* The counters kept per call site and per kind (record.c) */
+/* The counters kept per call site, per kind and per device (counters.c) */
 #ifndef GPUSPY_COUNTERS_H
 #define GPUSPY_COUNTERS_H
 
 #include "core.h"
-#include "peak.h"
+
+#define GS_MAX_DEVICES 64
+/* Live GPU bytes and allocations per device ordinal + 1 (index 0: unknown
+ * device) are totals_device_live() and totals_device_allocs(). */
+static inline unsigned gs_device_index(int device)
+{
+	return device >= 0 && device < GS_MAX_DEVICES ? (unsigned)device + 1 : 0;
+}
 
 /*
  * The counters kept per call site and per kind.  Only totals are counted
@@ -76,10 +83,14 @@ void counters_read(struct gs_counters *c, struct gs_count_snap *out);
  * events it counts have returned.
  */
 long long totals_door(enum gs_door door);
-/* Per device ordinal + 1, as gs_device_index() gives (peak.h). */
+/* Per device ordinal + 1, as gs_device_index() gives. */
 long long totals_device_live(unsigned index);
 long long totals_device_allocs(unsigned index);
 /* Allocations and frees so far: unchanged means nothing happened. */
 unsigned long long totals_events(void);
+/* An allocation (record.c) into the totals: the GPU bytes live after it,
+ * for the peak, or -1 for memory not on a GPU (pinned host memory). */
+long long totals_alloc(enum gs_kind kind, uint64_t size, int device, enum gs_door door);
+void totals_free(enum gs_kind kind, uint64_t size, int device);
 
 #endif /* GPUSPY_COUNTERS_H */

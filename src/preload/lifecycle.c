@@ -41,24 +41,11 @@
 #include "unwind.h"
 #include "writer.h"
 
-struct gs_state gs_state = {
-	.tracking = true,
-	.complete = true,
-};
-
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 /* Under gs_activate_lock. */
 static bool warmed;
 /* This thread is inside gs_activate(), which holds gs_activate_lock. */
 static GS_TLS bool activating;
-
-double gs_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* After locks.c's child handler: every gpuspy lock is free again. */
 static void fork_child(void)
@@ -242,6 +229,11 @@ void gs_warm(void)
 	torch_cuda_starting();
 }
 
+static void say_warning(const char *line)
+{
+	gs_warn("%s", line);
+}
+
 static bool activate(void)
 {
 	char pdir[GS_PROCESS_PATH_SIZE];
@@ -255,7 +247,7 @@ static bool activate(void)
 	}
 	/* This process allocates: what was wrong in its settings is worth
 	 * saying now, and only now. */
-	config_warnings();
+	config_warnings(say_warning);
 
 	if (gs_state.run_err) {
 		gs_unlock(&gs_activate_lock);

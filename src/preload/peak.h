@@ -4,14 +4,8 @@
 #define GPUSPY_PEAK_H
 
 #include "core.h"
+#include "counters.h"
 
-#define GS_MAX_DEVICES 64
-/* Live GPU bytes and allocations per device ordinal + 1 (index 0: unknown
- * device) are totals_device_live() and totals_device_allocs() (counters.h). */
-static inline unsigned gs_device_index(int device)
-{
-	return device >= 0 && device < GS_MAX_DEVICES ? (unsigned)device + 1 : 0;
-}
 struct gs_peak_site {
 	uint32_t site;
 	long long live_bytes;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lifecycle.c: the process-wide state, start and activation */
+/* The process-wide state (state.c); its start and activation (lifecycle.c) */
 #ifndef GPUSPY_STATE_H
 #define GPUSPY_STATE_H
 
@@ -35,7 +35,7 @@ bool gs_activate(void);
  * Takes gs_activate_lock: call it holding no gpuspy lock. */
 void gs_warm(void);
 
-/* CLOCK_REALTIME, in seconds. */
+/* CLOCK_REALTIME, in seconds (state.c). */
 double gs_now(void);
 
 #endif /* GPUSPY_STATE_H */

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "log.h"
 
 extern char **environ;
 
@@ -36,6 +37,12 @@ static int unset_all(void **state)
 	return 0;
 }
 
+/* As activation says them (lifecycle.c): one warning line each. */
+static void say(const char *line)
+{
+	gs_warn("%s", line);
+}
+
 /* What config_warnings() prints, read back from stderr. */
 static char *warnings_printed(void)
 {
@@ -47,7 +54,7 @@ static char *warnings_printed(void)
 	assert_true(fd >= 0 && saved >= 0);
 	unlink(path);
 	dup2(fd, STDERR_FILENO);
-	config_warnings();
+	config_warnings(say);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
 	n = pread(fd, buf, sizeof(buf) - 1, 0);

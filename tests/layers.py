@@ -23,21 +23,7 @@ FOLDERS = ("common", "preload", "read", "cli")
 # what each folder may include of the others
 MAY = {"common": set(), "preload": {"common"}, "read": {"common"}, "cli": {"read", "common"}}
 # the circles left, by folder: each a set of modules
-KNOWN = {
-    "include": {
-        "preload": [{"peak", "counters", "sites"},
-                    {"endpoint", "events", "graph", "limit", "live_json", "nvml", "oom_facts",
-                     "process_json", "record", "summary", "torch_probe", "view", "vmm",
-                     "writer"}],
-    },
-    "call": {
-        "preload": [{"config", "endpoint", "events", "files", "fw_counters", "graph", "history",
-                     "history_sample", "lifecycle", "limit", "live_json", "log", "nvml",
-                     "oom_facts", "peak", "process_json", "record", "site_names", "site_walk",
-                     "sites", "summary", "symbols", "torch_probe", "trace", "unwind", "view",
-                     "vmm", "writer"}],
-    },
-}
+KNOWN = {"include": {}, "call": {}}
 
 
 def headers():

@@ -20,9 +20,7 @@
 #include "env.h"
 #include "oom_rule.h"
 #include "prom.h"
-#include "pystack.h"
 #include "rundir.h"
-#include "trace.h"
 
 /* Spelled once; a macro, since C initializes a global only with constants. */
 #define CONFIG_DEFAULTS                                                                            \

@@ -39,7 +39,11 @@ extern __thread int gs_hash_oom __attribute__((tls_model("initial-exec")));
  * memory exists: what that dlsym runs must not be instrumented. */
 #define GS_NO_SANITIZE __attribute__((no_sanitize("address", "thread")))
 
-#define GS_MAX_DEPTH 64
+/* The bounds of GPUSPY_DEPTH, GPUSPY_PYTHON_DEPTH and GPUSPY_TRACE (at
+ * most this many events of 64 bytes each). */
+#define GS_MAX_DEPTH	64
+#define GS_MAX_PY_DEPTH 64
+#define GS_TRACE_MAX	(1u << 22)
 
 /*
  * Namespaces of the keys in the live table: device pointers, host

@@ -188,3 +188,17 @@ void totals_free(enum gs_kind kind, uint64_t size, int device)
 	ADD(st->device_allocs[gs_device_index(device)], -1);
 	ADD(gs_totals.hot.gpu_live_bytes, -sz);
 }
+
+void totals_graph_resident(uint64_t size)
+{
+	long long live = ADD(gs_totals.graph_resident_bytes, (long long)size) + (long long)size;
+
+	ADD(gs_totals.graph_resident_allocs, 1);
+	gs_max(&gs_totals.graph_resident_peak, live);
+}
+
+void totals_graph_freed(uint64_t size)
+{
+	ADD(gs_totals.graph_resident_bytes, -(long long)size);
+	ADD(gs_totals.graph_resident_allocs, -1);
+}

@@ -35,6 +35,13 @@ struct gs_totals {
 	atomic_llong untracked_frees;
 	atomic_llong replaced; /* allocation over a live key: its free was missed */
 	atomic_llong vmm_reserved_bytes, vmm_mapped_bytes;
+	/* the PyTorch view's pending calls run in the program's main thread
+	 * (torch_probe.c) */
+	atomic_ullong torch_calls;
+	/* out-of-memory events so far, a post-mortem written or not (events.c) */
+	atomic_uint oom_events;
+	/* graph memory resident: launched, not yet freed (record.c) */
+	atomic_llong graph_resident_bytes, graph_resident_allocs, graph_resident_peak;
 	/*
 	 * What every allocation must see summed at once (the peaks, the
 	 * allocation number), in one line of its own: a thread that
@@ -92,5 +99,8 @@ unsigned long long totals_events(void);
  * for the peak, or -1 for memory not on a GPU (pinned host memory). */
 long long totals_alloc(enum gs_kind kind, uint64_t size, int device, enum gs_door door);
 void totals_free(enum gs_kind kind, uint64_t size, int device);
+/* A graph allocation became live, was freed (record.c). */
+void totals_graph_resident(uint64_t size);
+void totals_graph_freed(uint64_t size);
 
 #endif /* GPUSPY_COUNTERS_H */

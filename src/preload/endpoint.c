@@ -27,7 +27,6 @@
 #include "counters.h"
 #include "endpoint.h"
 #include "env.h"
-#include "events.h"
 #include "files.h"
 #include "fw_counters.h"
 #include "history.h"
@@ -445,7 +444,7 @@ void endpoint_publish(void)
 	}
 	p.has_gpu_peak = p.has_oom = p.has_growing = p.has_sample_time = true;
 	p.gpu_peak = (uint64_t)atomic_load(&gs_totals.gpu_peak_bytes);
-	p.oom_events = events_oom_count();
+	p.oom_events = atomic_load(&gs_totals.oom_events);
 	p.has_limit = gs_config.limit != 0;
 	p.limit = gs_config.limit;
 	p.sample_time = gs_now();

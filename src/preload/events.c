@@ -22,6 +22,7 @@
 #include "events.h"
 #include "files.h"
 #include "history.h"
+#include "limit.h"
 #include "live_json.h"
 #include "locks.h"
 #include "log.h"
@@ -32,6 +33,8 @@
 #include "sites.h"
 #include "state.h"
 #include "summary.h"
+#include "symbols.h"
+#include "trace.h"
 #include "view.h"
 
 /* Out-of-memory events: the first GS_OOM_FILES get a post-mortem file;
@@ -50,16 +53,6 @@ static unsigned n_marks; /* ever made */
 /* On-demand snapshots: snapshot-1.json ... snapshot-64.json. */
 #define LABELLED_FILES 64
 static unsigned n_labelled;
-
-unsigned events_oom_count(void)
-{
-	unsigned n;
-
-	gs_lock(&gs_events_lock);
-	n = n_ooms + oom_dropped;
-	gs_unlock(&gs_events_lock);
-	return n;
-}
 
 /* With gs_events_lock held: the moment, with the events so far. */
 static int take(struct gs_view *v, const struct gs_oom *event)
@@ -139,6 +132,18 @@ void events_exit(void)
 	gs_unlock(&gs_events_lock);
 }
 
+void events_postmortem(struct gs_oom *e)
+{
+	/* the sites the snapshot thread has not named yet get their dynamic
+	 * symbols (only for a failure that gets a file) */
+	if (atomic_load(&gs_totals.oom_events) < GS_OOM_FILES)
+		symbols_catch_up();
+	e->capped = limit_on() && limit_refused_here();
+	oom_facts_sites(e);
+	trace_put_oom(e->requested, e->device, e->free_bytes, e->site);
+	events_oom(e);
+}
+
 /*
  * An allocation just failed for lack of memory: write the post-mortem now,
  * on the failing thread, before the error goes back to a framework that
@@ -152,6 +157,7 @@ void events_oom(struct gs_oom *e)
 
 	gs_lock(&gs_events_lock);
 	e->number = n_ooms + oom_dropped + 1;
+	atomic_store(&gs_totals.oom_events, e->number);
 	if (n_ooms >= GS_OOM_FILES) {
 		oom_dropped++;
 		gs_unlock(&gs_events_lock);

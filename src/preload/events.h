@@ -13,6 +13,10 @@ struct gs_mark;
 void events_exit(void);
 /* An allocation failed for lack of memory: oom-N.json, now. */
 void events_oom(struct gs_oom *e);
+/* The same from the hook, on the failing thread, once record_oom() filled
+ * E: the facts its verdict is judged on gathered, the trace told, then
+ * events_oom(). */
+void events_postmortem(struct gs_oom *e);
 /*
  * PyTorch raised OutOfMemoryError (torch_view.py's observer, through
  * ctypes, holding the GIL): its figures on DEVICE then -- the block it
@@ -28,9 +32,6 @@ void events_oom(struct gs_oom *e);
 int events_torch_oom(int device, long long request, long long allocated, long long reserved,
 		     long long largest_free, const char *lines, const char *pinner,
 		     long long pinner_bytes, const char *holder, long long holder_bytes);
-/* Out-of-memory events so far, those without a file of their own included;
- * takes gs_events_lock. */
-unsigned events_oom_count(void);
 /* The snapshot thread's periodic snapshot.json: 0, or -errno when it was
  * not written (to be tried again at the next interval). */
 int events_periodic(unsigned long long samples);

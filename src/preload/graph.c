@@ -40,7 +40,6 @@ static struct graph *graphs; /* gs_graph_lock */
 static atomic_int mem_execs; /* executable graphs with memory nodes */
 static atomic_bool any;	     /* a graph call was seen: write "graph" */
 static atomic_llong nodes_made, node_bytes, launches, trims;
-static atomic_llong resident_bytes, resident_allocs, resident_peak;
 /*
  * The driver's graph-memory figures as last read, per device of
  * driver_info() (gs_graph_lock): the report at exit is written after the
@@ -259,23 +258,9 @@ bool graph_capturing(const void *stream, bool per_thread, const void **graph)
 	return driver_capture_graph(stream, per_thread, graph);
 }
 
-void graph_resident(uint64_t size)
-{
-	long long live = atomic_fetch_add(&resident_bytes, (long long)size) + (long long)size;
-
-	atomic_fetch_add(&resident_allocs, 1);
-	gs_max(&resident_peak, live);
-}
-
 long long graph_resident_bytes(void)
 {
-	return atomic_load(&resident_bytes);
-}
-
-void graph_freed(uint64_t size)
-{
-	atomic_fetch_sub(&resident_bytes, (long long)size);
-	atomic_fetch_sub(&resident_allocs, 1);
+	return atomic_load(&gs_totals.graph_resident_bytes);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -352,9 +337,9 @@ void graph_write(FILE *f)
 	reserved = reserved_bytes();
 	/* The live figures before the peak, and the peak raised to them: a
 	 * launch on another thread may be between its two additions. */
-	live = atomic_load(&resident_bytes);
-	allocs = atomic_load(&resident_allocs);
-	peak = atomic_load(&resident_peak);
+	live = atomic_load(&gs_totals.graph_resident_bytes);
+	allocs = atomic_load(&gs_totals.graph_resident_allocs);
+	peak = atomic_load(&gs_totals.graph_resident_peak);
 	if (peak < live)
 		peak = live;
 	fprintf(f,

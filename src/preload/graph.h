@@ -31,11 +31,8 @@ void graph_trimmed(void);
  * PER_THREAD: the call was a _ptsz one, where stream 0 is the per-thread
  * default stream. */
 bool graph_capturing(const void *stream, bool per_thread, const void **graph);
-/* record.c: a graph allocation became live, was freed. */
-void graph_resident(uint64_t size);
-/* Graph memory resident now (launched, not yet freed). */
+/* Graph memory resident now (launched, not yet freed: counters.h). */
 long long graph_resident_bytes(void);
-void graph_freed(uint64_t size);
 /* The "graph" member of the process document, with its leading ",\n";
  * nothing when the process made no graph call. */
 void graph_write(FILE *f);

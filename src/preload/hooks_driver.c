@@ -27,7 +27,9 @@
 #include "driver.h"
 #include "real.h"
 #include "shapes.h"
+#include "start.h"
 #include "state.h"
+#include "torch_probe.h"
 
 /*
  * ---- the wrappers: three entry points per row, one per door ----
@@ -90,8 +92,9 @@ static bool is_wrapper(void *p)
  * the first allocation will follow. */
 static void bound_now(void)
 {
-	if (atomic_load(&drv_bound))
-		gs_warm();
+	/* PyTorch's view, armed before its first block */
+	if (atomic_load(&drv_bound) && gs_warm())
+		torch_cuda_starting();
 }
 
 /*

@@ -8,7 +8,6 @@
 #define GPUSPY_OOM_FACTS_H
 
 struct gs_oom;
-struct oom_facts;
 
 /* On the failing thread, holding no gpuspy lock: the device's tracked
  * memory, the limit, and the sites' memory by what holds it (pool
@@ -17,7 +16,5 @@ struct oom_facts;
 void oom_facts_sites(struct gs_oom *e);
 /* Under gs_events_lock: NVML's other processes on E's device. */
 void oom_facts_nvml(struct gs_oom *e);
-/* E as the rule takes it (the environment read now). */
-void oom_facts_of(const struct gs_oom *e, struct oom_facts *f);
 
 #endif /* GPUSPY_OOM_FACTS_H */

@@ -27,7 +27,6 @@
 #include "sites.h"
 #include "state.h"
 #include "symbols.h"
-#include "torch_probe.h"
 #include "trend.h"
 #include "unwind.h"
 #include "view.h"
@@ -515,7 +514,7 @@ int process_json_write(FILE *f, const struct gs_view *v)
 		"  \"untracked_frees\": %lld,\n  \"replaced\": %lld,\n  \"python_calls\": %llu,\n",
 		atomic_load(&gs_totals.vmm_reserved_bytes),
 		atomic_load(&gs_totals.vmm_mapped_bytes), atomic_load(&gs_totals.untracked_frees),
-		atomic_load(&gs_totals.replaced), torch_calls());
+		atomic_load(&gs_totals.replaced), atomic_load(&gs_totals.torch_calls));
 	fputs("  \"doors\": {", f);
 	for (int d = 0; d < GS_DOOR_COUNT; d++)
 		fprintf(f, "%s\"%s\": %lld", d ? ", " : "", gs_door_names[d],

@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GS_MAX_PY_DEPTH 64
+#include "core.h"
+
 struct gs_pyraw {
 	uintptr_t code, addr, file; /* file: guards against a reused code address */
 };

@@ -12,21 +12,17 @@
 #include "core.h"
 #include "counters.h"
 #include "driver.h"
-#include "events.h"
-#include "graph.h"
-#include "limit.h"
 #include "log.h"
-#include "oom_facts.h"
 #include "peak.h"
 #include "pystack.h"
 #include "record.h"
 #include "sites.h"
+#include "start.h"
 #include "state.h"
-#include "symbols.h"
 #include "table.h"
-#include "torch_probe.h"
 #include "unwind.h"
-#include "view.h"
+#include "oom.h"
+#include "wake.h"
 
 GS_TLS unsigned gs_hook_depth;
 /*
@@ -40,7 +36,8 @@ GS_TLS unsigned gs_hook_depth;
  */
 #define SPARE_MAX 64
 static pthread_key_t spare_key;
-static bool spare_keyed; /* set by record_init(), before any thread records */
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+static bool spare_keyed; /* set once, by the first thread that keeps a spare */
 static GS_TLS struct gs_alloc *spare;
 static GS_TLS unsigned n_spare;
 static GS_TLS bool spare_on; /* this thread's destructor is registered */
@@ -58,7 +55,7 @@ static void spare_drop(void *unused)
 	spare_on = false;
 }
 
-void record_init(void)
+static void spare_key_make(void)
 {
 	spare_keyed = pthread_key_create(&spare_key, spare_drop) == 0;
 }
@@ -79,6 +76,7 @@ static void record_put(struct gs_alloc *a)
 {
 	if (GS_UNLIKELY(!spare_on)) {
 		/* the destructor runs only for a thread whose value is set */
+		pthread_once(&spare_once, spare_key_make);
 		if (!spare_keyed || pthread_setspecific(spare_key, &spare_key) != 0) {
 			free(a);
 			return;
@@ -100,7 +98,7 @@ static void account_free(struct gs_alloc *a)
 		counters_free(&a->site->c, a->size);
 	totals_free((enum gs_kind)a->kind, a->size, a->device);
 	if (a->graph)
-		graph_freed(a->size);
+		totals_graph_freed(a->size);
 }
 
 /* The rest of an allocation once it has its site: counters, then the table. */
@@ -142,7 +140,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	}
 	record_insert(a, door);
 	/* in the table first: the view, started now, finds its segment */
-	torch_alloc_seen();
+	wake_alloc_seen();
 }
 
 struct gs_site *record_site(enum gs_api api, enum gs_door door, enum gs_kind kind)
@@ -185,7 +183,7 @@ void record_resident(struct gs_site *site, enum gs_door door, uint64_t addr, uin
 	/* its number: a new site's first_seq is the one taken just before */
 	atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
 	a->site = site;
-	graph_resident(size);
+	totals_graph_resident(size);
 	record_insert(a, door);
 }
 
@@ -221,42 +219,35 @@ static void record_insert(struct gs_alloc *a, enum gs_door door)
 	}
 }
 
-void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device)
+bool record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device,
+		struct gs_oom *e)
 {
 	uintptr_t pcs[GS_MAX_DEPTH];
 	struct gs_pyraw py[GS_MAX_PY_DEPTH];
 	unsigned depth, pydepth;
 	struct gs_site *site;
-	struct gs_oom e = { 0 };
 
 	if (GS_UNLIKELY(!atomic_load_explicit(&gs_state.active, memory_order_acquire)) &&
 	    !gs_activate())
-		return;
+		return false;
 	/* The requesting site, interned like any other; its counters stay
 	 * untouched, since nothing was allocated. */
 	depth = unwind_capture(pcs, gs_config.depth);
 	pydepth = pystack_capture(py, gs_config.py_depth);
 	site = site_intern(api, kind, door, pcs, depth, py, pydepth);
 	if (!site)
-		return;
-	e.time = gs_now();
-	e.api = (uint8_t)api;
-	e.kind = (uint8_t)kind;
-	e.requested = size;
-	e.device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
-	e.live = atomic_load(&gs_totals.hot.gpu_live_bytes);
-	e.site = site->id;
-	if (!driver_mem_info(&e.free_bytes, &e.total_bytes))
-		e.free_bytes = e.total_bytes = -1;
-	/* the post-mortem is written now, on this thread: the sites the
-	 * snapshot thread has not named yet get their dynamic symbols (only
-	 * for a failure that gets a file) */
-	if (events_oom_count() < GS_OOM_FILES)
-		symbols_catch_up();
-	e.capped = limit_on() && limit_refused_here();
-	oom_facts_sites(&e);
-	trace_put_oom(size, e.device, e.free_bytes, e.site);
-	events_oom(&e);
+		return false;
+	memset(e, 0, sizeof(*e));
+	e->time = gs_now();
+	e->api = (uint8_t)api;
+	e->kind = (uint8_t)kind;
+	e->requested = size;
+	e->device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
+	e->live = atomic_load(&gs_totals.hot.gpu_live_bytes);
+	e->site = site->id;
+	if (!driver_mem_info(&e->free_bytes, &e->total_bytes))
+		e->free_bytes = e->total_bytes = -1;
+	return true;
 }
 
 void record_free_end(struct gs_alloc *a, uint64_t addr, bool ok)

@@ -26,9 +26,6 @@ static inline void hook_leave(void)
 }
 
 struct gs_alloc;
-/* From gs_init, once, before anything is recorded: the key whose
- * destructor gives back an exiting thread's spare records. */
-void record_init(void);
 /* device: CUDA ordinal, or -1 unknown, or GS_DEVICE_CURRENT to ask the driver */
 #define GS_DEVICE_CURRENT (-2)
 /* stream: a stream-ordered allocation's, else 0 */
@@ -62,7 +59,12 @@ static inline void calls_family(enum gs_call c)
 	if (gs_hook_depth == 0)
 		calls_note(c);
 }
-/* An allocation failed for lack of memory (record.c). */
-void record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device);
+/* An allocation failed for lack of memory: the event E, its site interned
+ * (record.c).  False when there is nothing to record; else the hook has
+ * its post-mortem written (events_postmortem), the recorder being below
+ * the files. */
+struct gs_oom;
+bool record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device,
+		struct gs_oom *e);
 
 #endif /* GPUSPY_RECORD_H */

@@ -31,8 +31,10 @@
 #include "counters.h"
 #include "cuda_abi.h"
 #include "driver.h"
+#include "events.h"
 #include "graph.h"
 #include "limit.h"
+#include "oom.h"
 #include "record.h"
 #include "state.h"
 #include "vmm.h"
@@ -109,6 +111,19 @@ struct gs_hook {
 _Static_assert(sizeof(void *) == 8 && sizeof(CUdeviceptr) == 8 &&
 		       sizeof(CUmemGenericAllocationHandle) == 8,
 	       "out-parameters of 64 bits");
+/* An allocation failed for lack of memory: recorded, and its post-mortem
+ * written now, on this thread, before the error goes back to a framework
+ * that may empty its caches and retry.  Out of line: the event is large,
+ * and the hooks' frames stay small. */
+static __attribute__((noinline, cold, unused)) void
+hook_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device)
+{
+	struct gs_oom e;
+
+	if (record_oom(api, door, kind, size, device, &e))
+		events_postmortem(&e);
+}
+
 static inline uint64_t out_word(const void *out)
 {
 	uint64_t w;
@@ -241,7 +256,7 @@ static inline void alloc_record(struct gs_hook *h, const void *out, size_t size,
 		record_alloc(h->e->api, h->door, kind, host ? GS_SPACE_HOSTPTR : GS_SPACE_DEVPTR,
 			     addr, size, device, stream);
 	else if (h->outer && h->r == GS_OOM)
-		record_oom(h->e->api, h->door, kind, size, device);
+		hook_oom(h->e->api, h->door, kind, size, device);
 	hook_leave();
 }
 
@@ -435,7 +450,7 @@ static inline int vmm_create_after(struct gs_hook *h, const CUmemGenericAllocati
 	if (h->outer && h->r == GS_OK && handle)
 		record_alloc(h->e->api, h->door, kind, GS_SPACE_HANDLE, *handle, size, device, 0);
 	else if (h->outer && h->r == GS_OOM)
-		record_oom(h->e->api, h->door, kind, size, device);
+		hook_oom(h->e->api, h->door, kind, size, device);
 	limit_after(h);
 	hook_leave();
 	return h->r;

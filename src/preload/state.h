@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The process-wide state (state.c); its start and activation (lifecycle.c) */
+/* The process-wide state and the clock (state.c) */
 #ifndef GPUSPY_STATE_H
 #define GPUSPY_STATE_H
 
@@ -26,14 +26,6 @@ struct gs_state {
 	double start_time;
 };
 extern struct gs_state gs_state;
-
-/* lifecycle.c: idempotent, safe from any hook at any time. */
-void gs_init(void);
-/* First allocation: resolve and check the output directory. */
-bool gs_activate(void);
-/* The driver was bound: get ready for the first allocation (lifecycle.c).
- * Takes gs_activate_lock: call it holding no gpuspy lock. */
-void gs_warm(void);
 
 /* CLOCK_REALTIME, in seconds (state.c). */
 double gs_now(void);

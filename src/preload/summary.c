@@ -19,7 +19,7 @@
 #include "log.h"
 #include "names.h"
 #include "pools.h"
-#include "oom_facts.h"
+#include "oom.h"
 #include "oom_rule.h"
 #include "pystack.h"
 #include "sitename.h"
@@ -463,7 +463,7 @@ static void oom_verdict(const struct gs_oom *e)
 	struct oom_verdict v;
 	char line[1024];
 
-	oom_facts_of(e, &f);
+	oom_as_facts(e, &f);
 	oom_judge(&f, &v);
 	oom_verdict_line(line, sizeof(line), &f, &v);
 	gs_warn("  %s", line);

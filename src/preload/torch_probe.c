@@ -89,12 +89,10 @@ static struct {
 enum { T_UNBOUND, T_WAIT, T_RUN, T_DONE };
 static atomic_int state; /* written by both threads */
 static atomic_int fw_state;
-static atomic_bool queued;  /* a call is pending: queue no other */
-static atomic_ullong calls; /* pending calls run, for the process files */
-static PyObject *globals;   /* torch_view.py's namespace, main thread only */
-static atomic_bool armed;   /* history starts with CUDA (torch_view.py said "armed") */
-static bool c10_seen;	    /* PyTorch's CUDA library is loaded: snapshot thread only */
-atomic_bool gs_torch_wake;
+static atomic_bool queued; /* a call is pending: queue no other */
+static PyObject *globals;  /* torch_view.py's namespace, main thread only */
+static atomic_bool armed;  /* history starts with CUDA (torch_view.py said "armed") */
+static bool c10_seen;	   /* PyTorch's CUDA library is loaded: snapshot thread only */
 static char dir[GS_PROCESS_PATH_SIZE];
 
 static bool bind(void)
@@ -315,7 +313,7 @@ static int probe_call(void *arg)
 	int ret;
 
 	atomic_store(&queued, false);
-	atomic_fetch_add(&calls, 1);
+	atomic_fetch_add(&gs_totals.torch_calls, 1);
 	if ((ret = ns_make()) < 0)
 		return ret;
 	/* the view's start, or else its tick: a view just started has
@@ -460,11 +458,6 @@ static void wake_arm(void)
 		wake_spares--;
 		atomic_store(&gs_torch_wake, true);
 	}
-}
-
-unsigned long long torch_calls(void)
-{
-	return atomic_load(&calls);
 }
 
 /* CPython's symbols and the process's directory, once: by the snapshot

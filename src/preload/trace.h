@@ -15,9 +15,6 @@
 
 #include "core.h"
 
-/* GPUSPY_TRACE: at most this many events (64 bytes each). */
-#define GS_TRACE_MAX (1u << 22)
-
 enum trace_action { TRACE_ALLOC, TRACE_FREE, TRACE_OOM };
 
 /* One event, as trace_read copies it out. */

@@ -61,7 +61,6 @@
 
 static pthread_t thread;
 static bool running;
-static sem_t wake; /* posted to stop the thread or to ask for a snapshot */
 static atomic_bool stop, requested;
 
 /*
@@ -407,29 +406,20 @@ static void on_signal(int sig)
 	int saved = errno;
 
 	atomic_store(&requested, true);
-	sem_post(&wake);
+	sem_post(&gs_wake_sem);
 	errno = saved;
 }
 
-/* torch_poll() asked for out of turn (writer_wake_torch), a naming pass
- * (writer_wake_names); wake_ready: the semaphore is made (writer_start);
- * alive: the thread runs and will answer */
-static atomic_bool torch_asked, names_asked, wake_ready, alive;
-
-void writer_wake_torch(void)
-{
-	if (!atomic_load(&wake_ready))
-		return;
-	atomic_store(&torch_asked, true);
-	sem_post(&wake);
-}
+/* a naming pass asked for out of turn (writer_wake_names); alive: the
+ * thread runs and will answer */
+static atomic_bool names_asked, alive;
 
 bool writer_wake_names(void)
 {
-	if (!atomic_load(&wake_ready) || !atomic_load(&alive))
+	if (!atomic_load(&gs_wake_ready) || !atomic_load(&alive))
 		return false;
 	atomic_store(&names_asked, true);
-	sem_post(&wake);
+	sem_post(&gs_wake_sem);
 	return true;
 }
 
@@ -483,15 +473,15 @@ static void *writer_main(void *arg)
 				     (soon.tv_sec < next.tv_sec ||
 				      (soon.tv_sec == next.tv_sec && soon.tv_nsec < next.tv_nsec));
 
-			r = periodic ?
-				    sem_clockwait(&wake, CLOCK_MONOTONIC, early ? &soon : &next) :
-				    sem_wait(&wake);
+			r = periodic ? sem_clockwait(&gs_wake_sem, CLOCK_MONOTONIC,
+						     early ? &soon : &next) :
+				       sem_wait(&gs_wake_sem);
 			if (r == 0 && atomic_exchange(&requested, false) &&
 			    atomic_load(&gs_state.tracking)) {
 				writer_name_sites();
 				events_requested();
 			}
-			if (r == 0 && atomic_exchange(&torch_asked, false) &&
+			if (r == 0 && atomic_exchange(&gs_wake_torch_asked, false) &&
 			    atomic_load(&gs_state.tracking))
 				torch_poll();
 			if (r == 0 && atomic_exchange(&names_asked, false) &&
@@ -528,8 +518,8 @@ void writer_start(void)
 	if (gs_config.interval_us == 0 && gs_config.signal <= 0)
 		return;
 	atomic_store(&stop, false);
-	sem_init(&wake, 0, 0);
-	atomic_store(&wake_ready, true);
+	sem_init(&gs_wake_sem, 0, 0);
+	atomic_store(&gs_wake_ready, true);
 	/* Born with every signal blocked: the program's handlers must run on
 	 * the program's threads. */
 	sigfillset(&all);
@@ -552,7 +542,7 @@ void writer_stop(void)
 		return;
 	atomic_store(&alive, false);
 	atomic_store(&stop, true);
-	sem_post(&wake);
+	sem_post(&gs_wake_sem);
 	pthread_join(thread, NULL);
 	running = false;
 }

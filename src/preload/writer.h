@@ -8,9 +8,6 @@
 void writer_start(void);
 void writer_stop(void);
 void writer_forget(void);
-/* Ask the snapshot thread for torch_poll() now (torch_probe.c): any
- * thread, an allocation hook's included; async-signal-safe. */
-void writer_wake_torch(void);
 /* Ask the snapshot thread for a naming pass now (writer_name_sites): any
  * thread holding no gpuspy lock; false when no thread runs to answer. */
 bool writer_wake_names(void);

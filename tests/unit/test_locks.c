@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "locks.h"
+#include "start.h"
 #include "state.h"
 
 #define HOLD_MS		 100

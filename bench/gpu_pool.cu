@@ -13,7 +13,7 @@
  * With "queries", each pair also makes the driver calls gpuspy's hooks
  * make around one (without gpuspy: what those calls cost by themselves):
  * the stream's capture state after the allocation and before the free
- * (cuStreamGetCaptureInfo_v3, src/preload/driver.c) and the current
+ * (cuStreamGetCaptureInfo_v3, src/preload/2-record/driver.c) and the current
  * device (cuCtxGetDevice).
  *   gpu_pool THREADS PAIRS [SIZE [queries]]
  */

@@ -1,17 +1,15 @@
 #!/usr/bin/env python3
 """The arrows between the modules of src/ (a module: a .c and its .h of
-one folder).
+one folder, or of one stage of it).
 
  - Between folders, one way: cli -> read -> common, preload -> common;
    an #include against them is refused.
+ - src/preload is in stages, a subfolder each (1-ground, 2-record, 3-out,
+   4-top): a module uses only modules of its own stage and those before
+   it, by #include or by call.
  - Inside a folder, no circle of modules, by #include (the .c and .h
    files' own includes of the folder's headers) or by call (the symbols
    each object file of the build defines and uses, nm).
-
-The circles that are left are listed in KNOWN, each to be broken: a
-circle not there fails the test (a new one, or a known one grown), and so
-does a known one that is gone or smaller (take it off the list, so that it
-cannot come back).
 Usage: layers.py SRC_DIR BUILD_DIR"""
 import glob, os, re, subprocess, sys
 
@@ -22,22 +20,37 @@ src, build = sys.argv[1:3]
 FOLDERS = ("common", "preload", "read", "cli")
 # what each folder may include of the others
 MAY = {"common": set(), "preload": {"common"}, "read": {"common"}, "cli": {"read", "common"}}
-# the circles left, by folder: each a set of modules
-KNOWN = {"include": {}, "call": {}}
+# the stages of a folder, in order: a subfolder each
+STAGES = {"preload": ["1-ground", "2-record", "3-out", "4-top"]}
+
+
+def sources(folder, pattern):
+    """the folder's files matching PATTERN, its stages' included"""
+    return sorted(glob.glob(os.path.join(src, folder, pattern)) +
+                  glob.glob(os.path.join(src, folder, "*", pattern)))
+
+
+def module_stage(folder):
+    """module -> its stage's number, for a folder in stages"""
+    st = {}
+    for i, name in enumerate(STAGES.get(folder, ())):
+        for f in glob.glob(os.path.join(src, folder, name, "*.[ch]")):
+            st[os.path.basename(f).rsplit(".", 1)[0]] = i
+    return st
 
 
 def headers():
     """header base name -> the folders that have it"""
     where = {}
     for f in FOLDERS:
-        for h in glob.glob(os.path.join(src, f, "*.h")):
+        for h in sources(f, "*.h"):
             where.setdefault(os.path.basename(h), set()).add(f)
     return where
 
 
 def include_graph(folder, where):
     g, wrong = {}, []
-    for path in sorted(glob.glob(os.path.join(src, folder, "*.[ch]"))):
+    for path in sources(folder, "*.[ch]"):
         mod = os.path.basename(path).rsplit(".", 1)[0]
         g.setdefault(mod, set())
         for n, line in enumerate(open(path, encoding="utf-8"), 1):
@@ -63,6 +76,9 @@ def call_graph(folder):
     objs = glob.glob(os.path.join(build, "src", folder, "*.p", "*.c.o"))
     for o in objs:
         mod = os.path.basename(o)[:-len(".c.o")]
+        for st in STAGES.get(folder, ()):  # meson names it STAGE_MODULE.c.o
+            if mod.startswith(st + "_"):
+                mod = mod[len(st) + 1:]
         r = subprocess.run(["nm", "--defined-only", "-g", o], capture_output=True, text=True)
         for line in r.stdout.splitlines():
             parts = line.split()
@@ -112,14 +128,17 @@ def circles(g):
     return out
 
 
-def judge(kind, folder, found):
-    known = KNOWN[kind].get(folder, [])
-    for c in found:
-        check(c in known, f"{kind}: src/{folder}: no circle but the known ones: "
-              f"{' -> '.join(sorted(c))}{'' if c in known else ' is new, or a known one grown'}")
-    for k in known:
-        check(k in found, f"{kind}: src/{folder}: the known circle {', '.join(sorted(k))} "
-              "is still there as listed (gone or smaller: take it off KNOWN)")
+def judge(kind, folder, g):
+    found = circles(g)
+    check(not found, f"{kind}: src/{folder}: no circle of modules "
+          f"({'; '.join(' -> '.join(sorted(c)) for c in found) or 'none'})")
+    st = module_stage(folder)
+    if not st:
+        return
+    up = sorted(f"{m} ({STAGES[folder][st[m]]}) -> {d} ({STAGES[folder][st[d]]})"
+                for m in g for d in g[m] if m in st and d in st and st[d] > st[m])
+    check(not up, f"{kind}: src/{folder}: each stage uses only itself and the stages before it "
+          f"({'; '.join(up) or f'{len(st)} modules in {len(STAGES[folder])} stages'})")
 
 
 where = headers()
@@ -127,8 +146,13 @@ for folder in FOLDERS:
     g, wrong = include_graph(folder, where)
     check(not wrong, f"include: src/{folder} includes only {sorted(MAY[folder]) or 'nothing'} "
           f"of the other folders: {wrong}")
-    judge("include", folder, circles(g))
+    judge("include", folder, g)
     cg, nobj = call_graph(folder)
     check(nobj > 0, f"call: src/{folder}: its objects are built ({nobj})")
-    judge("call", folder, circles(cg))
+    judge("call", folder, cg)
+for folder, names in STAGES.items():
+    loose = [f for f in os.listdir(os.path.join(src, folder)) if f.endswith((".c", ".h"))]
+    check(not loose and all(os.path.isdir(os.path.join(src, folder, n)) for n in names),
+          f"src/{folder}: every source in a stage's folder, the folders in flow order "
+          f"({' '.join(sorted(os.listdir(os.path.join(src, folder))))})")
 sys.exit(done())

@@ -3,11 +3,11 @@
  * Every CUDA entry point libgpuspy.so wraps, one row each: the one list.
  * From it come the prototypes (cuda_abi.h: checked against NVIDIA's own
  * headers when they are installed), the wrappers and their doors
- * (src/preload/hooks_driver.c, hooks_runtime.c), the names and the
+ * (src/preload/4-top/hooks_driver.c, hooks_runtime.c), the names and the
  * tables of the real functions (driver.h), the reported API names
  * (core.h), and the check that the fake driver and runtime export every
  * one (tests/fake/exports.c).  Adding an entry point is one row; a body
- * that no row has yet is one shape (src/preload/shapes.h).
+ * that no row has yet is one shape (src/preload/4-top/shapes.h).
  *
  * X(name, side, shape, api, kind, family, parameter types...), the
  * driver's rows first (GS_CUDA_DRIVER_ENTRIES), then the runtime's

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The GPUSPY_* values that both sides read, with their defaults: the
- * library reads its own environment once at start (preload/config.c);
+ * library reads its own environment once at start (preload/1-ground/config.c);
  * the command reads a running process's (`gpuspy snapshot` its
  * GPUSPY_SIGNAL, `gpuspy top` and `gpuspy snapshot` its
  * GPUSPY_OUTPUT_DIR) and sets GPUSPY_OUTPUT_DIR for `gpuspy run`.  One

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The keys of the gpuspy-process/1 document (docs/format.md) that the
- * library writes (src/preload/process_json.c) and the reader reads
+ * library writes (src/preload/3-out/process_json.c) and the reader reads
  * (src/read/load_process.c, validate.c): one row per key, in one table per
  * object, so that a key is spelled once and both sides compile it.  The
  * order of a table is the order the writer writes its members in.

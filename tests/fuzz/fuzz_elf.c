@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The ELF reader of the process's symbolizer (src/preload/elfsym.c): the
+ * The ELF reader of the process's symbolizer (src/preload/3-out/elfsym.c): the
  * input is the file at a module's path, read as symbols.c reads it - the
  * headers and build-id, its compressed sections' sizes, each symbol
  * table, a few lookups - from a memfd

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Named libc10_cuda.so, loaded by tests/python/fake_torch: how libgpuspy
- * tells a process that has PyTorch's CUDA library (src/preload/torch_probe.c).
+ * tells a process that has PyTorch's CUDA library (src/preload/3-out/torch_probe.c).
  * With FAKE_TORCH_SEGMENTS=1 the pretend pool takes its segments from the
  * fake runtime through this library's alloc_block, under the name of the
  * caching allocator's (c10::cuda::CUDACachingAllocator::Native::

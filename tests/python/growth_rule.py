@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One series, one verdict: rule-2 series (src/common/trend.h;
 tests/unit/test_common_trend.c has the full table), sample by sample,
-through the PyTorch view (src/preload/torch_view.py, run whole over a
+through the PyTorch view (src/preload/3-out/torch_view.py, run whole over a
 pretend torch whose one stack holds the series) and through the library's
 rule as the snapshot thread applies it to a call site (trend_push from the
 first sample with live bytes, trend_state as its verdict).  Both must

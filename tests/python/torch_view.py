@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpuspy's PyTorch view (src/preload/torch_probe.c, torch_view.py) against the
+"""gpuspy's PyTorch view (src/preload/3-out/torch_probe.c, torch_view.py) against the
 pretend PyTorch of fake_torch/, for every CPython 3.10-3.13 on this machine:
 libgpuspy's snapshot thread must start the view once "torch" has
 initialized CUDA, torch.json must name the leaking line as the largest and

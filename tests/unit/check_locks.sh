@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Every lock of libgpuspy is defined in src/preload/locks.c, and every one
+# Every lock of libgpuspy is defined in src/preload/1-ground/locks.c, and every one
 # defined there is on its list (the fork handlers take only what the list
 # names).  Usage: check_locks.sh SRC_PRELOAD_DIR
 set -eu
@@ -14,7 +14,7 @@ outside=$(find "$dir" -name '*.[ch]' -exec grep -nE 'pthread_(mutex|rwlock|spinl
 	grep -vE '^[^:]*/locks\.[ch]:' |
 	grep -vE '/wake\.[ch]:[0-9]+:(extern )?sem_t gs_wake_sem;' || true)
 if [ -n "$outside" ]; then
-	echo "locks defined outside src/preload/locks.c (add them to its list):"
+	echo "locks defined outside src/preload/1-ground/locks.c (add them to its list):"
 	echo "$outside"
 	status=1
 fi

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A fake libnvidia-ml.so.1 with the six calls libgpuspy makes
- * (src/preload/nvml.c): one GPU of FAKE_NVML_TOTAL bytes (default 80 GiB),
+ * (src/preload/3-out/nvml.c): one GPU of FAKE_NVML_TOTAL bytes (default 80 GiB),
  * FAKE_NVML_USED of it in use (default 1 GiB), at PCI 0000:10:00.0 (the
  * fake driver's device 0), and the calling process holding
  * FAKE_NVML_PROCESS_USED (default 100 MiB; FAKE_NVML_NO_SELF=1 leaves it

@@ -1,5 +1,5 @@
 """A stand-in for the part of CuPy that gpuspy's framework counters use
-(src/preload/fw_view.py): get_default_memory_pool() (used_bytes(),
+(src/preload/3-out/fw_view.py): get_default_memory_pool() (used_bytes(),
 total_bytes(), n_free_blocks(), of the current device),
 get_default_pinned_memory_pool() (n_free_blocks(), total_bytes()) and
 cupy.cuda.runtime.getDevice().  The figures are POOL and PINNED;

@@ -1,5 +1,5 @@
 """A stand-in for the part of JAX that gpuspy's framework counters use
-(src/preload/fw_view.py): the backends JAX made, in
+(src/preload/3-out/fw_view.py): the backends JAX made, in
 jax._src.xla_bridge._backends, made by the first jax.devices() or
 jax.local_devices() (as JAX initialises its backends then, not at import);
 their local_devices(), and each Device's platform, id,

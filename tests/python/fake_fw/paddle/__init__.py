@@ -1,5 +1,5 @@
 """A stand-in for the part of PaddlePaddle that gpuspy's framework counters
-use (src/preload/fw_view.py): paddle.is_compiled_with_cuda() and
+use (src/preload/3-out/fw_view.py): paddle.is_compiled_with_cuda() and
 paddle.device.cuda's device_count(), memory_allocated(),
 memory_reserved(), max_memory_allocated() and max_memory_reserved(), each
 taking a device as PaddlePaddle documents (None, an int, "gpu:N").  The

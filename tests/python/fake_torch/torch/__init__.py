@@ -1,11 +1,11 @@
 """A stand-in for the part of PyTorch that gpuspy's PyTorch view uses
-(src/preload/torch_view.py): torch.cuda.is_initialized(),
+(src/preload/3-out/torch_view.py): torch.cuda.is_initialized(),
 get_allocator_backend(), memory._record_memory_history() and
 memory._snapshot(), with blocks shaped as PyTorch 2.x returns them (state,
 size, frames innermost first: filename, name, line).  Tensors live in a
 pretend pool; their stacks are recorded only once history is on, as in
 PyTorch.  The counters that gpuspy's framework counters read
-(src/preload/fw_view.py: device_count(), memory_allocated(),
+(src/preload/3-out/fw_view.py: device_count(), memory_allocated(),
 memory_reserved(), max_memory_allocated(), max_memory_reserved()) agree
 with the snapshot's segments, as PyTorch's do.  Loading it also loads a library named libc10_cuda.so (the path in
 FAKE_C10_CUDA), which is how libgpuspy tells a PyTorch process.

@@ -5,13 +5,13 @@
 # their pools from below.
 #
 # It runs as the PyTorch view does (torch_view.py, whose namespace it
-# shares, and src/preload/torch_probe.c): in the program's main thread,
+# shares, and src/preload/3-out/torch_probe.c): in the program's main thread,
 # between two of its bytecodes, from a pending call the snapshot thread
 # queues each interval, and never while a module is being imported.  A
 # framework is asked only once the program imported it (sys.modules) and
 # only through its public calls; none is imported here, and nothing that
 # would initialise a device or a backend the program has not is called.
-# GPUSPY_FW_PUT is the address of fw_counters_put (src/preload/fw_counters.h);
+# GPUSPY_FW_PUT is the address of fw_counters_put (src/preload/3-out/fw_counters.h);
 # GPUSPY_INTERVAL and GPUSPY_QUIET are given.  A failure inside one
 # framework's adapter turns that adapter off with one line on stderr; the
 # program never sees an exception.

@@ -12,7 +12,7 @@
 #
 # It runs in the program's main thread, between two of its bytecodes: each
 # interval libgpuspy's snapshot thread asks CPython for a pending call
-# (src/preload/torch_probe.c), which runs `status, tick = start(...)` until the
+# (src/preload/3-out/torch_probe.c), which runs `status, tick = start(...)` until the
 # view has started, then `tick()`.  The main thread, not a thread of
 # gpuspy's, so that nothing here ever imports a module concurrently with
 # the program; and never while any module is being imported.  The names
@@ -28,7 +28,7 @@
 # functions, GPUSPY_TREND_SIZE the size of the state they keep (struct
 # gs_trend), GPUSPY_START the process's start (time.time()), from which
 # samples are timed as the library times its own.  GPUSPY_HISTORY_TORCH and
-# GPUSPY_HISTORY_TORCH_LINE (src/preload/history.h), where given, put each
+# GPUSPY_HISTORY_TORCH_LINE (src/preload/3-out/history.h), where given, put each
 # sample's pool totals and its largest lines into the process's history.
 # Each stack's verdict is the rule's, recorded as the library records a
 # site's ("growing", and "growth": shape, since, rate, stopped, until;
@@ -39,7 +39,7 @@
 # program's globals.  When PyTorch raises OutOfMemoryError, its
 # out-of-memory observer (torch._C._cuda_attach_out_of_memory_observer)
 # gives the library PyTorch's own figures of that moment through
-# GPUSPY_TORCH_OOM (events_torch_oom of src/preload/events.h), for the
+# GPUSPY_TORCH_OOM (events_torch_oom of src/preload/3-out/events.h), for the
 # verdict of the failure it follows.  Any error turns the view off with one line; the
 # program never sees an exception.
 #
@@ -51,7 +51,7 @@
 # block from before the history (a program that touched CUDA before the
 # view could arm) is named from gpuspy's own record of the segment that
 # holds it: GPUSPY_SEGMENT_SITE (torch_segment_site of
-# src/preload/torch_probe.c) gives the site and the Python frames gpuspy
+# src/preload/3-out/torch_probe.c) gives the site and the Python frames gpuspy
 # recorded when that segment was allocated, and torch.json says
 # "source": "segment" of those.
 status, tick = "wait", None
@@ -274,7 +274,7 @@ def _gpuspy_trend(init, push, state, query, shape_name, size, start):
 
 def _gpuspy_history(torch_fn, line_fn, top=16, key_max=2000):
     # record(devices, sites, live): the sample into the library's history
-    # (history_torch, history_torch_line of src/preload/history.h).  A
+    # (history_torch, history_torch_line of src/preload/3-out/history.h).  A
     # stack gets one of TOP series the first sample it ranks among the
     # largest by peak, and keeps it; the others are summed.  Its key is
     # its frames as torch.json writes them, innermost first, the outer
@@ -435,7 +435,7 @@ def _gpuspy_oom(memory, fn, quiet, top=5, lines_max=8000):
 
 def _gpuspy_summary(fn, top=3):
     # tell(sites): the largest live holders of this sample, by the user's
-    # line, to the library (summary_torch_top of src/preload/summary.h),
+    # line, to the library (summary_torch_top of src/preload/3-out/summary.h),
     # which names them first in its summary at exit
     import ctypes
 
@@ -478,12 +478,12 @@ def _human(b):
 
 
 def _secs(t):
-    # seconds as the library's notices say them (src/preload/summary.c)
+    # seconds as the library's notices say them (src/preload/3-out/summary.c)
     return "%.1f s" % t if t < 10 else "%.0f s" % t
 
 
 def _notice(key, live, was, now, since, rate, shape, until):
-    # libgpuspy's growth notices (src/preload/summary.c), one write(2)
+    # libgpuspy's growth notices (src/preload/3-out/summary.c), one write(2)
     # each: first found growing, then stopped, or growing again
     import os
 
@@ -621,7 +621,7 @@ def _importing():
 
 
 def arm():
-    # As CUDA starts (torch_cuda_starting of src/preload/torch_probe.c):
+    # As CUDA starts (torch_cuda_starting of src/preload/3-out/torch_probe.c):
     # "armed" or "wait", never a start.
     try:
         import sys

@@ -193,6 +193,38 @@ typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
 	CUdeviceptr dptr;
 } CUDA_MEM_ALLOC_NODE_PARAMS;
 
+/* The generic node of cuGraphAddNode: only its memory nodes are read. */
+typedef enum CUgraphNodeType_enum {
+	CU_GRAPH_NODE_TYPE_EMPTY = 5,
+	CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10,
+	CU_GRAPH_NODE_TYPE_MEM_FREE = 11,
+} CUgraphNodeType;
+
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
+	CUmemPoolProps poolProps;
+	const struct CUmemAccessDesc_st *accessDescs;
+	size_t accessDescCount;
+	size_t bytesize;
+	CUdeviceptr dptr;
+} CUDA_MEM_ALLOC_NODE_PARAMS_v2;
+
+typedef struct CUDA_MEM_FREE_NODE_PARAMS_st {
+	CUdeviceptr dptr;
+} CUDA_MEM_FREE_NODE_PARAMS;
+
+/* The other members of the union (kernel, memcpy, ...) are not needed:
+ * reserved1 gives it its size. */
+typedef struct CUgraphNodeParams_st {
+	CUgraphNodeType type;
+	int reserved0[3];
+	union {
+		long long reserved1[29];
+		CUDA_MEM_ALLOC_NODE_PARAMS_v2 alloc;
+		CUDA_MEM_FREE_NODE_PARAMS free;
+	};
+	long long reserved2;
+} CUgraphNodeParams;
+
 typedef enum CUgraphInstantiateResult_enum {
 	CUDA_GRAPH_INSTANTIATE_SUCCESS = 0,
 	CUDA_GRAPH_INSTANTIATE_ERROR = 1,
@@ -249,6 +281,37 @@ struct cudaMemAllocNodeParams {
 	size_t accessDescCount;
 	size_t bytesize;
 	void *dptr;
+};
+
+typedef struct cudaGraphEdgeData_st cudaGraphEdgeData;
+
+enum cudaGraphNodeType {
+	cudaGraphNodeTypeEmpty = 0x05,
+	cudaGraphNodeTypeMemAlloc = 0x0a,
+	cudaGraphNodeTypeMemFree = 0x0b,
+};
+
+struct cudaMemAllocNodeParamsV2 {
+	struct cudaMemPoolProps poolProps;
+	const void *accessDescs;
+	size_t accessDescCount;
+	size_t bytesize;
+	void *dptr;
+};
+
+struct cudaMemFreeNodeParams {
+	void *dptr;
+};
+
+struct cudaGraphNodeParams {
+	enum cudaGraphNodeType type;
+	int reserved0[3];
+	union {
+		long long reserved1[29];
+		struct cudaMemAllocNodeParamsV2 alloc;
+		struct cudaMemFreeNodeParams free;
+	};
+	long long reserved2;
 };
 
 typedef struct cudaGraphInstantiateParams_st {

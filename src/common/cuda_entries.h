@@ -56,6 +56,7 @@ X(cuMemAllocHost_v2,                  DRIVER,  alloc,              cuMemAllocHos
 X(cuMemFreeHost,                      DRIVER,  free,               cuMemFreeHost,                  PINNED,  NONE,             void *) \
 X(cuGraphAddMemAllocNode,             DRIVER,  graph_alloc_node,   cuGraphAddMemAllocNode,         DEVICE,  GRAPH,            CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *) \
 X(cuGraphAddMemFreeNode,              DRIVER,  graph_free_node,    cuGraphAddMemFreeNode,          DEVICE,  GRAPH,            CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr) \
+X(cuGraphAddNode_v2,                  DRIVER,  add_node,           cuGraphAddNode_v2,              DEVICE,  GRAPH,            CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUgraphNodeParams *) \
 X(cuGraphInstantiateWithFlags,        DRIVER,  instantiate,        cuGraphInstantiateWithFlags,    NONE,    GRAPH,            CUgraphExec *, CUgraph, unsigned long long) \
 X(cuGraphInstantiateWithParams,       DRIVER,  instantiate_params, cuGraphInstantiateWithParams,   NONE,    GRAPH,            CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *) \
 X(cuGraphInstantiateWithParams_ptsz,  DRIVER,  instantiate_params, cuGraphInstantiateWithParams,   NONE,    GRAPH_PER_THREAD, CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *) \
@@ -87,6 +88,7 @@ X(cudaHostAlloc,                      RUNTIME, alloc,              cudaHostAlloc
 X(cudaFreeHost,                       RUNTIME, free,               cudaFreeHost,                   PINNED,  NONE,             void *) \
 X(cudaGraphAddMemAllocNode,           RUNTIME, graph_alloc_node,   cudaGraphAddMemAllocNode,       DEVICE,  GRAPH,            cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, struct cudaMemAllocNodeParams *) \
 X(cudaGraphAddMemFreeNode,            RUNTIME, graph_free_node,    cudaGraphAddMemFreeNode,        DEVICE,  GRAPH,            cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, size_t, void *) \
+X(cudaGraphAddNode,                   RUNTIME, add_node,           cudaGraphAddNode,               DEVICE,  GRAPH,            cudaGraphNode_t *, cudaGraph_t, const cudaGraphNode_t *, const cudaGraphEdgeData *, size_t, struct cudaGraphNodeParams *) \
 X(cudaGraphInstantiate,               RUNTIME, instantiate,        cudaGraphInstantiate,           NONE,    GRAPH,            cudaGraphExec_t *, cudaGraph_t, unsigned long long) \
 X(cudaGraphInstantiateWithFlags,      RUNTIME, instantiate,        cudaGraphInstantiateWithFlags,  NONE,    GRAPH,            cudaGraphExec_t *, cudaGraph_t, unsigned long long) \
 X(cudaGraphInstantiateWithParams,     RUNTIME, instantiate_params, cudaGraphInstantiateWithParams, NONE,    GRAPH,            cudaGraphExec_t *, cudaGraph_t, cudaGraphInstantiateParams *) \

@@ -38,7 +38,8 @@
  * CUDA graphs, as far as their memory goes: a memory-alloc node gets its
  * address when it is added (a fresh one, from the reserved-range bump
  * allocator) and its memory only when an executable graph holding it is
- * launched; a free node, cuMemFree or cuMemFreeAsync gives it back.  A
+ * launched; a free node, cuMemFree or cuMemFreeAsync gives it back
+ * (cuGraphAddNode makes these two nodes, and no other type).  A
  * relaunch while the graph's own allocations are still live fails, unless
  * the graph was instantiated with AUTO_FREE_ON_LAUNCH.  Streams made by
  * cuStreamCreate can be captured: cuMemAllocAsync and cuMemFreeAsync on a
@@ -1275,6 +1276,40 @@ CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	return r;
 }
 
+/*
+ * The generic node: a memory node as the two calls above make it (this
+ * library's own, -Bsymbolic-functions, never a preloaded wrapper of
+ * them), its edge data ignored; the other node types are not faked.
+ */
+CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+			   const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+			   size_t numDependencies, CUgraphNodeParams *nodeParams)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS p = { 0 };
+	CUresult r = check_init();
+
+	if (r)
+		return r;
+	if (!nodeParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (nodeParams->type) {
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		p.poolProps = nodeParams->alloc.poolProps;
+		p.accessDescs = nodeParams->alloc.accessDescs;
+		p.accessDescCount = nodeParams->alloc.accessDescCount;
+		p.bytesize = nodeParams->alloc.bytesize;
+		r = cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, &p);
+		if (r == CUDA_SUCCESS)
+			nodeParams->alloc.dptr = p.dptr;
+		return r;
+	case CU_GRAPH_NODE_TYPE_MEM_FREE:
+		return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies,
+					     nodeParams->free.dptr);
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
 static CUresult instantiate(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
 {
 	struct fgraph *g, *e;
@@ -1591,6 +1626,8 @@ static const struct proc procs[] = {
 	SELF(cuGraphCreate),
 	SELF(cuGraphAddMemAllocNode),
 	SELF(cuGraphAddMemFreeNode),
+	SINCE("cuGraphAddNode", 12030, cuGraphAddNode_v2),
+	SELF(cuGraphAddNode_v2),
 	SINCE("cuGraphInstantiate", 12000, cuGraphInstantiateWithFlags),
 	SELF(cuGraphInstantiateWithFlags),
 	SELF(cuGraphInstantiateWithParams),

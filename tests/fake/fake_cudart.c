@@ -56,6 +56,7 @@ static struct {
 	typeof(cuGraphCreate) *graph_create;
 	typeof(cuGraphAddMemAllocNode) *graph_add_mem_alloc_node;
 	typeof(cuGraphAddMemFreeNode) *graph_add_mem_free_node;
+	typeof(cuGraphAddNode_v2) *graph_add_node;
 	typeof(cuGraphInstantiateWithFlags) *graph_instantiate;
 	typeof(cuGraphInstantiateWithParams) *graph_instantiate_with_params;
 	typeof(cuGraphInstantiateWithParams) *graph_instantiate_with_params_ptsz;
@@ -111,6 +112,7 @@ static const struct want {
 	{ "cuGraphCreate", 10000, 0, &drv.graph_create },
 	{ "cuGraphAddMemAllocNode", 11040, 0, &drv.graph_add_mem_alloc_node },
 	{ "cuGraphAddMemFreeNode", 11040, 0, &drv.graph_add_mem_free_node },
+	{ "cuGraphAddNode", 12030, 0, &drv.graph_add_node },
 	{ "cuGraphInstantiate", 12000, 0, &drv.graph_instantiate },
 	{ "cuGraphInstantiateWithParams", 12000, 0, &drv.graph_instantiate_with_params },
 	{ "cuGraphInstantiateWithParams", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
@@ -602,6 +604,47 @@ cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t gra
 		     rt_error(drv.graph_add_mem_free_node((CUgraphNode *)pGraphNode, (CUgraph)graph,
 							  (const CUgraphNode *)pDependencies,
 							  numDependencies, to_dptr(dptr)));
+}
+
+/* The generic node, its memory types translated to the driver's; the
+ * other types are not faked. */
+cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+			     const cudaGraphNode_t *pDependencies,
+			     const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+			     struct cudaGraphNodeParams *nodeParams)
+{
+	CUgraphNodeParams p = { 0 };
+	cudaError_t err = rt_enter();
+
+	if (err)
+		return err;
+	if (!nodeParams)
+		return cudaErrorInvalidValue;
+	switch (nodeParams->type) {
+	case cudaGraphNodeTypeMemAlloc:
+		p.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+		p.alloc.poolProps.allocType =
+			(CUmemAllocationType)nodeParams->alloc.poolProps.allocType;
+		p.alloc.poolProps.handleTypes =
+			(CUmemAllocationHandleType)nodeParams->alloc.poolProps.handleTypes;
+		p.alloc.poolProps.location.type =
+			(CUmemLocationType)nodeParams->alloc.poolProps.location.type;
+		p.alloc.poolProps.location.id = nodeParams->alloc.poolProps.location.id;
+		p.alloc.bytesize = nodeParams->alloc.bytesize;
+		break;
+	case cudaGraphNodeTypeMemFree:
+		p.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+		p.free.dptr = to_dptr(nodeParams->free.dptr);
+		break;
+	default:
+		return cudaErrorNotSupported;
+	}
+	err = rt_error(drv.graph_add_node(
+		(CUgraphNode *)pGraphNode, (CUgraph)graph, (const CUgraphNode *)pDependencies,
+		(const CUgraphEdgeData *)dependencyData, numDependencies, &p));
+	if (!err && p.type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+		nodeParams->alloc.dptr = to_ptr(p.alloc.dptr);
+	return err;
 }
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,

@@ -564,6 +564,36 @@ static inline int graph_free_node_after(struct gs_hook *h, const void *graph, ui
 	return h->r;
 }
 
+/* add_node: (node out, graph, deps, edge data, ndeps, params), the
+ * generic node of cuGraphAddNode / cudaGraphAddNode, its params the
+ * runtime's struct or the driver's: a memory-alloc node is recorded as
+ * graph_alloc_node records one, a memory-free node as graph_free_node;
+ * a node of any other type is not memory. */
+static inline int add_node_after(struct gs_hook *h, const void *graph, const void *params)
+{
+	if (!h->bound)
+		return h->r;
+	if (h->outer && h->r == GS_OK && params && h->e->runtime) {
+		const struct cudaGraphNodeParams *p = params;
+
+		if (p->type == cudaGraphNodeTypeMemAlloc)
+			graph_node_alloc(graph, GS_ADDR(p->alloc.dptr), p->alloc.bytesize,
+					 p->alloc.poolProps.location.id, h->e->api, h->door);
+		else if (p->type == cudaGraphNodeTypeMemFree)
+			graph_node_free(graph, GS_ADDR(p->free.dptr));
+	} else if (h->outer && h->r == GS_OK && params) {
+		const CUgraphNodeParams *p = params;
+
+		if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+			graph_node_alloc(graph, p->alloc.dptr, p->alloc.bytesize,
+					 p->alloc.poolProps.location.id, h->e->api, h->door);
+		else if (p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
+			graph_node_free(graph, p->free.dptr);
+	}
+	hook_leave();
+	return h->r;
+}
+
 /* instantiate: (exec out, graph, flags). */
 static inline int instantiate_after(struct gs_hook *h, const void *exec, const void *graph,
 				    unsigned long long flags)
@@ -698,6 +728,8 @@ static inline int lookup_after(struct gs_hook *h, void **pfn)
 #define GS_AFTER_graph_alloc_node(h)		 graph_alloc_node_after(h, a1, a4)
 #define GS_BEFORE_graph_free_node(h, e, d, b)	 hook_enter_before(h, e, d, b)
 #define GS_AFTER_graph_free_node(h)		 graph_free_node_after(h, a1, GS_ADDR(a4))
+#define GS_BEFORE_add_node(h, e, d, b)		 hook_enter_before(h, e, d, b)
+#define GS_AFTER_add_node(h)			 add_node_after(h, a1, a5)
 #define GS_BEFORE_instantiate(h, e, d, b)	 hook_enter_before(h, e, d, b)
 #define GS_AFTER_instantiate(h)			 instantiate_after(h, a0, a1, a2)
 #define GS_BEFORE_instantiate_params(h, e, d, b) hook_enter_before(h, e, d, b)

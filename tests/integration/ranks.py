@@ -1,1 +1,151 @@
 #!/usr/bin/env python3
+"""Two ranks of a data-parallel job on the fake driver's two devices
+(GPUSPY_FAKE_DEVICES=2), run as torchrun runs them: one gpuspy run, one
+process per rank with RANK and LOCAL_RANK set, each on cudaSetDevice(LOCAL_RANK)
+(tests/integration/ranks_prog.c).
+
+  A  rank 1 keeps to its device 1: no finding anywhere (no WRONG DEVICE,
+     no "wrong_device" in the JSON of report and merge, no
+     gpuspy_wrong_device_bytes series).
+  B  rank 1 also makes device 0 current and holds 512 MiB there: report
+     and merge name it in one line, "rank 1 (LOCAL_RANK 1, its device 1)
+     holds 512.0 MiB on device 0: allocations", with the allocating call's
+     line (ranks_prog.c, "LINE wrong"); their JSON has the exact bytes;
+     rank 0 is named nowhere.  Rank 1's endpoint (GPUSPY_PROMETHEUS) serves
+     gpuspy_wrong_device_bytes{device="0",own_device="1",rank="1"} with the
+     exact bytes, and promtool finds the page clean.
+
+Usage: ranks.py LIBGPUSPY GPUSPY FAKE_DIR RANKS_PROG RANKS_PROG_C [PROMTOOL]"""
+import os
+import re
+import subprocess
+import sys
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
+lib, cli, fake, prog, prog_c = sys.argv[1:6]
+promtool = sys.argv[6] if len(sys.argv) > 6 else ""
+lib = harness.preload(os.path.abspath(lib))
+prog = os.path.abspath(prog)
+MiB = 1 << 20
+OWN0, OWN1, WRONG = 1 * MiB, 2 * MiB, 512 * MiB
+env = harness.clean_env(fake, RANK=None, LOCAL_RANK=None, GPUSPY_FAKE_DEVICES=2,
+                        GPUSPY_LIBRARY=lib, GPUSPY_QUIET=1, GPUSPY_INTERVAL="20ms")
+gpuspy = harness.Cli(cli, env=env)
+
+
+def eq(what, want, have):
+    """A check that HAVE is WANT, both said when not."""
+    return check(want == have, what, "want %r\n have %r" % (want, have))
+
+
+def line_of(tag):
+    for i, text in enumerate(open(prog_c), 1):
+        if "LINE " + tag in text:
+            return i
+    raise SystemExit("no LINE %s in %s" % (tag, prog_c))
+
+
+def job(fault):
+    """One gpuspy run of both ranks; its run directory."""
+    out = os.path.join(harness.tempdir(), "out")
+    rank1 = [prog, str(OWN1)] + (["wrong", "0", str(WRONG)] if fault else [])
+    script = ('RANK=0 LOCAL_RANK=0 "$0" %d & RANK=1 LOCAL_RANK=1 "$0" %s; wait' %
+              (OWN0, " ".join(rank1[1:])))
+    r = gpuspy("run", "-o", out, "--", "sh", "-c", script, prog)
+    check(r.returncode == 0, "gpuspy run of both ranks exits 0", r.stderr[-500:])
+    eq("processes in the run directory", 2, len(harness.process_dirs(out)))
+    return out
+
+
+verdict = "rank 1 (LOCAL_RANK 1, its device 1) holds 512.0 MiB on device 0: allocations"
+site = "512.0 MiB in 1 allocation by cudaMalloc at hold_wrong (ranks_prog.c:%d)" % line_of(
+    "wrong")
+
+for fault in (False, True):
+    name = "B (rank 1 on device 0 too)" if fault else "A (each rank on its own)"
+    out = job(fault)
+    text = gpuspy("report", out)
+    check(text.returncode == 0, name + ": report reads the run", text.stderr[-300:])
+    merged = gpuspy("merge", out)
+    check(merged.returncode == 0, name + ": merge reads the run", merged.stderr[-300:])
+    rj = gpuspy.json("report", "--format", "json", out) or {}
+    mj = gpuspy.json("merge", "--format", "json", out) or {}
+    if not fault:
+        check("WRONG DEVICE" not in text.stdout and "wrong device" not in text.stdout,
+              name + ": report names no wrong device", text.stdout[:800])
+        check("WRONG DEVICE" not in merged.stdout, name + ": merge names none")
+        check("wrong_device" not in rj and "wrong_device" not in mj,
+              name + ": no wrong_device in the JSON of report and merge")
+        continue
+    for what, t in (("report", text.stdout), ("merge", merged.stdout)):
+        sec = t.split("\nWRONG DEVICE\n", 1)
+        check(len(sec) == 2, "%s: %s has a WRONG DEVICE section" % (name, what), t[:800])
+        body = sec[-1].split("\n\n", 1)[0].splitlines()
+        eq("%s: %s's WRONG DEVICE" % (name, what), ["  " + verdict, "    " + site], body)
+    check("  wrong device:     rank 1 holds 512.0 MiB on device 0, not its device 1 "
+          "(see WRONG DEVICE)" in text.stdout, name + ": report's SUMMARY says it")
+    for what, doc in (("report", rj), ("merge", mj)):
+        w = doc.get("wrong_device", [])
+        eq("%s: %s's wrong_device findings" % (name, what), 1, len(w))
+        if len(w) != 1:
+            continue
+        w = w[0]
+        eq(name + ": " + what + ": the finding",
+             dict(rank=1, local_rank=1, own_device=1, device=0, bytes=WRONG,
+                  allocations_bytes=WRONG, context_bytes=0, what="allocations", line=verdict),
+             {k: w.get(k) for k in ("rank", "local_rank", "own_device", "device", "bytes",
+                                    "allocations_bytes", "context_bytes", "what", "line")})
+        sites = w.get("sites", [])
+        eq(name + ": " + what + ": its site",
+             [("hold_wrong (ranks_prog.c:%d)" % line_of("wrong"), "cudaMalloc", WRONG, 1)],
+             [(s.get("name"), s.get("api"), s.get("bytes"), s.get("allocations"))
+              for s in sites])
+
+# The endpoint of rank 1, alive while scraped: the series, exact, in each
+# variant; absent where rank 1 keeps to its device.
+for fault in (False, True):
+    name = "B" if fault else "A"
+    out = harness.tempdir()
+    argv = [prog, str(OWN1)] + (["wrong", "0", str(WRONG)] if fault else []) + ["hold"]
+    e = dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, RANK="1", LOCAL_RANK="1",
+             GPUSPY_PROMETHEUS="127.0.0.1:0")
+    p = subprocess.Popen(argv, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    addr = harness.wait_file(os.path.join(out, "*", "prometheus"), lambda t: t.endswith("\n"),
+                             proc=p)
+    check(addr is not None, name + ": rank 1's endpoint is up")
+    want_tracked = 'gpuspy_tracked_bytes{device="1"} %d' % OWN1
+
+    def scrape():
+        try:
+            with urllib.request.urlopen("http://%s/metrics" % addr.strip(), timeout=5) as r:
+                page = r.read().decode()
+        except OSError:
+            return None
+        # the sample after the last allocation
+        done = want_tracked in page and (not fault or 'device="0"} %d' % WRONG in page)
+        return page if done else None
+
+    page = harness.wait_for(scrape, proc=p) if addr else None
+    check(page is not None, name + ": the endpoint serves the state after every allocation")
+    p.stdin.close()
+    p.wait(timeout=30)
+    eq(name + ": rank 1 exits 0", 0, p.returncode)
+    if page is None:
+        continue
+    series = re.findall(r"^gpuspy_wrong_device_bytes(\{[^}]*\}) (\d+)$", page, re.M)
+    if fault:
+        eq(name + ": gpuspy_wrong_device_bytes", [('{device="0",own_device="1",rank="1"}',
+                                                    str(WRONG))], series)
+    else:
+        eq(name + ": no gpuspy_wrong_device_bytes series", [], series)
+    if promtool:
+        pt = harness.run([promtool, "check", "metrics"], input=page)
+        check(pt.returncode == 0, name + ": promtool check metrics: clean",
+              pt.stdout + pt.stderr)
+
+sys.exit(harness.done())

@@ -5,9 +5,11 @@
  * (cuda.set_device(LOCAL_RANK)), and holds OWN bytes there; with
  * "wrong DEVICE BYTES" it then also makes DEVICE current and holds BYTES
  * there, the fault of a rank that allocates on device 0 rather than its
- * own.  Both are held to exit.  It prints the pid and what it did.
+ * own.  Both are held to exit.  It prints the pid and what it did; with
+ * "hold" last, it then waits for the end of its standard input (a test
+ * scraping its endpoint meanwhile).
  *
- * Usage: ranks_prog OWN [wrong DEVICE BYTES]
+ * Usage: ranks_prog OWN [wrong DEVICE BYTES] [hold]
  */
 #include <unistd.h>
 
@@ -39,5 +41,9 @@ int main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[2], "wrong") == 0)
 		hold_wrong((int)arg_size(argc, argv, 3), arg_size(argc, argv, 4));
 	printf("ranks_prog: pid %d, device %d\n", (int)getpid(), dev);
+	fflush(stdout);
+	if (strcmp(argv[argc - 1], "hold") == 0)
+		while (getchar() != EOF)
+			;
 	return 0;
 }

@@ -14,8 +14,15 @@ process per rank with RANK and LOCAL_RANK set, each on cudaSetDevice(LOCAL_RANK)
      rank 0 is named nowhere.  Rank 1's endpoint (GPUSPY_PROMETHEUS) serves
      gpuspy_wrong_device_bytes{device="0",own_device="1",rank="1"} with the
      exact bytes, and promtool finds the page clean.
+  C  with the fake NVML (its one GPU is the fake driver's device 0), rank
+     1 running: NVML says it holds 300 MiB on device 0 and it allocated
+     nothing there (a context made there, the commonest form of the
+     fault): report of its snapshot says "... holds 300.0 MiB on device 0:
+     context", the endpoint the same bytes; with 512 MiB allocated there
+     and NVML's 600 MiB, "600.0 MiB ...: context and allocations", 88 MiB
+     of context.
 
-Usage: ranks.py LIBGPUSPY GPUSPY FAKE_DIR RANKS_PROG RANKS_PROG_C [PROMTOOL]"""
+Usage: ranks.py LIBGPUSPY GPUSPY FAKE_DIR NVML_DIR RANKS_PROG RANKS_PROG_C [PROMTOOL]"""
 import os
 import re
 import subprocess
@@ -26,8 +33,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import harness  # noqa: E402
 from harness import check  # noqa: E402
 
-lib, cli, fake, prog, prog_c = sys.argv[1:6]
-promtool = sys.argv[6] if len(sys.argv) > 6 else ""
+lib, cli, fake, nvml_dir, prog, prog_c = sys.argv[1:7]
+promtool = sys.argv[7] if len(sys.argv) > 7 else ""
 lib = harness.preload(os.path.abspath(lib))
 prog = os.path.abspath(prog)
 MiB = 1 << 20
@@ -105,14 +112,21 @@ for fault in (False, True):
              [(s.get("name"), s.get("api"), s.get("bytes"), s.get("allocations"))
               for s in sites])
 
-# The endpoint of rank 1, alive while scraped: the series, exact, in each
-# variant; absent where rank 1 keeps to its device.
-for fault in (False, True):
-    name = "B" if fault else "A"
+# Rank 1 alive, its endpoint scraped and its snapshot read meanwhile:
+# A and B without NVML (allocations only), C with the fake NVML.
+cases = [
+    ("A", [], None, None),
+    ("B", ["wrong", "0", str(WRONG)], None, WRONG),
+    ("C, context only", [], 300 * MiB, 300 * MiB),
+    ("C, context and allocations", ["wrong", "0", str(WRONG)], 600 * MiB, 600 * MiB),
+]
+for name, extra, nvml, want in cases:
     out = harness.tempdir()
-    argv = [prog, str(OWN1)] + (["wrong", "0", str(WRONG)] if fault else []) + ["hold"]
+    argv = [prog, str(OWN1)] + extra + ["hold"]
     e = dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, RANK="1", LOCAL_RANK="1",
              GPUSPY_PROMETHEUS="127.0.0.1:0")
+    if nvml is not None:
+        e.update(LD_LIBRARY_PATH=fake + ":" + nvml_dir, FAKE_NVML_PROCESS_USED=str(nvml))
     p = subprocess.Popen(argv, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     addr = harness.wait_file(os.path.join(out, "*", "prometheus"), lambda t: t.endswith("\n"),
@@ -127,22 +141,38 @@ for fault in (False, True):
         except OSError:
             return None
         # the sample after the last allocation
-        done = want_tracked in page and (not fault or 'device="0"} %d' % WRONG in page)
+        done = want_tracked in page and (not extra or 'device="0"} %d' % WRONG in page)
         return page if done else None
 
     page = harness.wait_for(scrape, proc=p) if addr else None
     check(page is not None, name + ": the endpoint serves the state after every allocation")
+    snap = None
+    if nvml is not None:
+        # the snapshot after the last allocation, with NVML's view
+        snap = harness.wait_snapshot(out, lambda d: d.get("outside") and (
+            not extra or any(x.get("device") == 0 and x.get("live_bytes") == WRONG
+                             for x in d.get("devices", []))), proc=p)
+        check(snap is not None, name + ": a snapshot with NVML's view")
+        rj = gpuspy.json("report", "--format", "json", out) or {}
+        w = rj.get("wrong_device", [])
+        ctx = want - (WRONG if extra else 0)
+        what = "context and allocations" if extra else "context"
+        eq(name + ": the finding of the snapshot",
+           [dict(device=0, own_device=1, bytes=want, allocations_bytes=want - ctx,
+                 context_bytes=ctx, nvml=True, what=what,
+                 line="rank 1 (LOCAL_RANK 1, its device 1) holds %.1f MiB on device 0: %s"
+                 % (want / MiB, what))],
+           [{k: x.get(k) for k in ("device", "own_device", "bytes", "allocations_bytes",
+                                   "context_bytes", "nvml", "what", "line")} for x in w])
+        check(all("sites" not in x for x in w), name + ": a snapshot names no sites")
     p.stdin.close()
     p.wait(timeout=30)
     eq(name + ": rank 1 exits 0", 0, p.returncode)
     if page is None:
         continue
     series = re.findall(r"^gpuspy_wrong_device_bytes(\{[^}]*\}) (\d+)$", page, re.M)
-    if fault:
-        eq(name + ": gpuspy_wrong_device_bytes", [('{device="0",own_device="1",rank="1"}',
-                                                    str(WRONG))], series)
-    else:
-        eq(name + ": no gpuspy_wrong_device_bytes series", [], series)
+    eq(name + ": gpuspy_wrong_device_bytes",
+       [('{device="0",own_device="1",rank="1"}', str(want))] if want else [], series)
     if promtool:
         pt = harness.run([promtool, "check", "metrics"], input=page)
         check(pt.returncode == 0, name + ": promtool check metrics: clean",

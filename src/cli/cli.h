@@ -103,6 +103,7 @@ struct cli_loaded {
 	struct symbolizer *sym;
 	struct rd_report rep;
 	struct rd_wrong_list wrong; /* rep.wrong: the ranks on a device not their own */
+	struct rd_ranks ranks;	    /* rep.ranks: gpuspy merge's PER RANK */
 	/* --format (format.h); report: also the export for other tools, of
 	 * the state at exit, at the peak (PEAK) or at the last mark AT */
 	const struct format *format;

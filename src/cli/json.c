@@ -983,6 +983,49 @@ static json_t *merge_site_json(const struct rd_report *r, const struct rd_report
 	return o;
 }
 
+/* "per_rank" of gpuspy-merge/1 (wrong_device.h, rd_ranks). */
+static json_t *ranks_json(const struct rd_ranks *k, size_t nprocs)
+{
+	static const char *const keys[RD_RANK_FIGURES] = { "own_device_bytes", "library_bytes",
+							   "elsewhere_bytes" };
+	json_t *o = json_object(), *procs = json_array(), *spread = json_object();
+
+	for (size_t i = 0; procs && i < nprocs; i++) {
+		json_t *p = json_object();
+
+		json_object_set_new(p, "index", json_integer((json_int_t)i));
+		if (k->own[i] >= 0)
+			json_object_set_new(p, "own_device", json_integer(k->own[i]));
+		for (int f = 0; f < RD_RANK_FIGURES; f++)
+			if (k->v[f][i] >= 0)
+				json_object_set_new(p, keys[f], json_integer(k->v[f][i]));
+		json_array_append_new(procs, p);
+	}
+	for (int f = 0; spread && f < RD_RANK_FIGURES; f++) {
+		const struct rd_rank_spread *sp = &k->spread[f];
+		json_t *s = json_object();
+
+		json_object_set_new(s, "min", json_integer(sp->min));
+		json_object_set_new(s, "median", json_integer(sp->median));
+		json_object_set_new(s, "max", json_integer(sp->max));
+		json_object_set_new(s, "outlier",
+				    sp->outlier >= 0 ? json_integer(sp->outlier) : json_null());
+		json_object_set_new(spread, keys[f], s);
+	}
+	json_object_set_new(o, "processes", procs);
+	json_object_set_new(o, "spread", spread);
+	if (!o || json_object_size(o) != 2 || json_array_size(procs) != nprocs) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static bool has_ranks(const struct rd_report *r)
+{
+	return r->ranks && r->ranks->present;
+}
+
 int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,
 		     size_t top)
 {
@@ -1005,6 +1048,8 @@ int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 	if (r->nunreadable)
 		json_object_set_new(root, "unreadable", json_unreadable_array(r));
 	json_object_set_new(root, "spread", json_spreads_object(r->spread));
+	if (has_ranks(r))
+		json_object_set_new(root, "per_rank", ranks_json(r->ranks, r->nprocs));
 	if (has_wrong(r))
 		json_object_set_new(root, "wrong_device", wrong_json(r));
 	for (size_t i = 0; i < n; i++)
@@ -1013,7 +1058,8 @@ int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 	/* a part that could not be allocated is simply missing: check the
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
-	    json_object_size(root) != 4 + (size_t)(r->nunreadable > 0) + (size_t)has_wrong(r)) {
+	    json_object_size(root) != 4 + (size_t)(r->nunreadable > 0) + (size_t)has_wrong(r) +
+					      (size_t)has_ranks(r)) {
 		e = -ENOMEM;
 		goto out;
 	}

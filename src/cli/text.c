@@ -2305,6 +2305,59 @@ static int merge_print_processes(FILE *out, const struct rd_report *r)
 	return e;
 }
 
+/* PER RANK (wrong_device.h, rd_ranks): each process's memory on its own
+ * device, the libraries' and elsewhere, then their spread; only when some
+ * process has a device of its own. */
+static int merge_print_ranks(FILE *out, const struct rd_report *r)
+{
+	static const char *const header[] = { "#",	 "process",  "device", "on its device",
+					      "library", "elsewhere" };
+	const struct rd_ranks *k = r->ranks;
+	char a[32], name[REPORT_NAME_SIZE];
+	struct table t;
+	int e;
+
+	if (!k || !k->present)
+		return 0;
+	e = table_init(&t, r->nprocs + 1, 6, "rlrrrr");
+	for (size_t c = 0; e == 0 && c < 6; c++)
+		e = table_set(&t, 0, c, "%s", header[c]);
+	for (size_t i = 0; e == 0 && i < r->nprocs; i++) {
+		e = table_set(&t, i + 1, 0, "%zu", i);
+		if (e == 0)
+			e = table_set(&t, i + 1, 1, "%s",
+				      merge_process_name(r, i, name, sizeof(name)));
+		if (e == 0)
+			e = k->own[i] >= 0 ? table_set(&t, i + 1, 2, "%d", k->own[i]) :
+					     table_set(&t, i + 1, 2, "-");
+		for (int f = 0; e == 0 && f < RD_RANK_FIGURES; f++)
+			e = k->v[f][i] >= 0 ? table_set(&t, i + 1, 3 + (size_t)f, "%s",
+							util_human_size(k->v[f][i], a, sizeof(a))) :
+					      table_set(&t, i + 1, 3 + (size_t)f, "-");
+	}
+	if (e == 0) {
+		fputs("\nPER RANK\n", out);
+		table_print(out, &t, "  ");
+		for (int f = 0; f < RD_RANK_FIGURES; f++) {
+			const struct rd_rank_spread *sp = &k->spread[f];
+			char b[32], c[32];
+
+			fprintf(out, "  %-14s min %s, median %s, max %s", rd_rank_figure_name(f),
+				util_human_size(sp->min, a, sizeof(a)),
+				util_human_size(sp->median, b, sizeof(b)),
+				util_human_size(sp->max, c, sizeof(c)));
+			if (sp->outlier >= 0)
+				fprintf(out, "; outlier: %s (%s)",
+					merge_process_name(r, (size_t)sp->outlier, name,
+							   sizeof(name)),
+					util_human_size(k->v[f][sp->outlier], a, sizeof(a)));
+			putc('\n', out);
+		}
+	}
+	table_free(&t);
+	return e;
+}
+
 /* The site's first line: the user's line (its headline), api, kind, in
  * how many processes, its labels; then its spreads. */
 static void merge_print_site_line(FILE *out, const struct rd_report *r,
@@ -2391,6 +2444,9 @@ int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 		r->nsites == 1 ? "site" : "sites");
 	text_print_unreadable(out, r, "");
 	e = merge_print_processes(out, r);
+	if (e < 0)
+		return e;
+	e = merge_print_ranks(out, r);
 	if (e < 0)
 		return e;
 	print_wrong(out, r, top);

@@ -207,3 +207,111 @@ const char *rd_wrong_line(const struct rd_report *r, const struct rd_wrong *w, c
 			 util_human_size(w->bytes, a, sizeof(a)), w->fig.device, rd_wrong_what(w));
 	return buf;
 }
+
+const char *rd_rank_figure_name(enum rd_rank_figure f)
+{
+	static const char *const names[RD_RANK_FIGURES] = {
+		[RD_RANK_OWN] = "on its device",
+		[RD_RANK_LIBRARY] = "library",
+		[RD_RANK_ELSEWHERE] = "elsewhere",
+	};
+
+	return names[f];
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of V[0..N-1] but SKIP (-1: none) and the values < 0, sorted
+ * in TMP; of an even count the mean of the two middle ones, rounded down,
+ * as merge_spread's; 0 of none. */
+static int64_t ranks_median(const int64_t *v, size_t n, ssize_t skip, int64_t *tmp)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if ((ssize_t)i != skip && v[i] >= 0)
+			tmp[k++] = v[i];
+	if (k == 0)
+		return 0;
+	qsort(tmp, k, sizeof(*tmp), cmp_i64);
+	return k % 2 ? tmp[k / 2] : tmp[k / 2 - 1] + (tmp[k / 2] - tmp[k / 2 - 1]) / 2;
+}
+
+static void ranks_spread(const int64_t *v, size_t n, int64_t *tmp, struct rd_rank_spread *sp)
+{
+	*sp = (struct rd_rank_spread){ .outlier = -1 };
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < 0)
+			continue;
+		if (sp->n == 0 || v[i] < sp->min)
+			sp->min = v[i];
+		if (sp->n == 0 || v[i] > sp->max)
+			sp->max = v[i];
+		sp->n++;
+	}
+	if (sp->n == 0)
+		return;
+	sp->median = ranks_median(v, n, -1, tmp);
+	for (size_t i = 0; sp->n > 1 && i < n; i++) {
+		int64_t m;
+
+		if (v[i] < 0)
+			continue;
+		m = ranks_median(v, n, (ssize_t)i, tmp);
+		if (v[i] > 2 * m && v[i] - m > RD_RANK_OUTLIER_MIN &&
+		    (sp->outlier < 0 || v[i] > v[sp->outlier]))
+			sp->outlier = (ssize_t)i;
+	}
+}
+
+int rd_ranks_build(const struct rd_report *r, struct rd_ranks *out)
+{
+	size_t n = r->nprocs;
+	int64_t *tmp;
+
+	*out = (struct rd_ranks){ 0 };
+	out->own = calloc(n + 1, sizeof(*out->own));
+	tmp = calloc(n + 1, sizeof(*tmp));
+	for (int f = 0; f < RD_RANK_FIGURES; f++)
+		out->v[f] = calloc(n + 1, sizeof(*out->v[f]));
+	if (!out->own || !tmp || !out->v[0] || !out->v[1] || !out->v[2]) {
+		free(tmp);
+		rd_ranks_clear(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct rd_process *p = r->procs[i];
+		int own = rd_wrong_own_device(p);
+
+		out->own[i] = own;
+		out->present |= own >= 0;
+		out->v[RD_RANK_OWN][i] = out->v[RD_RANK_ELSEWHERE][i] = own >= 0 ? 0 : -1;
+		for (size_t k = 0; own >= 0 && k < p->ndevices; k++)
+			if (p->devices[k].live_bytes > 0)
+				util_add_sat(
+					&out->v[p->devices[k].device == own ? RD_RANK_OWN :
+									      RD_RANK_ELSEWHERE][i],
+					p->devices[k].live_bytes);
+		for (size_t k = 0; k < p->nsites; k++)
+			if (r->site_of[i][k] && r->site_of[i][k]->library &&
+			    p->sites[k].kind != GS_KIND_PINNED && p->sites[k].c.live_bytes > 0)
+				util_add_sat(&out->v[RD_RANK_LIBRARY][i], p->sites[k].c.live_bytes);
+	}
+	for (int f = 0; f < RD_RANK_FIGURES; f++)
+		ranks_spread(out->v[f], n, tmp, &out->spread[f]);
+	free(tmp);
+	return 0;
+}
+
+void rd_ranks_clear(struct rd_ranks *k)
+{
+	free(k->own);
+	for (int f = 0; f < RD_RANK_FIGURES; f++)
+		free(k->v[f]);
+	*k = (struct rd_ranks){ 0 };
+}

@@ -85,4 +85,33 @@ const char *rd_wrong_line(const struct rd_report *r, const struct rd_wrong *w, c
 /* "context and allocations", "allocations" or "context". */
 const char *rd_wrong_what(const struct rd_wrong *w);
 
+/*
+ * gpuspy merge's PER RANK (gpuspy-merge(1)): each process's GPU memory at
+ * the report's moment on its own device, at call sites of the libraries
+ * (NCCL, cuBLAS, ...: classify.h, on any device) and on devices not its
+ * own; for a process with no own device (ranks.h: no verdict), OWN and
+ * ELSEWHERE are -1 and it is left out of their spread.
+ */
+enum rd_rank_figure { RD_RANK_OWN, RD_RANK_LIBRARY, RD_RANK_ELSEWHERE, RD_RANK_FIGURES };
+#define RD_RANK_OUTLIER_MIN (64LL << 20)
+struct rd_rank_spread {
+	int64_t min, median, max; /* over the processes that have the figure */
+	ssize_t outlier;	  /* a process index; -1: none */
+	size_t n;		  /* the processes that have it */
+};
+struct rd_ranks {
+	bool present;		     /* some process has an own device */
+	int *own;		     /* per process: its device, -1: none */
+	int64_t *v[RD_RANK_FIGURES]; /* v[FIGURE][process]; -1: not for it */
+	struct rd_rank_spread spread[RD_RANK_FIGURES];
+};
+/* The outlier of a figure: the process whose value is more than twice the
+ * median of the others' and more than RD_RANK_OUTLIER_MIN above it (the
+ * largest of those), so that of two ranks, one at 0 and one at 512 MiB
+ * elsewhere, the second is named. */
+int rd_ranks_build(const struct rd_report *r, struct rd_ranks *out);
+void rd_ranks_clear(struct rd_ranks *k);
+/* "on its device", "library", "elsewhere" */
+const char *rd_rank_figure_name(enum rd_rank_figure f);
+
 #endif

@@ -39,6 +39,7 @@ lib = harness.preload(os.path.abspath(lib))
 prog = os.path.abspath(prog)
 MiB = 1 << 20
 OWN0, OWN1, WRONG = 1 * MiB, 2 * MiB, 512 * MiB
+NCCL0, NCCL1 = 3 * MiB, 5 * MiB  # each communicator's buffers, on its rank's device
 env = harness.clean_env(fake, RANK=None, LOCAL_RANK=None, GPUSPY_FAKE_DEVICES=2,
                         GPUSPY_LIBRARY=lib, GPUSPY_QUIET=1, GPUSPY_INTERVAL="20ms")
 gpuspy = harness.Cli(cli, env=env)
@@ -59,9 +60,9 @@ def line_of(tag):
 def job(fault):
     """One gpuspy run of both ranks; its run directory."""
     out = os.path.join(harness.tempdir(), "out")
-    rank1 = [prog, str(OWN1)] + (["wrong", "0", str(WRONG)] if fault else [])
-    script = ('RANK=0 LOCAL_RANK=0 "$0" %d & RANK=1 LOCAL_RANK=1 "$0" %s; wait' %
-              (OWN0, " ".join(rank1[1:])))
+    rank1 = [prog, str(OWN1), str(NCCL1)] + (["wrong", "0", str(WRONG)] if fault else [])
+    script = ('RANK=0 LOCAL_RANK=0 "$0" %d %d & RANK=1 LOCAL_RANK=1 "$0" %s; wait' %
+              (OWN0, NCCL0, " ".join(rank1[1:])))
     r = gpuspy("run", "-o", out, "--", "sh", "-c", script, prog)
     check(r.returncode == 0, "gpuspy run of both ranks exits 0", r.stderr[-500:])
     eq("processes in the run directory", 2, len(harness.process_dirs(out)))
@@ -81,6 +82,26 @@ for fault in (False, True):
     check(merged.returncode == 0, name + ": merge reads the run", merged.stderr[-300:])
     rj = gpuspy.json("report", "--format", "json", out) or {}
     mj = gpuspy.json("merge", "--format", "json", out) or {}
+    # PER RANK: each rank's memory on its device (NCCL's included), the
+    # library's, elsewhere; rank 1 the outlier of elsewhere in B only
+    pr = mj.get("per_rank", {})
+    eq(name + ": merge's per_rank",
+       [dict(index=0, own_device=0, own_device_bytes=OWN0 + NCCL0, library_bytes=NCCL0,
+             elsewhere_bytes=0),
+        dict(index=1, own_device=1, own_device_bytes=OWN1 + NCCL1, library_bytes=NCCL1,
+             elsewhere_bytes=WRONG if fault else 0)], pr.get("processes"))
+    eq(name + ": the outlier of elsewhere", 1 if fault else None,
+       pr.get("spread", {}).get("elsewhere_bytes", {}).get("outlier", "absent"))
+    want_row = "  1  rank 1        1        7.0 MiB  5.0 MiB  %s" % (
+        "512.0 MiB" if fault else "      0 B")
+    check(want_row in merged.stdout.splitlines(), name + ": merge's PER RANK row of rank 1",
+          merged.stdout[:1500])
+    check(("elsewhere      min 0 B, median 256.0 MiB, max 512.0 MiB; outlier: rank 1 "
+           "(512.0 MiB)" if fault else "elsewhere      min 0 B, median 0 B, max 0 B")
+          in merged.stdout, name + ": merge's spread of elsewhere", merged.stdout[:1500])
+    check(re.search(r"^nccl_fake_init \(nccl_fake\.c:\d+\) by cudaMalloc \(device\) in 2 of 2 "
+                    r"processes \[library memory: NCCL\]$", merged.stdout, re.M),
+          name + ": merge labels the communicators' buffers NCCL", merged.stdout[:3000])
     if not fault:
         check("WRONG DEVICE" not in text.stdout and "wrong device" not in text.stdout,
               name + ": report names no wrong device", text.stdout[:800])
@@ -122,7 +143,7 @@ cases = [
 ]
 for name, extra, nvml, want in cases:
     out = harness.tempdir()
-    argv = [prog, str(OWN1)] + extra + ["hold"]
+    argv = [prog, str(OWN1), str(NCCL1)] + extra + ["hold"]
     e = dict(env, LD_PRELOAD=lib, GPUSPY_OUTPUT_DIR=out, RANK="1", LOCAL_RANK="1",
              GPUSPY_PROMETHEUS="127.0.0.1:0")
     if nvml is not None:
@@ -132,7 +153,7 @@ for name, extra, nvml, want in cases:
     addr = harness.wait_file(os.path.join(out, "*", "prometheus"), lambda t: t.endswith("\n"),
                              proc=p)
     check(addr is not None, name + ": rank 1's endpoint is up")
-    want_tracked = 'gpuspy_tracked_bytes{device="1"} %d' % OWN1
+    want_tracked = 'gpuspy_tracked_bytes{device="1"} %d' % (OWN1 + NCCL1)
 
     def scrape():
         try:

@@ -1491,10 +1491,19 @@ static void print_wrong(FILE *out, const struct rd_report *r, size_t top)
 		if (w->unsited_bytes > 0)
 			fprintf(out, "    %s at call sites the report folded (GPUSPY_MAX_SITES)\n",
 				util_human_size(w->unsited_bytes, a, sizeof(a)));
-		if (w->fig.allocations > 0 && !w->sites_read)
-			fputs("    (its call sites are named from the live allocations at exit: "
-			      "this process did not exit)\n",
+		if (w->fig.allocations > 0 && !w->sites_read) {
+			const struct rd_process *p = r->procs[w->proc];
+
+			fputs(w->sites_refused ?
+				      "    (its call sites are not named: its "
+				      "allocations.json could not be read)\n" :
+			      p->partial || rd_state_not_exited(p->state) ?
+				      "    (its call sites are named from the live "
+				      "allocations at exit: this process did not exit)\n" :
+				      "    (its call sites are not named: no "
+				      "allocations.json beside its report)\n",
 			      out);
+		}
 	}
 }
 

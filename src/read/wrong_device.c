@@ -164,6 +164,7 @@ int rd_wrong_build(const struct rd_report *r, struct rd_wrong_list *out)
 				.fig = fig[k],
 				.bytes = fig[k].allocations + fig[k].context,
 				.sites_read = have_live,
+				.sites_refused = e < 0,
 			};
 			if (have_live && (e = wrong_sites(r, pi, &live, w)) < 0)
 				break;

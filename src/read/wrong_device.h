@@ -58,6 +58,7 @@ struct rd_wrong {
 	/* the live allocations at exit on DEVICE by site, most first; SITES_READ
 	 * false when the process has none to read (a snapshot) */
 	bool sites_read;
+	bool sites_refused; /* an allocations.json there could not be read */
 	struct rd_wrong_site *sites;
 	size_t nsites;
 	int64_t unsited_bytes; /* of those, at sites the report folded */

@@ -75,7 +75,7 @@ _gpuspy()
 			return 0
 			;;
 		-s | --sections)
-			COMPREPLY=($(compgen -W 'summary oom growth torch processes leaks pinned peak allocations sites totals next' -- "${cur##*,}"))
+			COMPREPLY=($(compgen -W 'summary oom wrong-device growth torch processes leaks pinned peak allocations sites totals next' -- "${cur##*,}"))
 			return 0
 			;;
 		esac

@@ -96,11 +96,14 @@ int cli_parse_count(const char *s, size_t *out);
  * loaded and merged into L->rep.  Returns -1 to go on (print, then
  * cli_report_done), else the exit status to return at once. */
 #include "merge.h"
+#include "wrong_device.h"
 struct format;
 struct cli_loaded {
 	struct rd_process_list list;
 	struct symbolizer *sym;
 	struct rd_report rep;
+	struct rd_wrong_list wrong; /* rep.wrong: the ranks on a device not their own */
+	struct rd_ranks ranks;	    /* rep.ranks: gpuspy merge's PER RANK */
 	/* --format (format.h); report: also the export for other tools, of
 	 * the state at exit, at the peak (PEAK) or at the last mark AT */
 	const struct format *format;

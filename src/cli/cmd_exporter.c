@@ -48,6 +48,7 @@
 #include "print.h"
 #include "prom.h"
 #include "util.h"
+#include "wrong_device.h"
 
 /* The in-process endpoint's default is 9464, and the ranks of a node take
  * the ports above it (9464 + LOCAL_RANK): an exporter beside them takes the
@@ -457,6 +458,8 @@ static int fill(struct served *s)
 		s->devices[i] = (struct prom_device){ (int)p->devices[i].device,
 						      u64(p->devices[i].live_bytes) };
 	pp->devices = s->devices;
+	pp->own_device = rd_wrong_own_device(p);
+	pp->has_own_device = pp->own_device >= 0;
 	pp->ndevices = p->ndevices;
 	/* NVML's view names every process on the GPU: this one's by pid */
 	for (size_t i = 0; p->outside.present && i < p->outside.ngpus; i++) {

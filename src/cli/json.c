@@ -22,6 +22,7 @@
 #include "print.h"
 #include "stacks.h"
 #include "trend.h"
+#include "wrong_device.h"
 #include "util.h"
 
 /* gpuspy report */
@@ -612,6 +613,68 @@ static json_t *oom_json(const struct rd_report_oom *ro)
 /* report --at LABEL, --peak: {"state", "label", "processes",
  * "live_bytes", "sites": [{"number", "name", "live_bytes"}]}, most first;
  * NULL (no such member) on out-of-memory. */
+/* "wrong_device" (wrong_device.h): each rank's memory on a device not its
+ * own, with its verdict line and the sites that allocated it. */
+static json_t *wrong_json(const struct rd_report *r)
+{
+	json_t *a = json_array();
+	char line[REPORT_NAME_SIZE + 160];
+
+	for (size_t i = 0; a && i < r->wrong->n; i++) {
+		const struct rd_wrong *w = &r->wrong->items[i];
+		const struct rd_process *p = r->procs[w->proc];
+		json_t *o = json_object(), *sites = json_array();
+
+		json_object_set_new(o, "process", json_integer((json_int_t)w->proc));
+		json_object_set_new(o, "pid", json_integer(p->pid));
+		if (p->rank >= 0)
+			json_object_set_new(o, "rank", json_integer(p->rank));
+		if (w->local_rank >= 0)
+			json_object_set_new(o, "local_rank", json_integer(w->local_rank));
+		json_object_set_new(o, "own_device", json_integer(w->own));
+		json_object_set_new(o, "device", json_integer(w->fig.device));
+		json_object_set_new(o, "bytes", json_integer(w->bytes));
+		json_object_set_new(o, "allocations_bytes", json_integer(w->fig.allocations));
+		json_object_set_new(o, "context_bytes", json_integer(w->fig.context));
+		json_object_set_new(o, "nvml", json_boolean(w->fig.nvml));
+		json_object_set_new(o, "what", json_string(rd_wrong_what(w)));
+		json_object_set_new(o, "line",
+				    json_string(rd_wrong_line(r, w, line, sizeof(line))));
+		for (size_t k = 0; sites && k < w->nsites; k++) {
+			const struct rd_wrong_site *ws = &w->sites[k];
+			json_t *so = json_object();
+
+			json_object_set_new(so, "key", key_json(ws->site->key));
+			json_object_set_new(so, "name", json_string(merge_site_name(ws->site)));
+			json_object_set_new(so, "api", json_string(ws->site->api));
+			if (ws->site->library)
+				json_object_set_new(so, "library", json_string(ws->site->library));
+			if (ws->line > 0)
+				json_object_set_new(so, "line", json_integer(ws->line));
+			json_object_set_new(so, "bytes", json_integer(ws->bytes));
+			json_object_set_new(so, "allocations", json_integer(ws->allocations));
+			json_array_append_new(sites, so);
+		}
+		if (w->sites_read)
+			json_object_set_new(o, "sites", sites);
+		else
+			json_decref(sites);
+		if (w->unsited_bytes > 0)
+			json_object_set_new(o, "folded_bytes", json_integer(w->unsited_bytes));
+		json_array_append_new(a, o);
+	}
+	if (a && json_array_size(a) != r->wrong->n) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
+static bool has_wrong(const struct rd_report *r)
+{
+	return r->wrong && r->wrong->n > 0;
+}
+
 static json_t *moment_json(const struct rd_report *r, size_t top)
 {
 	const struct rd_stacks *st = r->moment;
@@ -746,6 +809,8 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 		json_array_append_new(ooms, oom_json(&r->ooms[i]));
 	json_object_set(root, "oom", ooms);
 	json_object_set_new(root, "oom_dropped", json_integer(r->oom_dropped));
+	if (has_wrong(r))
+		json_object_set_new(root, "wrong_device", wrong_json(r));
 	if (r->torch.present)
 		json_object_set_new(root, "torch", json_torch_object(&r->torch, top));
 	for (size_t i = 0; i < n; i++)
@@ -779,7 +844,7 @@ json_t *json_report_object(const struct rd_report *r, const struct rd_process_li
 	    json_object_size(root) != 9 + (size_t)r->at_peak + (r->nprocs > 1) +
 					      (size_t)r->torch.present + (list->nunreported > 0) +
 					      (r->folded_sites > 0) + (r->moment != NULL) +
-					      (r->nunreadable > 0) + capped)
+					      (r->nunreadable > 0) + capped + (size_t)has_wrong(r))
 		e = -ENOMEM;
 out:
 	json_decref(procs);
@@ -918,6 +983,49 @@ static json_t *merge_site_json(const struct rd_report *r, const struct rd_report
 	return o;
 }
 
+/* "per_rank" of gpuspy-merge/1 (wrong_device.h, rd_ranks). */
+static json_t *ranks_json(const struct rd_ranks *k, size_t nprocs)
+{
+	static const char *const keys[RD_RANK_FIGURES] = { "own_device_bytes", "library_bytes",
+							   "elsewhere_bytes" };
+	json_t *o = json_object(), *procs = json_array(), *spread = json_object();
+
+	for (size_t i = 0; procs && i < nprocs; i++) {
+		json_t *p = json_object();
+
+		json_object_set_new(p, "index", json_integer((json_int_t)i));
+		if (k->own[i] >= 0)
+			json_object_set_new(p, "own_device", json_integer(k->own[i]));
+		for (int f = 0; f < RD_RANK_FIGURES; f++)
+			if (k->v[f][i] >= 0)
+				json_object_set_new(p, keys[f], json_integer(k->v[f][i]));
+		json_array_append_new(procs, p);
+	}
+	for (int f = 0; spread && f < RD_RANK_FIGURES; f++) {
+		const struct rd_rank_spread *sp = &k->spread[f];
+		json_t *s = json_object();
+
+		json_object_set_new(s, "min", json_integer(sp->min));
+		json_object_set_new(s, "median", json_integer(sp->median));
+		json_object_set_new(s, "max", json_integer(sp->max));
+		json_object_set_new(s, "outlier",
+				    sp->outlier >= 0 ? json_integer(sp->outlier) : json_null());
+		json_object_set_new(spread, keys[f], s);
+	}
+	json_object_set_new(o, "processes", procs);
+	json_object_set_new(o, "spread", spread);
+	if (!o || json_object_size(o) != 2 || json_array_size(procs) != nprocs) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static bool has_ranks(const struct rd_report *r)
+{
+	return r->ranks && r->ranks->present;
+}
+
 int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site **order,
 		     size_t top)
 {
@@ -940,13 +1048,18 @@ int json_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 	if (r->nunreadable)
 		json_object_set_new(root, "unreadable", json_unreadable_array(r));
 	json_object_set_new(root, "spread", json_spreads_object(r->spread));
+	if (has_ranks(r))
+		json_object_set_new(root, "per_rank", ranks_json(r->ranks, r->nprocs));
+	if (has_wrong(r))
+		json_object_set_new(root, "wrong_device", wrong_json(r));
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(sites, merge_site_json(r, order[i]));
 	json_object_set(root, "sites", sites);
 	/* a part that could not be allocated is simply missing: check the
 	 * arrays kept the count they should have */
 	if (json_array_size(procs) != r->nprocs || json_array_size(sites) != n ||
-	    json_object_size(root) != 4 + (r->nunreadable > 0)) {
+	    json_object_size(root) != 4 + (size_t)(r->nunreadable > 0) + (size_t)has_wrong(r) +
+					      (size_t)has_ranks(r)) {
 		e = -ENOMEM;
 		goto out;
 	}

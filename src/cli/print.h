@@ -26,6 +26,7 @@ struct rd_history;
 enum text_section {
 	TEXT_SUMMARY,
 	TEXT_OOM,
+	TEXT_WRONG_DEVICE,
 	TEXT_GROWTH,
 	TEXT_TORCH,
 	TEXT_PROCESSES,

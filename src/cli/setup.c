@@ -186,6 +186,19 @@ int cli_report_load(const char *cmd, struct cli_loaded *l)
 	e = symbolizer_new(&l->sym);
 	if (e == 0)
 		e = merge_build(&l->rep, &l->list, l->sym, &err);
+	if (e == 0) {
+		e = rd_wrong_build(&l->rep, &l->wrong);
+		l->rep.wrong = &l->wrong;
+		if (e == 0)
+			e = rd_ranks_build(&l->rep, &l->ranks);
+		l->rep.ranks = &l->ranks;
+		if (e < 0) {
+			err.msg[0] = '\0';
+			rd_ranks_clear(&l->ranks);
+			rd_wrong_clear(&l->wrong);
+			merge_clear(&l->rep);
+		}
+	}
 	if (e < 0) {
 		cli_print_error(&err, e);
 		symbolizer_free(l->sym);
@@ -209,6 +222,8 @@ int cli_report_done(struct cli_loaded *l, int e)
 		status = EXIT_FAILURE_OTHER;
 	}
 	cli_notices_say(false);
+	rd_ranks_clear(&l->ranks);
+	rd_wrong_clear(&l->wrong);
 	merge_clear(&l->rep);
 	symbolizer_free(l->sym);
 	rd_process_list_clear(&l->list);

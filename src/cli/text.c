@@ -25,6 +25,7 @@
 #include "stacks.h"
 #include "trend.h"
 #include "util.h"
+#include "wrong_device.h"
 
 /* gpuspy report */
 
@@ -1407,17 +1408,25 @@ static void print_not_exited(FILE *out, const struct rd_report *r, size_t n)
 }
 
 const char text_section_names[] =
-	"summary, oom, growth, torch, processes, leaks, pinned, peak, allocations, sites, totals, next";
+	"summary, oom, wrong-device, growth, torch, processes, leaks, pinned, peak, allocations, "
+	"sites, totals, next";
 
 int text_sections_parse(const char *list, unsigned *out, const char **bad, size_t *badlen)
 {
 	static const char *const names[TEXT_SECTIONS] = {
-		[TEXT_SUMMARY] = "summary",	    [TEXT_OOM] = "oom",
-		[TEXT_GROWTH] = "growth",	    [TEXT_TORCH] = "torch",
-		[TEXT_PROCESSES] = "processes",	    [TEXT_LEAKS] = "leaks",
-		[TEXT_PINNED] = "pinned",	    [TEXT_PEAK] = "peak",
-		[TEXT_ALLOCATIONS] = "allocations", [TEXT_SITES] = "sites",
-		[TEXT_TOTALS] = "totals",	    [TEXT_NEXT] = "next",
+		[TEXT_SUMMARY] = "summary",
+		[TEXT_OOM] = "oom",
+		[TEXT_WRONG_DEVICE] = "wrong-device",
+		[TEXT_GROWTH] = "growth",
+		[TEXT_TORCH] = "torch",
+		[TEXT_PROCESSES] = "processes",
+		[TEXT_LEAKS] = "leaks",
+		[TEXT_PINNED] = "pinned",
+		[TEXT_PEAK] = "peak",
+		[TEXT_ALLOCATIONS] = "allocations",
+		[TEXT_SITES] = "sites",
+		[TEXT_TOTALS] = "totals",
+		[TEXT_NEXT] = "next",
 	};
 	unsigned set = 0;
 
@@ -1439,6 +1448,80 @@ int text_sections_parse(const char *list, unsigned *out, const char **bad, size_
 	}
 	*out = set;
 	return 0;
+}
+
+/* WRONG DEVICE (wrong_device.h): each rank's memory on a device not its
+ * own, its verdict line, then the sites that allocated it (at most TOP;
+ * 0: all), most first, each by its one name and the line in that rank. */
+static void print_wrong(FILE *out, const struct rd_report *r, size_t top)
+{
+	char line[REPORT_NAME_SIZE + 160], a[32], b[32];
+
+	if (!r->wrong || r->wrong->n == 0)
+		return;
+	fputs("\nWRONG DEVICE\n", out);
+	for (size_t i = 0; i < r->wrong->n; i++) {
+		const struct rd_wrong *w = &r->wrong->items[i];
+
+		fputs("  ", out);
+		cli_put_clean(out, rd_wrong_line(r, w, line, sizeof(line)));
+		putc('\n', out);
+		if (w->fig.allocations > 0 && w->fig.context > 0)
+			fprintf(out,
+				"    allocations: %s; context: %s (NVML's figure beyond them)\n",
+				util_human_size(w->fig.allocations, a, sizeof(a)),
+				util_human_size(w->fig.context, b, sizeof(b)));
+		for (size_t k = 0; k < w->nsites && (!top || k < top); k++) {
+			const struct rd_wrong_site *ws = &w->sites[k];
+
+			fprintf(out, "    %s in %" PRId64 " %s by ",
+				util_human_size(ws->bytes, a, sizeof(a)), ws->allocations,
+				plural(ws->allocations, "allocation", "allocations"));
+			cli_put_clean(out, ws->site->api);
+			if (ws->site->library)
+				fprintf(out, " [library memory: %s]", ws->site->library);
+			fprintf(out, " at %s", merge_site_name(ws->site));
+			if (ws->site->nlines > 1 && ws->line > 0)
+				fprintf(out, ", line %" PRId64 " here", ws->line);
+			putc('\n', out);
+		}
+		if (top && w->nsites > top)
+			fprintf(out, "    and %zu more call %s\n", w->nsites - top,
+				plural(w->nsites - top, "site", "sites"));
+		if (w->unsited_bytes > 0)
+			fprintf(out, "    %s at call sites the report folded (GPUSPY_MAX_SITES)\n",
+				util_human_size(w->unsited_bytes, a, sizeof(a)));
+		if (w->fig.allocations > 0 && !w->sites_read) {
+			const struct rd_process *p = r->procs[w->proc];
+
+			fputs(w->sites_refused ?
+				      "    (its call sites are not named: its "
+				      "allocations.json could not be read)\n" :
+			      p->partial || rd_state_not_exited(p->state) ?
+				      "    (its call sites are named from the live "
+				      "allocations at exit: this process did not exit)\n" :
+				      "    (its call sites are not named: no "
+				      "allocations.json beside its report)\n",
+			      out);
+		}
+	}
+}
+
+/* "  wrong device:     rank 1 holds 512.0 MiB on device 0 (see WRONG DEVICE)" */
+static void print_wrong_summary(FILE *out, const struct rd_report *r)
+{
+	char name[REPORT_NAME_SIZE], a[32];
+	const struct rd_wrong *w;
+
+	if (!r->wrong || r->wrong->n == 0)
+		return;
+	w = &r->wrong->items[0];
+	fprintf(out, "  wrong device:     %s holds %s on device %" PRId64 ", not its device %d",
+		merge_process_name(r, w->proc, name, sizeof(name)),
+		util_human_size(w->bytes, a, sizeof(a)), w->fig.device, w->own);
+	if (r->wrong->n > 1)
+		fprintf(out, "; %zu more", r->wrong->n - 1);
+	fputs(" (see WRONG DEVICE)\n", out);
 }
 
 /* Every process's counters of each kind of memory, summed. */
@@ -1678,6 +1761,7 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 		print_pool_held(out, r, moment);
 		print_library_summary(out, r);
 		print_limit(out, r);
+		print_wrong_summary(out, r);
 		fprintf(out, "  peak:             %s%s\n",
 			util_human_size(r->peak_bytes, a, sizeof(a)),
 			r->nprocs > 1 ? " (sum of each process's peak)" : "");
@@ -1798,6 +1882,8 @@ int text_print_report(const struct rd_report *r, const struct rd_process_list *l
 	}
 	if (want(o, TEXT_OOM))
 		print_ooms(out, r, top);
+	if (want(o, TEXT_WRONG_DEVICE))
+		print_wrong(out, r, top);
 	/* by live bytes: what a growing site holds now */
 	if (want(o, TEXT_GROWTH))
 		print_section(out, r, SEC_GROWING, "GROWTH SUSPECTS", by_growth, top, shown);
@@ -2228,6 +2314,59 @@ static int merge_print_processes(FILE *out, const struct rd_report *r)
 	return e;
 }
 
+/* PER RANK (wrong_device.h, rd_ranks): each process's memory on its own
+ * device, the libraries' and elsewhere, then their spread; only when some
+ * process has a device of its own. */
+static int merge_print_ranks(FILE *out, const struct rd_report *r)
+{
+	static const char *const header[] = { "#",	 "process",  "device", "on its device",
+					      "library", "elsewhere" };
+	const struct rd_ranks *k = r->ranks;
+	char a[32], name[REPORT_NAME_SIZE];
+	struct table t;
+	int e;
+
+	if (!k || !k->present)
+		return 0;
+	e = table_init(&t, r->nprocs + 1, 6, "rlrrrr");
+	for (size_t c = 0; e == 0 && c < 6; c++)
+		e = table_set(&t, 0, c, "%s", header[c]);
+	for (size_t i = 0; e == 0 && i < r->nprocs; i++) {
+		e = table_set(&t, i + 1, 0, "%zu", i);
+		if (e == 0)
+			e = table_set(&t, i + 1, 1, "%s",
+				      merge_process_name(r, i, name, sizeof(name)));
+		if (e == 0)
+			e = k->own[i] >= 0 ? table_set(&t, i + 1, 2, "%d", k->own[i]) :
+					     table_set(&t, i + 1, 2, "-");
+		for (int f = 0; e == 0 && f < RD_RANK_FIGURES; f++)
+			e = k->v[f][i] >= 0 ? table_set(&t, i + 1, 3 + (size_t)f, "%s",
+							util_human_size(k->v[f][i], a, sizeof(a))) :
+					      table_set(&t, i + 1, 3 + (size_t)f, "-");
+	}
+	if (e == 0) {
+		fputs("\nPER RANK\n", out);
+		table_print(out, &t, "  ");
+		for (int f = 0; f < RD_RANK_FIGURES; f++) {
+			const struct rd_rank_spread *sp = &k->spread[f];
+			char b[32], c[32];
+
+			fprintf(out, "  %-14s min %s, median %s, max %s", rd_rank_figure_name(f),
+				util_human_size(sp->min, a, sizeof(a)),
+				util_human_size(sp->median, b, sizeof(b)),
+				util_human_size(sp->max, c, sizeof(c)));
+			if (sp->outlier >= 0)
+				fprintf(out, "; outlier: %s (%s)",
+					merge_process_name(r, (size_t)sp->outlier, name,
+							   sizeof(name)),
+					util_human_size(k->v[f][sp->outlier], a, sizeof(a)));
+			putc('\n', out);
+		}
+	}
+	table_free(&t);
+	return e;
+}
+
 /* The site's first line: the user's line (its headline), api, kind, in
  * how many processes, its labels; then its spreads. */
 static void merge_print_site_line(FILE *out, const struct rd_report *r,
@@ -2316,6 +2455,10 @@ int text_print_merge(FILE *out, const struct rd_report *r, struct rd_report_site
 	e = merge_print_processes(out, r);
 	if (e < 0)
 		return e;
+	e = merge_print_ranks(out, r);
+	if (e < 0)
+		return e;
+	print_wrong(out, r, top);
 	fputs("\nCALL SITES BY SPREAD", out);
 	if (n < r->nsites)
 		fprintf(out, " (top %zu of %zu call sites)", n, r->nsites);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "prom.h"
+#include "ranks.h"
 #include "utf8.h"
 
 void prom_buf_append(struct prom_buf *b, const char *s, size_t n)
@@ -488,11 +489,73 @@ static bool prom_sample_time(struct prom_ctx *c, size_t i, const char *name, boo
 	return p->has_sample_time;
 }
 
+/* What process P holds on device D beyond its own (ranks.h): the tracked
+ * allocations there and NVML's figure beyond them; -1: D is not one of
+ * its devices. */
+static int64_t prom_wrong_bytes(const struct prom_process *p, int d)
+{
+	int64_t tracked = -1, nvml = -1;
+
+	for (size_t k = 0; k < p->ndevices; k++)
+		if (p->devices[k].ordinal == d)
+			tracked = (int64_t)p->devices[k].tracked;
+	for (size_t k = 0; k < p->nnvml; k++)
+		if (p->nvml[k].index == d && p->nvml[k].has_used)
+			nvml = (int64_t)p->nvml[k].used;
+	if (tracked < 0 && nvml < 0)
+		return -1;
+	if (tracked < 0)
+		tracked = 0;
+	return tracked + ranks_context_bytes(tracked, nvml);
+}
+
+static bool prom_has_label(const struct prom_process *p, const char *name)
+{
+	for (size_t k = 0; k < p->nlabels; k++)
+		if (strcmp(p->labels[k].name, name) == 0)
+			return true;
+	return false;
+}
+
+static bool prom_wrong_device(struct prom_ctx *c, size_t i, const char *name, bool write)
+{
+	const struct prom_process *p = c->procs[i];
+	bool any = false;
+
+	if (!p->has_own_device)
+		return false;
+	/* each device once: those tracked, then NVML's not tracked */
+	for (size_t k = 0; k < p->ndevices + p->nnvml; k++) {
+		int d = k < p->ndevices ? p->devices[k].ordinal : p->nvml[k - p->ndevices].index;
+		struct prom_series s;
+		int64_t v;
+		bool seen = false;
+
+		for (size_t j = 0; k >= p->ndevices && j < p->ndevices; j++)
+			seen |= p->devices[j].ordinal == d;
+		if (seen || d == p->own_device || (v = prom_wrong_bytes(p, d)) < 0)
+			continue;
+		any = true;
+		if (!write)
+			break;
+		prom_begin(&s, c->b, p, name);
+		prom_label_int(&s, "device", d);
+		prom_label_int(&s, "own_device", p->own_device);
+		if (!prom_has_label(p, "rank"))
+			prom_label(&s, "rank", p->rank ? p->rank : "");
+		prom_value(&s, (uint64_t)v);
+	}
+	return any;
+}
+
 static const struct prom_family prom_families[] = {
 	{ "gpuspy_info", "gauge", "The process gpuspy runs in (always 1).", prom_info },
 	{ "gpuspy_tracked_bytes", "gauge",
 	  "GPU memory (device, managed, VMM) live by CUDA ordinal, as tracked by gpuspy.",
 	  prom_tracked },
+	{ "gpuspy_wrong_device_bytes", "gauge",
+	  "GPU memory a rank holds on a device not its own (LOCAL_RANK's): allocations and context.",
+	  prom_wrong_device },
 	{ "gpuspy_live_bytes", "gauge", "Tracked live bytes per kind.", prom_live },
 	{ "gpuspy_peak_bytes", "gauge", "Peak live bytes per kind.", prom_peak },
 	{ "gpuspy_gpu_peak_bytes", "gauge", "Peak of device, managed and VMM bytes live at once.",

@@ -86,6 +86,11 @@ struct prom_process {
 
 	const struct prom_device *devices;
 	size_t ndevices;
+	/* the device its rank owns (ranks.h), for gpuspy_wrong_device_bytes:
+	 * what it holds on each other device of DEVICES and NVML (its index
+	 * taken as the ordinal), allocations and context (ranks_context_bytes) */
+	bool has_own_device;
+	int own_device;
 	const struct prom_nvml *nvml;
 	size_t nnvml;
 	const struct prom_pool *pools;

@@ -15,6 +15,7 @@
 #include "load.h"
 #include "names.h"
 #include "schema.h"
+#include "ranks.h"
 #include "util.h"
 #include "trend.h"
 #include "validate.h"
@@ -879,21 +880,6 @@ static int load_at_peak(const struct vctx *v, json_t *root, struct rd_process *p
 	return 0;
 }
 
-/* A decimal rank, as torchrun and mpirun set it; -1 for anything else. */
-static int64_t parse_rank(const char *s)
-{
-	int64_t x = 0;
-
-	if (!*s || strlen(s) > 9)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		x = x * 10 + (*s - '0');
-	}
-	return x;
-}
-
 /* What the run was: "gpuspy_version", "environment" (checked to be all
  * strings by check_optional), "cuda", all optional. */
 static int load_settings(const struct vctx *v, json_t *root, struct rd_process *p)
@@ -901,11 +887,10 @@ static int load_settings(const struct vctx *v, json_t *root, struct rd_process *
 	struct vctx sub = *v;
 	json_t *obj, *val, *devs;
 	const char *name;
-	int64_t local_rank = -1;
 	size_t i;
 	int r;
 
-	p->rank = -1;
+	p->rank = p->local_rank = -1;
 	if ((r = validate_str(v, root, "gpuspy_version", false, false, &p->version)) < 0 ||
 	    (r = validate_member(v, root, "environment", false, JSON_OBJECT, &obj)) < 0)
 		return r;
@@ -922,14 +907,14 @@ static int load_settings(const struct vctx *v, json_t *root, struct rd_process *
 			p->nenv++;
 			if (!e->name || !e->value)
 				return -ENOMEM;
-			if (strcmp(name, "RANK") == 0)
-				p->rank = parse_rank(e->value);
-			else if (strcmp(name, "LOCAL_RANK") == 0)
-				local_rank = parse_rank(e->value);
+			if (strcmp(name, RANKS_ENV_RANK) == 0)
+				p->rank = ranks_parse(e->value);
+			else if (strcmp(name, RANKS_ENV_LOCAL_RANK) == 0)
+				p->local_rank = ranks_parse(e->value);
 		}
 	}
 	if (p->rank < 0)
-		p->rank = local_rank;
+		p->rank = p->local_rank;
 
 	if ((r = validate_member(v, root, "cuda", false, JSON_OBJECT, &obj)) < 0 || !obj)
 		return r;

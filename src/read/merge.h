@@ -14,6 +14,8 @@
 #include "torch_merge.h"
 
 struct rd_growth_view;
+struct rd_wrong_list;
+struct rd_ranks;
 
 struct rd_report {
 	struct rd_process **procs; /* borrowed from the process list */
@@ -67,6 +69,12 @@ struct rd_report {
 	/* report --at LABEL, --peak: what was live at that moment (stacks.h),
 	 * set and owned as GROWTH is; NULL: no moment asked for */
 	const struct rd_stacks *moment;
+	/* the ranks that hold memory on a device not their own
+	 * (wrong_device.h), set and owned as GROWTH is; NULL: not judged */
+	const struct rd_wrong_list *wrong;
+	/* each rank's memory on its device, the libraries' and elsewhere
+	 * (wrong_device.h), set and owned as GROWTH is; NULL: not built */
+	const struct rd_ranks *ranks;
 	/* key -> site, open addressing */
 	struct rd_report_site **table;
 	size_t table_size;

@@ -465,6 +465,7 @@ struct rd_process {
 	struct rd_env *env; /* "environment", in file order */
 	size_t nenv;
 	int64_t rank;		/* RANK, else LOCAL_RANK, from "environment"; -1: none */
+	int64_t local_rank;	/* LOCAL_RANK alone; -1: none */
 	int64_t driver_version; /* "cuda.driver_version"; 0: unknown */
 	struct rd_gpu *gpus;	/* "cuda.devices" */
 	size_t ngpus;

@@ -8,7 +8,8 @@ instance/host/rank variables), and every query of its panels, variables
 and annotations parsed by Prometheus' own parser: each, with the
 dashboard's variables and Grafana's built-in ones substituted, becomes a
 recording rule of a temporary file given to 'promtool check rules'.  Then
-the per-device panel and the process count are evaluated by 'promtool
+the per-device panel, the process count and the per-rank panels
+(gpuspy_wrong_device_bytes) are evaluated by 'promtool
 test rules' on series shaped as both endpoints serve them (the in-process
 one: host and rank only on gpuspy_info, a target per process; gpuspy
 exporter: host and rank on every series, one target for two ranks), for
@@ -182,7 +183,18 @@ SERIES = [
      'rank="1", command="train.py", version="1"}', 1),
     ('gpuspy_tracked_bytes{instance="node2:9465", job="gpuspy-exporter", host="node2", '
      'rank="1", device="1"}', 400),
+    # rank 1 of each on device 0 too: 512 MiB in-process, 10 MiB through
+    # the exporter (below the count's 64 MiB)
+    ('gpuspy_wrong_device_bytes{instance="node1:9465", job="gpuspy", device="0", '
+     'own_device="1", rank="1"}', 512 << 20),
+    ('gpuspy_wrong_device_bytes{instance="node2:9465", job="gpuspy-exporter", host="node2", '
+     'rank="1", device="0", own_device="1"}', 10 << 20),
 ]
+WIN = ('{instance="node1:9465", rank="1", own_device="1", device="0"}', 512 << 20)
+WEX = ('{instance="node2:9465", host="node2", rank="1", own_device="1", device="0"}', 10 << 20)
+# the same choices -> the per-rank panel's series, and the ranks counted
+WRONG = [([WIN, WEX], 1), ([WIN], 1), ([WIN], 1), ([WEX], 0), ([WEX], 0), ([], 0), ([], 0),
+         ([], 0)]
 IN1 = '{instance="node1:9464", device="0"}'
 IN2 = '{instance="node1:9465", device="1"}'
 EX0 = '{instance="node2:9465", host="node2", rank="0", device="0"}'
@@ -213,7 +225,9 @@ def target(dash, title, ref):
 def evaluate(promtool, tmp, dash, values):
     tracked = target(dash, "Tracked vs NVML vs framework pool", "A")
     count = target(dash, "Processes", "A")
-    if not tracked or not count:
+    wrong = target(dash, "Memory on a device not the rank's own", "A")
+    nwrong = target(dash, "Ranks on a device not their own", "A")
+    if not tracked or not count or not wrong or not nwrong:
         return
     path = os.path.join(tmp, "dashboard-test.yml")
     with open(path, "w") as f:
@@ -222,8 +236,15 @@ def evaluate(promtool, tmp, dash, values):
         for series, v in SERIES:
             f.write(f"      - series: {json.dumps(series)}\n        values: '{v}+0x10'\n")
         f.write("    promql_expr_test:\n")
-        for (inst, host, rank), want, n in CHOICES:
+        for ((inst, host, rank), want, n), (wwant, wn) in zip(CHOICES, WRONG):
             vals = dict(values, instance=inst, host=host, rank=rank)
+            f.write(f"      - expr: {json.dumps(substitute(wrong, vals))}\n"
+                    "        eval_time: 5m\n        exp_samples:" + ("\n" if wwant else " []\n"))
+            for labels, v in wwant:
+                f.write(f"          - labels: {json.dumps(labels)}\n            value: {v}\n")
+            f.write(f"      - expr: {json.dumps(substitute(nwrong, vals))}\n"
+                    f"        eval_time: 5m\n        exp_samples:\n"
+                    f"          - labels: '{{}}'\n            value: {wn}\n")
             f.write(f"      - expr: {json.dumps(substitute(tracked, vals))}\n"
                     "        eval_time: 5m\n        exp_samples:\n")
             for labels, v in want:
@@ -233,7 +254,8 @@ def evaluate(promtool, tmp, dash, values):
                     f"          - labels: '{{}}'\n            value: {n}\n")
     p = subprocess.run([promtool, "test", "rules", path], capture_output=True, text=True,
                        timeout=60)
-    check(p.returncode == 0, f"per-device panel and process count, {len(CHOICES)} choices of "
+    check(p.returncode == 0, f"per-device panel, process count, per-rank panel and its count, "
+          f"{len(CHOICES)} choices of "
           "instance/host/rank, on in-process and exporter series", p.stdout + p.stderr)
 
 

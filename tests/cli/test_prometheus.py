@@ -5,7 +5,7 @@ here on loopback, in a temporary directory, on free ports, with a scrape
 config of a 1 s interval for two targets:
  - inproc: a running job on the fake driver (tests/cli/prom_job.py: a
    leaking site, the pretend PyTorch's pool, the fake NVML of
-   tests/fake/nvml) with GPUSPY_PROMETHEUS=127.0.0.1:0 (the port it took
+   tests/fake/nvml; rank 1 of two fake devices, allocating on device 0) with GPUSPY_PROMETHEUS=127.0.0.1:0 (the port it took
    is read from its process directory's "prometheus" file);
  - exporter: 'gpuspy exporter' over that job's run directory.
 Once both targets are up, Prometheus' HTTP API (/api/v1/query) must give
@@ -67,7 +67,9 @@ def start_job(run_dir):
                LD_PRELOAD=promtest.preload(lib),
                GPUSPY_OUTPUT_DIR=run_dir, GPUSPY_INTERVAL="200ms",
                GPUSPY_PROMETHEUS="127.0.0.1:0", PYTHONPATH=fake_torch, FAKE_C10_CUDA=c10,
-               RANK="0")
+               # rank 1 of two devices, allocating on device 0: the wrong
+               # device (gpuspy_wrong_device_bytes, the dashboard's Per rank)
+               RANK="1", LOCAL_RANK="1", GPUSPY_FAKE_DEVICES="2")
     p = subprocess.Popen([sys.executable, job_script, pyalloc, str(LEAK_MIB)], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = p.stdout.readline()
@@ -220,7 +222,7 @@ def main():
         if rep and by_job.get("exporter"):
             m = by_job["exporter"][0][0]
             check(m.get("site") == rep[0] and m.get("host") == os.uname().nodename
-                  and m.get("rank") == "0",
+                  and m.get("rank") == "1",
                   "exporter: site is the report's key, host and rank labels", m)
         if by_job.get("inproc"):
             # the process's own digest (libgpuspy(7), PROMETHEUS): of the

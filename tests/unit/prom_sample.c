@@ -59,6 +59,9 @@ int main(void)
 	p[1].nsites = 1;
 	p[1].folded_live[GS_KIND_DEVICE] = 100;
 	p[1].folded_sites = 3;
+	/* rank 1 owns device 1 and holds memory on device 0 */
+	p[1].has_own_device = true;
+	p[1].own_device = 1;
 	if (prom_write(&b, procs, 2, 2) < 0)
 		return 1;
 	if (write(1, b.p, b.len) != (ssize_t)b.len)

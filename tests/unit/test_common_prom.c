@@ -201,12 +201,59 @@ static void test_empty(void **state)
 	prom_buf_free(&b);
 }
 
+/* gpuspy_wrong_device_bytes: what a rank holds on each device not its own,
+ * its tracked allocations and NVML's figure beyond them; the rank label
+ * written once, from the extra labels when they have one; nothing
+ * without an own device. */
+static void test_wrong_device(void **state)
+{
+	struct prom_device d[] = { { 0, 512 << 20 }, { 1, 2 << 20 }, { 2, 1 << 20 } };
+	struct prom_nvml nv[] = { { 0, true, false, false, 800 << 20, 0, 0 },
+				  { 1, true, false, false, 900 << 20, 0, 0 },
+				  { 3, true, false, false, 300 << 20, 0, 0 } };
+	struct prom_label l[] = { { "host", "n1" }, { "rank", "3" } };
+	struct prom_process a, *procs[] = { &a };
+	char *t;
+
+	(void)state;
+	fill(&a, NULL, 0);
+	a.devices = d;
+	a.ndevices = 3;
+	a.nvml = nv;
+	a.nnvml = 3;
+	t = page(procs, 1, 20);
+	assert_null(strstr(t, "gpuspy_wrong_device_bytes"));
+	free(t);
+	a.has_own_device = true;
+	a.own_device = 1;
+	t = page(procs, 1, 20);
+	/* device 0: NVML's 800 MiB over 512 tracked; device 2: tracked only;
+	 * device 3: NVML only, a context; its own device 1: none */
+	assert_non_null(strstr(t, "gpuspy_wrong_device_bytes{device=\"0\",own_device=\"1\","
+				  "rank=\"3\"} 838860800\n"));
+	assert_non_null(strstr(t, "gpuspy_wrong_device_bytes{device=\"2\",own_device=\"1\","
+				  "rank=\"3\"} 1048576\n"));
+	assert_non_null(strstr(t, "gpuspy_wrong_device_bytes{device=\"3\",own_device=\"1\","
+				  "rank=\"3\"} 314572800\n"));
+	assert_null(strstr(t, "gpuspy_wrong_device_bytes{device=\"1\""));
+	assert_int_equal(count(t, "# TYPE gpuspy_wrong_device_bytes gauge"), 1);
+	free(t);
+	a.labels = l;
+	a.nlabels = 2;
+	t = page(procs, 1, 20);
+	assert_non_null(strstr(t, "gpuspy_wrong_device_bytes{device=\"0\",own_device=\"1\","
+				  "host=\"n1\",rank=\"3\"} 838860800\n"));
+	assert_int_equal(count(t, "rank=\"3\",host"), 0);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_families_once), cmocka_unit_test(test_unknown_left_out),
 		cmocka_unit_test(test_escape),	      cmocka_unit_test(test_top_other),
 		cmocka_unit_test(test_bad_label),     cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_wrong_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@
 #include "conf.h"
 #include "config.h"
 #include "counters.h"
+#include "driver.h"
 #include "endpoint.h"
 #include "env.h"
 #include "files.h"
@@ -37,6 +38,7 @@
 #include "nvml.h"
 #include "peak.h"
 #include "prom.h"
+#include "ranks.h"
 #include "real.h"
 #include "site_names.h"
 #include "site_walk.h"
@@ -68,6 +70,8 @@ static unsigned n_labels;
 
 /* What gpuspy_info says, read once at start. */
 static char host[GS_HOST_SIZE], rank[24], command[256];
+/* RANK and LOCAL_RANK (-1: not set), for the device the rank owns */
+static int64_t rank_value = -1, local_rank_value = -1;
 /* pod, namespace, container, MIG device: on every series (prom.h) */
 static struct prom_place place;
 
@@ -111,6 +115,8 @@ static void read_identity(void)
 
 	names_host(host, sizeof(host));
 	prom_place_from_env(&place, env_get, NULL);
+	rank_value = ranks_parse(getenv(RANKS_ENV_RANK));
+	local_rank_value = ranks_parse(getenv(RANKS_ENV_LOCAL_RANK));
 	/* as the reader takes a report's rank: RANK, else LOCAL_RANK */
 	if (!r || env_uint(r, 1u << 30, &v) < 0)
 		r = getenv("LOCAL_RANK");
@@ -459,6 +465,8 @@ void endpoint_publish(void)
 				(struct prom_device){ d, (uint64_t)(live > 0 ? live : 0) };
 	}
 	p.devices = devices;
+	p.own_device = ranks_own_device(rank_value, local_rank_value, driver_info()->ndevices);
+	p.has_own_device = p.own_device >= 0;
 	nu = nvml_process_used(used, GS_MAX_DEVICES);
 	nd = nvml_device_memory(dused, dtotal, GS_MAX_DEVICES);
 	for (unsigned i = 0; i < (nu > nd ? nu : nd); i++) {

@@ -11,33 +11,6 @@
 
 #define LEDGER_MAX 64
 
-static void ledger_add(int64_t *devs, size_t *n, int64_t d)
-{
-	size_t i;
-
-	if (d < 0)
-		return;
-	for (i = 0; i < *n; i++)
-		if (devs[i] == d)
-			return;
-	if (*n == LEDGER_MAX)
-		return;
-	for (i = *n; i > 0 && devs[i - 1] > d; i--)
-		devs[i] = devs[i - 1];
-	devs[i] = d;
-	(*n)++;
-}
-
-static int64_t ledger_nvml(const struct rd_process *p, int64_t device)
-{
-	for (size_t i = 0; i < p->outside.ngpus; i++)
-		if (p->outside.gpus[i].index == device)
-			for (size_t k = 0; k < p->outside.gpus[i].nprocs; k++)
-				if (p->outside.gpus[i].procs[k].pid == p->pid)
-					return p->outside.gpus[i].procs[k].used_bytes;
-	return -1;
-}
-
 /*
  * GRAPH POOL: what the CUDA graph memory pool of DEVICE holds beyond the
  * graph allocations in use, from the device's graph-memory attributes
@@ -99,7 +72,7 @@ static void ledger_fill(const struct rd_process *p, int64_t device, struct rd_le
 			l->fw_age_s = p->end_time - f->time;
 	}
 	l->graph_pool = ledger_graph_pool(p, device);
-	l->nvml = ledger_nvml(p, device);
+	l->nvml = rd_process_nvml(p, device);
 	if (l->nvml >= 0) {
 		known = l->nfw ? l->fw_reserved + l->outside_pools : l->tracked;
 		l->context = l->nvml - known - (l->graph_pool > 0 ? l->graph_pool : 0);
@@ -117,18 +90,18 @@ int rd_ledger(const struct rd_process *p, struct rd_ledger **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	for (size_t i = 0; i < p->outside.ngpus && !any; i++)
-		any = ledger_nvml(p, p->outside.gpus[i].index) >= 0;
+		any = rd_process_nvml(p, p->outside.gpus[i].index) >= 0;
 	if (!any)
 		return 0;
 	for (size_t i = 0; i < p->ndevices; i++)
-		ledger_add(devs, &nd, p->devices[i].device);
+		rd_device_set_add(devs, &nd, LEDGER_MAX, p->devices[i].device);
 	for (int d = 0; p->frameworks.present && d < GS_FW_DEVICES; d++)
 		for (int fw = 0; fw < GS_FW_COUNT; fw++)
 			if (p->frameworks.has[fw][d][GS_FWC_ALLOCATED])
-				ledger_add(devs, &nd, d);
+				rd_device_set_add(devs, &nd, LEDGER_MAX, d);
 	for (size_t i = 0; i < p->outside.ngpus; i++)
-		if (ledger_nvml(p, p->outside.gpus[i].index) >= 0)
-			ledger_add(devs, &nd, p->outside.gpus[i].index);
+		if (rd_process_nvml(p, p->outside.gpus[i].index) >= 0)
+			rd_device_set_add(devs, &nd, LEDGER_MAX, p->outside.gpus[i].index);
 	if (!nd)
 		return 0;
 	*out = calloc(nd, sizeof(**out));

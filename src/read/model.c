@@ -35,6 +35,31 @@ static void oom_clear(const struct rd_process *p, struct rd_oom *o)
 		rd_process_free(o->snapshot);
 }
 
+void rd_device_set_add(int64_t *devs, size_t *n, size_t max, int64_t d)
+{
+	size_t i;
+
+	if (d < 0 || *n >= max)
+		return;
+	for (i = 0; i < *n; i++)
+		if (devs[i] == d)
+			return;
+	for (i = *n; i > 0 && devs[i - 1] > d; i--)
+		devs[i] = devs[i - 1];
+	devs[i] = d;
+	(*n)++;
+}
+
+int64_t rd_process_nvml(const struct rd_process *p, int64_t device)
+{
+	for (size_t i = 0; i < p->outside.ngpus; i++)
+		if (p->outside.gpus[i].index == device)
+			for (size_t k = 0; k < p->outside.gpus[i].nprocs; k++)
+				if (p->outside.gpus[i].procs[k].pid == p->pid)
+					return p->outside.gpus[i].procs[k].used_bytes;
+	return -1;
+}
+
 void rd_process_free(struct rd_process *p)
 {
 	if (!p)

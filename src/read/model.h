@@ -540,6 +540,10 @@ void rd_notice(enum rd_notice kind, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 void rd_process_free(struct rd_process *p);
+/* Adds device D (D >= 0) to the sorted set DEVS of *N, of MAX at most. */
+void rd_device_set_add(int64_t *devs, size_t *n, size_t max, int64_t d);
+/* What NVML saw P hold on DEVICE (its "outside" view), -1: unknown. */
+int64_t rd_process_nvml(const struct rd_process *p, int64_t device);
 void rd_process_list_clear(struct rd_process_list *list);
 
 #endif

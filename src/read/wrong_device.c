@@ -19,32 +19,6 @@ int rd_wrong_own_device(const struct rd_process *p)
 	return ranks_own_device(p->rank, p->local_rank, (int64_t)p->ngpus);
 }
 
-/* NVML's figure for P on DEVICE (its "outside" view), -1: unknown. */
-static int64_t wrong_nvml(const struct rd_process *p, int64_t device)
-{
-	for (size_t i = 0; i < p->outside.ngpus; i++)
-		if (p->outside.gpus[i].index == device)
-			for (size_t k = 0; k < p->outside.gpus[i].nprocs; k++)
-				if (p->outside.gpus[i].procs[k].pid == p->pid)
-					return p->outside.gpus[i].procs[k].used_bytes;
-	return -1;
-}
-
-static void wrong_add(int64_t *devs, size_t *n, int64_t d)
-{
-	size_t i;
-
-	if (d < 0 || *n == WRONG_MAX_DEVICES)
-		return;
-	for (i = 0; i < *n; i++)
-		if (devs[i] == d)
-			return;
-	for (i = *n; i > 0 && devs[i - 1] > d; i--)
-		devs[i] = devs[i - 1];
-	devs[i] = d;
-	(*n)++;
-}
-
 size_t rd_wrong_figures(const struct rd_process *p, struct rd_wrong_figure *out, size_t max)
 {
 	int64_t devs[WRONG_MAX_DEVICES];
@@ -54,13 +28,13 @@ size_t rd_wrong_figures(const struct rd_process *p, struct rd_wrong_figure *out,
 	if (own < 0)
 		return 0;
 	for (size_t i = 0; i < p->ndevices; i++)
-		wrong_add(devs, &nd, p->devices[i].device);
+		rd_device_set_add(devs, &nd, WRONG_MAX_DEVICES, p->devices[i].device);
 	for (size_t i = 0; i < p->outside.ngpus; i++)
-		if (wrong_nvml(p, p->outside.gpus[i].index) >= 0)
-			wrong_add(devs, &nd, p->outside.gpus[i].index);
+		if (rd_process_nvml(p, p->outside.gpus[i].index) >= 0)
+			rd_device_set_add(devs, &nd, WRONG_MAX_DEVICES, p->outside.gpus[i].index);
 	for (size_t i = 0; i < nd; i++) {
 		struct rd_wrong_figure f = { .device = devs[i] };
-		int64_t nvml = wrong_nvml(p, devs[i]);
+		int64_t nvml = rd_process_nvml(p, devs[i]);
 
 		if (devs[i] == own)
 			continue;

@@ -22,8 +22,10 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-/* cuda.h renames the legacy 4-argument lookup to the _v2 form. */
+/* cuda.h renames the legacy 4-argument lookup, and the legacy
+ * 1-argument cuStreamBeginCapture, to their _v2 forms. */
 #undef cuGetProcAddress
+#undef cuStreamBeginCapture
 
 #else /* built-in subset */
 

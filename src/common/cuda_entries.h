@@ -65,6 +65,12 @@ X(cuGraphLaunch_ptsz,                 DRIVER,  launch,             cuGraphLaunch
 X(cuGraphExecDestroy,                 DRIVER,  destroy,            cuGraphExecDestroy,             NONE,    GRAPH,            CUgraphExec) \
 X(cuGraphDestroy,                     DRIVER,  destroy,            cuGraphDestroy,                 NONE,    GRAPH,            CUgraph) \
 X(cuDeviceGraphMemTrim,               DRIVER,  trim,               cuDeviceGraphMemTrim,           NONE,    GRAPH,            CUdevice) \
+X(cuStreamBeginCapture,               DRIVER,  capture_begin,      cuStreamBeginCapture,           NONE,    NONE,             CUstream) \
+X(cuStreamBeginCapture_ptsz,          DRIVER,  capture_begin,      cuStreamBeginCapture,           NONE,    NONE,             CUstream) \
+X(cuStreamBeginCapture_v2,            DRIVER,  capture_begin,      cuStreamBeginCapture_v2,        NONE,    NONE,             CUstream, CUstreamCaptureMode) \
+X(cuStreamBeginCapture_v2_ptsz,       DRIVER,  capture_begin,      cuStreamBeginCapture_v2,        NONE,    NONE,             CUstream, CUstreamCaptureMode) \
+X(cuStreamBeginCaptureToGraph,        DRIVER,  capture_begin,      cuStreamBeginCaptureToGraph,    NONE,    NONE,             CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUstreamCaptureMode) \
+X(cuStreamBeginCaptureToGraph_ptsz,   DRIVER,  capture_begin,      cuStreamBeginCaptureToGraph,    NONE,    NONE,             CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, CUstreamCaptureMode) \
 X(cuMemGetInfo_v2,                    DRIVER,  mem_info,           cuMemGetInfo_v2,                NONE,    NONE,             size_t *, size_t *) \
 X(cuDeviceTotalMem_v2,                DRIVER,  total_mem,          cuDeviceTotalMem_v2,            NONE,    NONE,             size_t *, CUdevice) \
 X(cuGetProcAddress,                   DRIVER,  lookup,             cuGetProcAddress,               NONE,    LOOKUP_V1,        const char *, void **, int, cuuint64_t) \

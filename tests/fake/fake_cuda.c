@@ -1138,6 +1138,44 @@ CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 	return r;
 }
 
+/* The other forms of a capture's beginning: the legacy one-argument
+ * form (global mode), the per-thread forms (the fake's streams know no
+ * per-thread default stream: the same stream), and capturing into a
+ * graph of the caller's, which the fake does not do. */
+CUresult cuStreamBeginCapture(CUstream hStream)
+{
+	return cuStreamBeginCapture_v2(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
+{
+	return cuStreamBeginCapture_v2(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+{
+	return cuStreamBeginCapture_v2(hStream, mode);
+}
+
+CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+				     const CUgraphNode *dependencies,
+				     const CUgraphEdgeData *dependencyData, size_t numDependencies,
+				     CUstreamCaptureMode mode)
+{
+	(void)hStream, (void)hGraph, (void)dependencies, (void)dependencyData,
+		(void)numDependencies, (void)mode;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+					  const CUgraphNode *dependencies,
+					  const CUgraphEdgeData *dependencyData,
+					  size_t numDependencies, CUstreamCaptureMode mode)
+{
+	return cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData,
+					   numDependencies, mode);
+}
+
 CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 {
 	struct fstream *st;
@@ -1618,8 +1656,16 @@ static const struct proc procs[] = {
 	SELF(cuStreamCreate),
 	SINCE("cuStreamDestroy", 4000, cuStreamDestroy_v2),
 	SELF(cuStreamDestroy_v2),
+	SELF(cuStreamBeginCapture),
+	PTSZ("cuStreamBeginCapture", cuStreamBeginCapture_ptsz),
+	SELF(cuStreamBeginCapture_ptsz),
 	SINCE("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2),
+	{ "cuStreamBeginCapture", 10010, true, (void *)cuStreamBeginCapture_v2_ptsz },
 	SELF(cuStreamBeginCapture_v2),
+	SELF(cuStreamBeginCapture_v2_ptsz),
+	SELF(cuStreamBeginCaptureToGraph),
+	PTSZ("cuStreamBeginCaptureToGraph", cuStreamBeginCaptureToGraph_ptsz),
+	SELF(cuStreamBeginCaptureToGraph_ptsz),
 	SELF(cuStreamEndCapture),
 	SINCE("cuStreamGetCaptureInfo", 12030, cuStreamGetCaptureInfo_v3),
 	SELF(cuStreamGetCaptureInfo_v3),

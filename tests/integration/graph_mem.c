@@ -320,7 +320,7 @@ static const struct {
 	N("cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim", 11040, false, trim),
 	N("cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute", 11040, false, attr),
 	N("cuStreamCreate", "cuStreamCreate", 2000, false, stream_create),
-	N("cuStreamBeginCapture", "cuStreamBeginCapture_v2", 10010, false, begin_capture),
+	N("cuStreamBeginCapture", "cuStreamBeginCapture_v2", 10010, true, begin_capture),
 	N("cuStreamEndCapture", "cuStreamEndCapture", 10000, false, end_capture),
 	N("cuMemAllocAsync", "cuMemAllocAsync", 11020, true, alloc_async),
 	N("cuMemFreeAsync", "cuMemFreeAsync", 11020, true, free_async),

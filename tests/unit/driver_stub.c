@@ -8,6 +8,11 @@ int driver_current_device(void)
 	return UNIT_DEVICE;
 }
 
+int driver_allocated_device(void)
+{
+	return UNIT_DEVICE;
+}
+
 bool driver_mem_info(long long *free_bytes, long long *total_bytes)
 {
 	return false;

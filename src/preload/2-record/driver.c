@@ -62,6 +62,17 @@ void *driver_bind(enum drv_fn f)
 	return atomic_load_explicit(&drv_real_fn[f], memory_order_acquire);
 }
 
+/* Set by driver_describe(): the driver presents one device, so that a
+ * thread that allocated has it current. */
+static atomic_bool one_device;
+
+int driver_allocated_device(void)
+{
+	if (atomic_load_explicit(&one_device, memory_order_relaxed))
+		return 0;
+	return driver_current_device();
+}
+
 int driver_current_device(void)
 {
 	CUresult (*get)(CUdevice *) = REAL(cuCtxGetDevice);
@@ -197,6 +208,7 @@ void driver_describe(void)
 			total && total(&bytes, dev) == CUDA_SUCCESS ? (long long)bytes : -1;
 		cuda_info.ndevices++;
 	}
+	atomic_store(&one_device, n == 1 && cuda_info.ndevices == 1);
 }
 
 const struct gs_cuda_info *driver_info(void)

@@ -69,6 +69,10 @@ void *driver_wrap_pointer(void *p);
 
 /* The current context's device, or -1. */
 int driver_current_device(void);
+/* The device of an allocation that just succeeded on this thread (its
+ * context is current): without asking, on a driver that presents one
+ * device (driver_describe()), else driver_current_device(). */
+int driver_allocated_device(void);
 /* cuMemGetInfo of the current context; false when it cannot be asked. */
 bool driver_mem_info(long long *free_bytes, long long *total_bytes);
 /* Device ORDINAL's PCI domain, bus and device numbers; false when the

@@ -253,8 +253,21 @@ void graph_trimmed(void)
 	gs_unlock(&gs_graph_lock);
 }
 
+/* Set once, by the first cuStreamBeginCapture* of the process, and never
+ * cleared: until then no stream can be capturing, and the hot path asks
+ * the driver nothing. */
+static atomic_bool capture_begun;
+
+void graph_capture_begins(void)
+{
+	if (!atomic_load_explicit(&capture_begun, memory_order_relaxed))
+		atomic_store(&capture_begun, true);
+}
+
 bool graph_capturing(const void *stream, bool per_thread, const void **graph)
 {
+	if (GS_LIKELY(!atomic_load_explicit(&capture_begun, memory_order_acquire)))
+		return false;
 	return driver_capture_graph(stream, per_thread, graph);
 }
 

@@ -27,7 +27,11 @@ void graph_instantiated(const void *graph, const void *exec, unsigned long long 
 void graph_launched(const void *exec);
 void graph_destroyed(const void *handle);
 void graph_trimmed(void);
-/* Is STREAM capturing, and into which graph?  Asks the real driver;
+/* A stream capture is beginning (any cuStreamBeginCapture*, before the
+ * real call). */
+void graph_capture_begins(void);
+/* Is STREAM capturing, and into which graph?  False without asking once
+ * no capture ever began in the process, else asks the real driver;
  * PER_THREAD: the call was a _ptsz one, where stream 0 is the per-thread
  * default stream. */
 bool graph_capturing(const void *stream, bool per_thread, const void **graph);

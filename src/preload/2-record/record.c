@@ -129,7 +129,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	a->kind = (uint8_t)kind;
 	a->graph = false;
 	a->stream = stream;
-	a->device = device == GS_DEVICE_CURRENT ? driver_current_device() : device;
+	a->device = device == GS_DEVICE_CURRENT ? driver_allocated_device() : device;
 	/* its number: a new site's first_seq is the one taken just before */
 	atomic_fetch_add_explicit(&gs_totals.hot.seq, 1, memory_order_relaxed);
 	a->site = site_intern(api, kind, door, pcs, depth, py, pydepth);

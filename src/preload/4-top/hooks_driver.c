@@ -33,8 +33,8 @@
 
 /*
  * ---- the wrappers: three entry points per row, one per door ----
- * The door and its count are the entry point's; the rest is the row's
- * shape, the same for each door (and for the runtime's rows).
+ * The door is the entry point's; the rest, the door's count included, is
+ * the row's shape, the same for each door (and for the runtime's rows).
  */
 #define DOOR(name, before, after, entry, door, linkage, suffix, ...)                               \
 	linkage CUresult name##suffix(GS_CUDA_PARAMS(__VA_ARGS__))                                 \
@@ -42,7 +42,6 @@
 		__typeof__(&name) real;                                                            \
 		struct gs_hook h;                                                                  \
                                                                                                    \
-		calls_note(GS_CALL_##door);                                                        \
 		real = REAL(name);                                                                 \
 		if (before(&h, &entry, GS_DOOR_##door, real != NULL))                              \
 			h.r = real(GS_CUDA_ARGS(__VA_ARGS__));                                     \

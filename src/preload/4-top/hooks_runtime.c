@@ -64,8 +64,8 @@ static void *rt_real(enum rt_fn f, const void *caller)
 /*
  * ---- the wrappers, one per row ----
  * Each looks its real function up first, in the exported function itself
- * (its caller is the program): the call is counted there, at the runtime
- * door.  The rest is the row's shape (shapes.h), as for the driver's.
+ * (its caller is the program).  The rest, the count at the runtime door
+ * included, is the row's shape (shapes.h), as for the driver's.
  */
 #define HOOK(name, before, after, entry, ...)                                                      \
 	GS_EXPORT cudaError_t name(GS_CUDA_PARAMS(__VA_ARGS__))                                    \
@@ -73,7 +73,6 @@ static void *rt_real(enum rt_fn f, const void *caller)
 		__typeof__(&name) real;                                                            \
 		struct gs_hook h;                                                                  \
                                                                                                    \
-		calls_note(GS_CALL_RUNTIME);                                                       \
 		real = (__typeof__(&name))rt_real(R_##name, __builtin_return_address(0));          \
 		if (before(&h, &entry, GS_DOOR_RUNTIME, real != NULL))                             \
 			h.r = real(GS_CUDA_ARGS(__VA_ARGS__));                                     \

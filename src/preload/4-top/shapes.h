@@ -143,8 +143,8 @@ static inline bool per_thread(const struct gs_hook *h)
  * Counted first, once the real function is known: the lookups at every
  * call, the other families once per call of the program (record.h).
  */
-static inline bool hook_start(struct gs_hook *h, const struct gs_entry *e, enum gs_door door,
-			      bool bound)
+static inline void hook_init(struct gs_hook *h, const struct gs_entry *e, enum gs_door door,
+			     bool bound)
 {
 	h->e = e;
 	h->door = door;
@@ -152,6 +152,21 @@ static inline bool hook_start(struct gs_hook *h, const struct gs_entry *e, enum 
 	h->bound = bound;
 	h->outer = false;
 	h->limited = false;
+}
+
+_Static_assert((int)GS_CALL_RUNTIME == (int)GS_DOOR_RUNTIME &&
+		       (int)GS_CALL_DRIVER == (int)GS_DOOR_DRIVER &&
+		       (int)GS_CALL_DLSYM == (int)GS_DOOR_DLSYM &&
+		       (int)GS_CALL_GETPROC == (int)GS_DOOR_GETPROC,
+	       "a door's calls are counted under its own number");
+
+/* The door's count is every call of a memory entry point that came in
+ * through it, found or not (capture_begin's rows are not counted). */
+static inline bool hook_start(struct gs_hook *h, const struct gs_entry *e, enum gs_door door,
+			      bool bound)
+{
+	calls_note((enum gs_call)door);
+	hook_init(h, e, door, bound);
 	if (GS_UNLIKELY(!bound))
 		return false;
 	if (e->family & GS_FAMILY_LOOKUP_V1)
@@ -334,7 +349,7 @@ static inline int async_after(struct gs_hook *h, const void *out, size_t size, c
 	if (h->outer && h->r == GS_OK && out && (addr = out_word(out)) != 0 &&
 	    graph_capturing(stream, per_thread(h), &g)) {
 		calls_note(GS_CALL_GRAPH);
-		graph_node_alloc(g, addr, size, driver_current_device(),
+		graph_node_alloc(g, addr, size, driver_allocated_device(),
 				 h->e->runtime ? GS_API_cudaMallocAsync_captured :
 						 GS_API_cuMemAllocAsync_captured,
 				 h->door);
@@ -664,6 +679,28 @@ static inline int trim_after(struct gs_hook *h)
 }
 
 /*
+ * ---- capture_begin: (stream, ...) ----
+ * Whether a stream is capturing is asked of the driver only once a
+ * capture began in the process (graph.h): noted before the real call,
+ * so that an allocation on the stream, on any thread, once the call made
+ * it capturing, sees the note.  Not memory: no door counts it.
+ */
+static inline bool capture_begin_before(struct gs_hook *h, const struct gs_entry *e,
+					enum gs_door door, bool bound)
+{
+	hook_init(h, e, door, bound);
+	if (!bound)
+		return false;
+	graph_capture_begins();
+	return true;
+}
+
+static inline int capture_begin_after(struct gs_hook *h)
+{
+	return h->r;
+}
+
+/*
  * ---- mem_info: (free out, total out), total_mem: (bytes out, device) ----
  * What the program sees of the device's memory: under GPUSPY_LIMIT, the
  * smaller card's (limit.h), so that a framework sizing its pool from it
@@ -740,6 +777,8 @@ static inline int lookup_after(struct gs_hook *h, void **pfn)
 #define GS_AFTER_destroy(h)			 leave_after(h)
 #define GS_BEFORE_trim(h, e, d, b)		 hook_enter_before(h, e, d, b)
 #define GS_AFTER_trim(h)			 trim_after(h)
+#define GS_BEFORE_capture_begin(h, e, d, b)	 capture_begin_before(h, e, d, b)
+#define GS_AFTER_capture_begin(h)		 capture_begin_after(h)
 #define GS_BEFORE_mem_info(h, e, d, b)		 hook_start(h, e, d, b)
 #define GS_AFTER_mem_info(h)			 mem_info_after(h, a0, a1)
 #define GS_BEFORE_total_mem(h, e, d, b)		 hook_start(h, e, d, b)

@@ -11,7 +11,9 @@
  * Prints one line: "threads=T pairs=N wall_s=S pairs_per_s=P ns_per_pair=X"
  * (ns_per_pair: wall time per pair of one thread, wall * T / N).
  * With "queries", each pair also makes the driver calls gpuspy's hooks
- * make around one (without gpuspy: what those calls cost by themselves):
+ * made around one until 25f61d7, which now makes them only once a capture
+ * began, or on several devices (without gpuspy: what those calls cost by
+ * themselves):
  * the stream's capture state after the allocation and before the free
  * (cuStreamGetCaptureInfo_v3, src/preload/2-record/driver.c) and the current
  * device (cuCtxGetDevice).

@@ -15,9 +15,9 @@ family (parse errors, types, ranges, indices, events, snapshots); of the
 other bad inputs, one in three; every valid one; each once, to one
 command in one format, in turn, so that each command and each format
 meets a quarter of them.  Every input, both ways, also runs under ASan
-and UBSan (test bad-inputs in scripts/sanitize asan).  With --all as well, every input to both
-commands in both formats (test bad-inputs-valgrind-full, the full tier:
-scripts/test --full).
+and UBSan (test bad-inputs in scripts/sanitize asan).  With --all as
+well, every input to both commands in both formats (test
+bad-inputs-valgrind-full, the full tier: scripts/test --full).
 """
 import copy
 import json

@@ -139,10 +139,7 @@ static inline bool per_thread(const struct gs_hook *h)
 
 /* ---- the steps every shape shares ---- */
 
-/*
- * Counted first, once the real function is known: the lookups at every
- * call, the other families once per call of the program (record.h).
- */
+/* The hook's state before the real call: nothing counted yet. */
 static inline void hook_init(struct gs_hook *h, const struct gs_entry *e, enum gs_door door,
 			     bool bound)
 {
@@ -160,8 +157,12 @@ _Static_assert((int)GS_CALL_RUNTIME == (int)GS_DOOR_RUNTIME &&
 		       (int)GS_CALL_GETPROC == (int)GS_DOOR_GETPROC,
 	       "a door's calls are counted under its own number");
 
-/* The door's count is every call of a memory entry point that came in
- * through it, found or not (capture_begin's rows are not counted). */
+/*
+ * Counted first, once the real function is known: the door at every call
+ * of a memory entry point, found or not (capture_begin's rows count in no
+ * door), the lookups at every call, the other families once per call of
+ * the program (record.h).
+ */
 static inline bool hook_start(struct gs_hook *h, const struct gs_entry *e, enum gs_door door,
 			      bool bound)
 {

@@ -19,8 +19,10 @@
  *
  * Each prints "soak: KEY=VALUE ..." lines on stdout, flushed at once: what
  * it counted, its VmRSS along the way, the phases, and last, as its final
- * statement before returning from main, "soak: end_ns=N" (CLOCK_MONOTONIC)
- * so that the caller can measure how long the process takes to exit.
+ * statement before returning from main, "soak: end_ns=N cpu_ns=M"
+ * (CLOCK_MONOTONIC, and the CPU time of all its threads so far) so that the
+ * caller can measure how long the process takes to exit, and how much CPU
+ * its exit work costs.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -40,12 +42,17 @@ void walk(unsigned level, unsigned long code);
 void site_alloc(unsigned long code);
 void walk_codes(unsigned long first, unsigned long n, long hold_ms, bool touch);
 
-static long long now_ns(void)
+static long long clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* VmRSS or VmHWM of this process, in KiB. */
@@ -183,7 +190,7 @@ static int churn(int argc, char **argv)
 	free(th);
 	free(jobs);
 	free(tallies);
-	printf("soak: end_ns=%lld\n", now_ns());
+	printf("soak: end_ns=%lld cpu_ns=%lld\n", now_ns(), clock_ns(CLOCK_PROCESS_CPUTIME_ID));
 	fflush(stdout);
 	return 0;
 }
@@ -324,7 +331,7 @@ static int sites(int argc, char **argv)
 	       site_tally.allocs, site_tally.frees, site_tally.alloc_bytes, site_tally.freed_bytes,
 	       site_tally.alloc_bytes - site_tally.freed_bytes,
 	       site_tally.allocs - site_tally.frees, status_kb("VmHWM"));
-	printf("soak: end_ns=%lld\n", now_ns());
+	printf("soak: end_ns=%lld cpu_ns=%lld\n", now_ns(), clock_ns(CLOCK_PROCESS_CPUTIME_ID));
 	fflush(stdout);
 	return 0;
 }

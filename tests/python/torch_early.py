@@ -11,6 +11,9 @@ import of a module and in the first milliseconds, with GPUSPY_INTERVAL=5s
 - with CUDA started before PyTorch is imported (cuda-first), the same:
   the view arms while PyTorch is imported (which goes on after its CUDA
   library is loaded, FAKE_TORCH_IMPORT_S);
+- a program that ends a few milliseconds after CUDA starts (short): the
+  view, armed, never asked to start by the snapshot thread, starts at the
+  program's exit (its atexit handler) and writes torch.json then;
 - a PyTorch without torch.cuda's queue of calls (FAKE_TORCH_NO_QUEUE=1):
   the view cannot arm and starts after the import's blocks, which are
   named from gpuspy's record of the segment holding each
@@ -121,6 +124,14 @@ for what, args, extra in (("lazy", (), {}),
     if got:
         check(got["segment"] == {}, f"{what}: every block named by PyTorch's own record",
               got["segment"])
+
+# a program that ends a few milliseconds after CUDA starts, before the
+# snapshot thread asks for the view's start: the view starts at its exit,
+# from the interpreter's exit handlers, and takes its last sample then
+got = run("short", "short")
+if got:
+    check(got["segment"] == {}, "short: every block named by PyTorch's own record",
+          got["segment"])
 
 # no queue to arm in: the import's weights from gpuspy's record of their
 # segments, said so everywhere

@@ -200,6 +200,8 @@ static bool paths_set(void)
 	       set(globals, "GPUSPY_TORCH_TMP", py.str(tmp));
 }
 
+static int torch_exit_start(void);
+
 /* The namespace, made once with both files run in it; -1 as run(). */
 static int ns_make(void)
 {
@@ -241,7 +243,10 @@ static int ns_make(void)
 			 py.pointer((void *)(uintptr_t)fw_counters_put)) ||
 		    /* gpuspy's record of a segment (above) */
 		    !set(globals, "GPUSPY_SEGMENT_SITE",
-			 py.pointer((void *)(uintptr_t)torch_segment_site))) {
+			 py.pointer((void *)(uintptr_t)torch_segment_site)) ||
+		    /* the start at exit (above) */
+		    !set(globals, "GPUSPY_EXIT_START",
+			 py.pointer((void *)(uintptr_t)torch_exit_start))) {
 			py.err_clear();
 			state = fw_state = T_DONE;
 			return 0;
@@ -265,23 +270,33 @@ bool torch_view_on(void)
 	return atomic_load(&state) == T_RUN;
 }
 
-/* In the main thread, with the GIL: what torch_view.py's start() said. */
-static int start_call(bool arm_only)
+/* What start_call() asks of torch_view.py */
+enum start_how { S_ARM, S_START, S_EXIT };
+
+/* In the main thread, with the GIL: what torch_view.py's arm() or start()
+ * said.  Each time the view is left waiting, its start at the program's
+ * exit is registered (exit_hook(), once it can be: below). */
+static int start_call(enum start_how how)
 {
+	static const char *const code[] = {
+		[S_ARM] = "status = arm()\n",
+		[S_START] = "status, tick = start()\n",
+		[S_EXIT] = "status, tick = start(True)\n",
+	};
 	PyObject *s;
 	const char *u;
 	int ret;
 
 	if (state != T_WAIT)
 		return 0;
-	/* only the snapshot thread, which the first allocation starts,
-	 * asks for the start */
-	if (!arm_only && !paths_set()) {
+	/* only the snapshot thread, which the first allocation starts, or
+	 * the program's exit asks for the start */
+	if (how != S_ARM && !paths_set()) {
 		py.err_clear();
 		state = T_DONE;
 		return 0;
 	}
-	ret = run(arm_only ? "status = arm()\n" : "status, tick = start()\n", &state);
+	ret = run(code[how], &state);
 	if (ret < 0 || state == T_DONE)
 		return ret;
 	s = py.dict_get(globals, "status");
@@ -291,14 +306,32 @@ static int start_call(bool arm_only)
 		state = T_DONE;
 	} else if (strcmp(u, "ok") == 0) {
 		state = T_RUN;
-	} else if (strcmp(u, "armed") == 0) {
-		atomic_store(&armed, true);
-	} else if (strcmp(u, "wait") != 0) {
+	} else if (strcmp(u, "armed") == 0 || strcmp(u, "wait") == 0) {
+		if (strcmp(u, "armed") == 0)
+			atomic_store(&armed, true);
+		if (how != S_EXIT)
+			return run("exit_hook()\n", &state);
+	} else {
 		state = T_DONE;
 		if (!gs_config.quiet)
 			gs_warn("PyTorch view %s", u);
 	}
 	return 0;
+}
+
+/*
+ * At the program's exit, from torch_view.py's atexit handler (main
+ * thread, with the GIL, before the interpreter finalizes): a view still
+ * waiting to start (a short program, which ends before the snapshot
+ * thread's next call) starts now, and its first sample is the last; PyTorch
+ * armed with CUDA has every block's stack.  0, or -1 with the program's
+ * exception raised (as run()).
+ */
+static int torch_exit_start(void)
+{
+	if (ns_make() < 0)
+		return -1;
+	return start_call(S_EXIT);
 }
 
 /* ARG of a pending call queued as CUDA starts (torch_cuda_starting):
@@ -319,9 +352,9 @@ static int probe_call(void *arg)
 	/* the view's start, or else its tick: a view just started has
 	 * taken its first sample */
 	if (arg == ARM_ONLY)
-		return start_call(true);
+		return start_call(S_ARM);
 	if (arg && state == T_WAIT)
-		ret = start_call(false);
+		ret = start_call(S_START);
 	else if (arg && state == T_RUN)
 		ret = run("tick()\n", &state);
 	if (ret < 0)

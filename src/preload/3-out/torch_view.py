@@ -59,7 +59,7 @@ _gpuspy_armed = {}
 
 
 def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), summary=None,
-                        oom=None, segment_fn=None):
+                        oom=None, segment_fn=None, at_exit=False):
     import sys
 
     torch = sys.modules.get("torch")
@@ -225,6 +225,10 @@ def _gpuspy_torch_start(files, trend, interval, quiet, history=(None, None), sum
         # snapshot thread queues
         timing["next"] = now + min(200 * guarded(False), 10 * interval)
 
+    if at_exit:
+        # started by the exit itself (exit_hook): its one sample is the last
+        guarded(True)
+        return "ok", tick
     atexit.register(guarded, True)
     timing["next"] = time.monotonic() + min(200 * guarded(False), 10 * interval)
     attach = getattr(getattr(torch, "_C", None), "_cuda_attach_out_of_memory_observer", None)
@@ -635,7 +639,37 @@ def arm():
         return "off: %s: %s" % (type(e).__name__, e)
 
 
-def start():
+_gpuspy_exit = {}
+
+
+def exit_hook():
+    # While the view waits (src/preload/3-out/torch_probe.c, start_call):
+    # its start at the program's exit, registered once.  A short program
+    # can end before the snapshot thread's next call: the handler, run
+    # before the interpreter finalizes, starts the view then
+    # (torch_exit_start, through GPUSPY_EXIT_START), and its one sample is
+    # the last.  atexit is a built-in module of no other: importing it
+    # while the program imports one of its own (CUDA starting at a
+    # module's import) meets nothing half made.
+    if _gpuspy_exit:
+        return
+    import atexit
+
+    def at_exit():
+        if status not in ("wait", "armed"):
+            return
+        try:
+            import ctypes
+
+            ctypes.PYFUNCTYPE(ctypes.c_int)(GPUSPY_EXIT_START)()
+        except Exception:  # the program must never see it
+            pass
+
+    atexit.register(at_exit)
+    _gpuspy_exit["hooked"] = True
+
+
+def start(at_exit=False):
     try:
         return _gpuspy_torch_start((GPUSPY_TORCH_PATH, GPUSPY_TORCH_TMP, GPUSPY_TORCH_FORMAT),
                                    (GPUSPY_TREND_INIT, GPUSPY_TREND_PUSH, GPUSPY_TREND_STATE,
@@ -646,6 +680,6 @@ def start():
                                     globals().get("GPUSPY_HISTORY_TORCH_LINE")),
                                    globals().get("GPUSPY_SUMMARY_TORCH"),
                                    globals().get("GPUSPY_TORCH_OOM"),
-                                   globals().get("GPUSPY_SEGMENT_SITE"))
+                                   globals().get("GPUSPY_SEGMENT_SITE"), at_exit)
     except Exception as e:
         return "off: %s: %s" % (type(e).__name__, e), None

@@ -107,7 +107,7 @@ static void record_insert(struct gs_alloc *a, enum gs_door door);
 void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs_space space,
 		  uint64_t addr, uint64_t size, int device, uint64_t stream)
 {
-	uintptr_t pcs[GS_MAX_DEPTH];
+	void *raw[GS_UNWIND_RAW], **pcs;
 	struct gs_pyraw py[GS_MAX_PY_DEPTH];
 	struct gs_alloc *a;
 	unsigned depth, pydepth;
@@ -116,7 +116,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 	    !gs_activate())
 		return;
 
-	depth = unwind_capture(pcs, gs_config.depth);
+	depth = unwind_here(raw, gs_config.depth, &pcs);
 	pydepth = pystack_capture(py, gs_config.py_depth);
 	a = record_get();
 	if (!a) {
@@ -145,7 +145,7 @@ void record_alloc(enum gs_api api, enum gs_door door, enum gs_kind kind, enum gs
 
 struct gs_site *record_site(enum gs_api api, enum gs_door door, enum gs_kind kind)
 {
-	uintptr_t pcs[GS_MAX_DEPTH];
+	void *raw[GS_UNWIND_RAW], **pcs;
 	struct gs_pyraw py[GS_MAX_PY_DEPTH];
 	unsigned depth, pydepth;
 	struct gs_site *site;
@@ -153,7 +153,7 @@ struct gs_site *record_site(enum gs_api api, enum gs_door door, enum gs_kind kin
 	if (GS_UNLIKELY(!atomic_load_explicit(&gs_state.active, memory_order_acquire)) &&
 	    !gs_activate())
 		return NULL;
-	depth = unwind_capture(pcs, gs_config.depth);
+	depth = unwind_here(raw, gs_config.depth, &pcs);
 	pydepth = pystack_capture(py, gs_config.py_depth);
 	/* A number of its own, as an allocation's: a new site's first_seq is
 	 * the number taken just before it is interned. */
@@ -222,7 +222,7 @@ static void record_insert(struct gs_alloc *a, enum gs_door door)
 bool record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t size, int device,
 		struct gs_oom *e)
 {
-	uintptr_t pcs[GS_MAX_DEPTH];
+	void *raw[GS_UNWIND_RAW], **pcs;
 	struct gs_pyraw py[GS_MAX_PY_DEPTH];
 	unsigned depth, pydepth;
 	struct gs_site *site;
@@ -232,7 +232,7 @@ bool record_oom(enum gs_api api, enum gs_door door, enum gs_kind kind, uint64_t 
 		return false;
 	/* The requesting site, interned like any other; its counters stay
 	 * untouched, since nothing was allocated. */
-	depth = unwind_capture(pcs, gs_config.depth);
+	depth = unwind_here(raw, gs_config.depth, &pcs);
 	pydepth = pystack_capture(py, gs_config.py_depth);
 	site = site_intern(api, kind, door, pcs, depth, py, pydepth);
 	if (!site)

@@ -178,7 +178,7 @@ static struct gs_site *site_beyond(enum gs_api api, enum gs_kind kind, enum gs_d
 }
 
 struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
-			    const uintptr_t *pcs, unsigned depth, const struct gs_pyraw *py,
+			    const void *pcs, unsigned depth, const struct gs_pyraw *py,
 			    unsigned pydepth)
 {
 	union {

@@ -38,7 +38,7 @@ struct gs_site {
 	/* hash-table linkage and the key live in sites.c */
 };
 struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
-			    const uintptr_t *pcs, unsigned depth, const struct gs_pyraw *py,
+			    const void *pcs, unsigned depth, const struct gs_pyraw *py,
 			    unsigned pydepth);
 struct gs_site *site_list(void);
 unsigned site_count(void);

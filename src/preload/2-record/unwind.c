@@ -38,7 +38,7 @@ enum unwinder { UNWIND_BACKTRACE, UNWIND_LIBUNWIND, UNWIND_FP };
 static enum unwinder unwinder = UNWIND_BACKTRACE;
 static int (*unw_backtrace_fn)(void **, int);
 
-static uintptr_t self_start, self_end;
+struct gs_unwinder gs_unwinder;
 
 static struct gs_module modules[GS_MAX_MODULES];
 static atomic_uint n_modules;
@@ -52,17 +52,17 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 
 		if (ph->p_type == PT_LOAD && probe >= lo && probe < lo + ph->p_memsz) {
-			self_start = (uintptr_t)-1;
-			self_end = 0;
+			gs_unwinder.self_start = (uintptr_t)-1;
+			gs_unwinder.self_end = 0;
 			for (int j = 0; j < info->dlpi_phnum; j++) {
 				const ElfW(Phdr) *q = &info->dlpi_phdr[j];
 
 				if (q->p_type != PT_LOAD)
 					continue;
-				if (info->dlpi_addr + q->p_vaddr < self_start)
-					self_start = info->dlpi_addr + q->p_vaddr;
-				if (info->dlpi_addr + q->p_vaddr + q->p_memsz > self_end)
-					self_end = info->dlpi_addr + q->p_vaddr + q->p_memsz;
+				if (info->dlpi_addr + q->p_vaddr < gs_unwinder.self_start)
+					gs_unwinder.self_start = info->dlpi_addr + q->p_vaddr;
+				if (info->dlpi_addr + q->p_vaddr + q->p_memsz > gs_unwinder.self_end)
+					gs_unwinder.self_end = info->dlpi_addr + q->p_vaddr + q->p_memsz;
 			}
 			return 1;
 		}
@@ -77,7 +77,7 @@ void unwind_init(void)
 
 void unwind_warm(void)
 {
-	uintptr_t pcs[GS_MAX_DEPTH];
+	void *raw[GS_UNWIND_RAW], **pcs;
 
 	unwind_select(gs_config.unwind);
 	/* The chosen unwinder's first stack loads and indexes what it needs
@@ -86,7 +86,7 @@ void unwind_warm(void)
 	 * allocation does not pay it.  Only the chosen one: the other is
 	 * never called. */
 	if (gs_config.depth)
-		unwind_capture(pcs, gs_config.depth);
+		unwind_here(raw, gs_config.depth, &pcs);
 }
 
 static GS_TLS uintptr_t stack_lo, stack_hi;
@@ -175,30 +175,12 @@ void unwind_select(const char *want)
 		gs_warn("GPUSPY_UNWIND=%s is not backtrace, libunwind or fp; using backtrace",
 			want);
 	}
+	gs_unwinder.libunwind = unwinder == UNWIND_LIBUNWIND ? unw_backtrace_fn : NULL;
 }
 
-unsigned unwind_capture(uintptr_t *pcs, unsigned max)
+int unwind_other(void **raw, int want)
 {
-	void *raw[GS_MAX_DEPTH + 16];
-	int want = (int)(max + 16 < GS_MAX_DEPTH + 16 ? max + 16 : GS_MAX_DEPTH + 16);
-	int n, i = 0;
-	unsigned out = 0;
-
-	if (max == 0)
-		return 0;
-	if (unwinder == UNWIND_FP)
-		n = fp_walk(raw, want);
-	else if (unwinder == UNWIND_LIBUNWIND)
-		n = unw_backtrace_fn(raw, want);
-	else
-		n = backtrace(raw, want);
-
-	/* Skip gpuspy's own frames (hook, record, unwind). */
-	while (i < n && (uintptr_t)raw[i] >= self_start && (uintptr_t)raw[i] < self_end)
-		i++;
-	for (; i < n && out < max; i++)
-		pcs[out++] = (uintptr_t)raw[i];
-	return out;
+	return unwinder == UNWIND_FP ? fp_walk(raw, want) : backtrace(raw, want);
 }
 
 static void hex_build_id(struct dl_phdr_info *info, char *out, size_t outlen)

@@ -177,9 +177,8 @@ static struct gs_site *site_beyond(enum gs_api api, enum gs_kind kind, enum gs_d
 	return &n->site;
 }
 
-struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
-			    const void *pcs, unsigned depth, const struct gs_pyraw *py,
-			    unsigned pydepth)
+struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door, const void *pcs,
+			    unsigned depth, const struct gs_pyraw *py, unsigned pydepth)
 {
 	union {
 		struct site_key k;

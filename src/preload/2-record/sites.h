@@ -37,9 +37,8 @@ struct gs_site {
 	struct gs_verdict *verdict;
 	/* hash-table linkage and the key live in sites.c */
 };
-struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door,
-			    const void *pcs, unsigned depth, const struct gs_pyraw *py,
-			    unsigned pydepth);
+struct gs_site *site_intern(enum gs_api api, enum gs_kind kind, enum gs_door door, const void *pcs,
+			    unsigned depth, const struct gs_pyraw *py, unsigned pydepth);
 struct gs_site *site_list(void);
 unsigned site_count(void);
 

@@ -61,8 +61,10 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 					continue;
 				if (info->dlpi_addr + q->p_vaddr < gs_unwinder.self_start)
 					gs_unwinder.self_start = info->dlpi_addr + q->p_vaddr;
-				if (info->dlpi_addr + q->p_vaddr + q->p_memsz > gs_unwinder.self_end)
-					gs_unwinder.self_end = info->dlpi_addr + q->p_vaddr + q->p_memsz;
+				if (info->dlpi_addr + q->p_vaddr + q->p_memsz >
+				    gs_unwinder.self_end)
+					gs_unwinder.self_end =
+						info->dlpi_addr + q->p_vaddr + q->p_memsz;
 			}
 			return 1;
 		}

@@ -40,14 +40,11 @@ static _Atomic(void *) rt_real_fn[R_COUNT];
  * searched, through a handle on the calling module, which never sees
  * preloaded symbols.
  */
-static void *rt_real(enum rt_fn f, const void *caller)
+static __attribute__((noinline)) void *rt_real_find(enum rt_fn f, const void *caller)
 {
-	void *p = atomic_load_explicit(&rt_real_fn[f], memory_order_acquire);
+	void *p = real_dlsym(RTLD_NEXT, rt_names[f]);
 	Dl_info info;
 
-	if (GS_LIKELY(p))
-		return p;
-	p = real_dlsym(RTLD_NEXT, rt_names[f]);
 	if (!p && caller && dladdr(caller, &info) && info.dli_fname && info.dli_fname[0]) {
 		void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
 
@@ -59,6 +56,14 @@ static void *rt_real(enum rt_fn f, const void *caller)
 	if (p)
 		atomic_store_explicit(&rt_real_fn[f], p, memory_order_release);
 	return p;
+}
+
+/* Found once: then one load, inline in the wrapper. */
+static inline void *rt_real(enum rt_fn f, const void *caller)
+{
+	void *p = atomic_load_explicit(&rt_real_fn[f], memory_order_acquire);
+
+	return GS_LIKELY(p) ? p : rt_real_find(f, caller);
 }
 
 /*

@@ -274,10 +274,11 @@ bool torch_view_on(void)
 enum start_how { S_ARM, S_START, S_EXIT };
 
 /* In the main thread, with the GIL: what torch_view.py's arm() or start()
- * said.  Each time the view is left waiting, its start at the program's
- * exit is registered (exit_hook(), once it can be: below). */
+ * said.  The first time the view is left waiting, its start at the
+ * program's exit is registered (exit_hook(); torch_exit_start below). */
 static int start_call(enum start_how how)
 {
+	static bool exit_hooked; /* main thread only */
 	static const char *const code[] = {
 		[S_ARM] = "status = arm()\n",
 		[S_START] = "status, tick = start()\n",
@@ -309,8 +310,10 @@ static int start_call(enum start_how how)
 	} else if (strcmp(u, "armed") == 0 || strcmp(u, "wait") == 0) {
 		if (strcmp(u, "armed") == 0)
 			atomic_store(&armed, true);
-		if (how != S_EXIT)
+		if (how != S_EXIT && !exit_hooked) {
+			exit_hooked = true;
 			return run("exit_hook()\n", &state);
+		}
 	} else {
 		state = T_DONE;
 		if (!gs_config.quiet)

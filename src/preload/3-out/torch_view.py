@@ -639,20 +639,15 @@ def arm():
         return "off: %s: %s" % (type(e).__name__, e)
 
 
-_gpuspy_exit = {}
-
-
 def exit_hook():
-    # While the view waits (src/preload/3-out/torch_probe.c, start_call):
-    # its start at the program's exit, registered once.  A short program
+    # The first time the view waits (src/preload/3-out/torch_probe.c,
+    # start_call): its start at the program's exit.  A short program
     # can end before the snapshot thread's next call: the handler, run
     # before the interpreter finalizes, starts the view then
     # (torch_exit_start, through GPUSPY_EXIT_START), and its one sample is
     # the last.  atexit is a built-in module of no other: importing it
     # while the program imports one of its own (CUDA starting at a
     # module's import) meets nothing half made.
-    if _gpuspy_exit:
-        return
     import atexit
 
     def at_exit():
@@ -666,7 +661,6 @@ def exit_hook():
             pass
 
     atexit.register(at_exit)
-    _gpuspy_exit["hooked"] = True
 
 
 def start(at_exit=False):
